@@ -1,0 +1,75 @@
+// gpubench list: the cases a run would execute, without running them; --axes describes the
+// suites, their axes and presets instead.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <iostream>
+
+#include "apps/gpubench/commands.hpp"
+#include "apps/gpubench/options.hpp"
+#include "bench/core/errors.hpp"
+#include "bench/suites/all_suites.hpp"
+
+namespace gpubench::app {
+namespace {
+
+void describe_suites(const std::vector<const Suite*>& suites) {
+  for (const Suite* s : suites) {
+    fmt::print("{}: {}\n  axes:\n", s->name(), s->description());
+    for (const AxisSpec& a : s->axes()) {
+      if (a.kind == AxisKind::Enum) {
+        fmt::print("    {:<8} {} (one of: {})\n", a.name, a.help, fmt::join(a.choices, ", "));
+      } else {
+        fmt::print("    {:<8} {} (integer >= {})\n", a.name, a.help, a.min_value);
+      }
+    }
+    fmt::print("  presets:\n");
+    for (const Preset& p : s->presets()) {
+      auto show = [](const std::vector<std::pair<std::string, std::string>>& v) {
+        std::vector<std::string> parts;
+        for (const auto& [k, x] : v) parts.push_back(k + "=" + x);
+        return fmt::format("{}", fmt::join(parts, " "));
+      };
+      fmt::print("    {:<9} cuda: {}\n    {:<9} cpu:  {}\n", p.name, show(p.cuda), "", show(p.cpu));
+    }
+  }
+}
+
+}  // namespace
+
+int cmd_list(const std::vector<std::string>& args) {
+  SelectionOptions sel;
+  std::string filter;
+  po::options_description desc(
+      "Usage: gpubench list [options]\n\nPrints the cases `gpubench run` would execute with the same options "
+      "(name, then axis values; skipped cases with the reason), without running them.\n\nOptions");
+  add_selection_options(desc, sel);
+  desc.add_options()
+      ("benchmark_filter", po::value(&filter), "only cases whose name matches REGEX ('-' negates), as in run")
+      ("axes", "describe every suite: its axes and presets")
+      ("help,h", "show this help");
+  po::variables_map vm = parse_or_throw(args, desc);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  const PlanRequest request = to_plan_request(sel, filter);
+  if (vm.count("axes")) {
+    describe_suites(select_suites(suites::all(), request.suites));
+    return 0;
+  }
+  const DeviceInventory inventory = discover_devices();
+  const DeviceSelection selection = select_devices(sel.device, inventory);
+  if (!selection.notice.empty()) fmt::print(stderr, "{}\n", selection.notice);
+  const std::vector<PlannedCase> plan = make_plan(suites::all(), request, selection.devices);
+  for (const PlannedCase& c : plan) {
+    std::vector<std::string> axes;
+    for (const auto& [name, v] : c.point.values()) axes.push_back(name + "=" + to_string(v));
+    fmt::print("{}  [{} {}]{}\n", c.name(), c.suite->name(), fmt::join(axes, " "),
+               c.skip_reason ? " skipped: " + *c.skip_reason : "");
+  }
+  fmt::print(stderr, "{} case(s)\n", plan.size());
+  return 0;
+}
+
+}  // namespace gpubench::app

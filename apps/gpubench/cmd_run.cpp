@@ -1,0 +1,106 @@
+// gpubench run: plan, check the output path, run every case, write the results file.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "apps/gpubench/commands.hpp"
+#include "apps/gpubench/options.hpp"
+#include "bench/core/context.hpp"
+#include "bench/core/errors.hpp"
+#include "bench/core/harness.hpp"
+#include "bench/suites/all_suites.hpp"
+#include "reports/spec_sheet.hpp"
+
+namespace gpubench::app {
+namespace {
+
+constexpr const char* kRunUsage = R"(Usage: gpubench run [options] [--benchmark_FLAG=VALUE ...]
+
+Runs the selected suites on the selected devices and writes a results file (Google Benchmark
+JSON plus gpubench fields, rewritten after every case). Exit status: 0 when every case passed
+or was skipped, 1 when a case failed, 2 on bad usage.
+
+Google Benchmark flags pass through: --benchmark_filter=REGEX (applied to case names, '-'
+negates), --benchmark_repetitions=N, --benchmark_min_time=SECONDS (same as --min-time),
+--benchmark_format=console|json|csv (stdout), --benchmark_out=FILE and
+--benchmark_out_format=json|console|csv (Google Benchmark's own extra copy), and the others
+benchmark::Initialize accepts.
+
+Options)";
+
+double positive(double v, const char* name) {
+  if (!(v > 0)) throw UsageError(fmt::format("--{} {}: expected a positive number", name, v));
+  return v;
+}
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string>& all_args) {
+  std::vector<std::string> args, bench_args;
+  for (const std::string& a : all_args) (a.rfind("--benchmark_", 0) == 0 ? bench_args : args).push_back(a);
+
+  SelectionOptions sel;
+  MeasureOptions m;
+  double max_noise_pct = m.max_noise * 100;
+  std::string out, spec_sheet;
+  po::options_description desc(kRunUsage);
+  add_selection_options(desc, sel);
+  desc.add_options()
+      ("out,o", po::value(&out), "results file (default results/<host>-<UTC time>.json)")
+      ("min-time", po::value(&m.min_time_s)->default_value(m.min_time_s), "seconds of timed samples per case, at least")
+      ("min-samples", po::value(&m.min_samples)->default_value(m.min_samples), "timed samples per case, at least")
+      ("max-noise", po::value(&max_noise_pct)->default_value(max_noise_pct),
+       "flag a case as noisy when stddev/mean of its samples exceeds this many percent")
+      ("warmup", po::value(&m.warmup_s)->default_value(m.warmup_s), "seconds of untimed warm-up runs per case")
+      ("batch-time", po::value(&m.batch_s)->default_value(m.batch_s),
+       "seconds one timed sample (a batch of runs) should last")
+      ("cold", po::bool_switch(&m.cold), "flush the L2 (CPU: last-level) cache before every sample; one run per sample")
+      ("spec-sheet", po::value(&spec_sheet), "GPU spec sheet JSON replacing the built-in data/gpus.json")
+      ("quiet,q", po::bool_switch(), "no progress on stderr")
+      ("help,h", "show this help");
+  po::variables_map vm = parse_or_throw(args, desc);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  positive(m.min_time_s, "min-time");
+  positive(m.warmup_s, "warmup");
+  positive(m.batch_s, "batch-time");
+  if (m.min_samples < 2) throw UsageError("--min-samples: at least 2 samples are needed to measure noise");
+  m.max_noise = positive(max_noise_pct, "max-noise") / 100;
+
+  HarnessOptions h;
+  h.benchmark = parse_benchmark_flags(bench_args);
+  if (h.benchmark.min_time_s) m.min_time_s = *h.benchmark.min_time_s;
+  h.measure = m;
+  h.quiet = vm["quiet"].as<bool>();
+  const reports::SpecSheet specs = spec_sheet.empty() ? reports::SpecSheet::builtin() : reports::SpecSheet::from_file(spec_sheet);
+  h.peak = [&specs](const std::string& device, const std::string& key) { return specs.peak(device, key); };
+
+  const DeviceInventory inventory = discover_devices();
+  const DeviceSelection selection = select_devices(sel.device, inventory);
+  const PlanRequest request = to_plan_request(sel, h.benchmark.filter.value_or(""));
+  const std::vector<PlannedCase> plan = make_plan(suites::all(), request, selection.devices);
+
+  const std::filesystem::path out_path = out.empty() ? default_results_path(host_name()) : std::filesystem::path(out);
+  check_output_path(out_path);
+
+  if (!selection.notice.empty()) fmt::print(stderr, "{}\n", selection.notice);
+  // A GPU asked for by name that is not there fails the run (after the CPU cases, if any).
+  const bool missing_gpu = selection.cuda_requested_explicitly && inventory.cuda.empty();
+  if (plan.empty()) {
+    fmt::print(stderr, "gpubench: no case matches the selection; nothing to run\n");
+    return missing_gpu ? 1 : 0;
+  }
+
+  const std::vector<const Suite*> selected = select_suites(suites::all(), request.suites);
+  RunDescription description{"gpubench run " + join_args(all_args), sel.preset, {}, m};
+  for (const Suite* s : selected) description.suites.push_back(s->name());
+  ResultsFile results(out_path, capture_context(inventory, selection.devices, selected, description));
+  const RunSummary s = run_plan(plan, h, results);
+  fmt::print(stderr, "gpubench: {} ok, {} skipped, {} failed; results in {}\n", s.ok, s.skipped, s.failed,
+             out_path.string());
+  return s.failed > 0 || missing_gpu ? 1 : 0;
+}
+
+}  // namespace gpubench::app

@@ -1,0 +1,31 @@
+#include <fmt/format.h>
+
+#include "apps/gpubench/commands.hpp"
+#include "bench/core/device.hpp"
+#include "bench/core/errors.hpp"
+#include "bench/suites/all_suites.hpp"
+#include "gpubench/version.hpp"
+
+namespace gpubench::app {
+
+int cmd_version(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] != "--help" && args[0] != "-h") {
+    throw UsageError(fmt::format("version: unexpected argument '{}'", args[0]));
+  }
+  if (!args.empty()) {
+    fmt::print("Usage: gpubench version\n\nPrints the gpubench version, git revision, build and library versions.\n");
+    return 0;
+  }
+  const DeviceInventory inv = discover_devices();
+  fmt::print("gpubench {} (git {}, {} build)\n", kVersion, kGitRevision, kBuildType);
+  fmt::print("CUDA architectures: {}\n", kCudaArchitectures);
+  fmt::print("CUDA runtime {}, driver {}\n", format_cuda_version(inv.runtime_version),
+             inv.driver_version > 0 ? format_cuda_version(inv.driver_version) : "none");
+  for (const Suite* s : suites::all()) {
+    const nlohmann::ordered_json libraries = s->libraries();
+    for (const auto& [lib, ver] : libraries.items()) fmt::print("{}: {}\n", lib, ver.get<std::string>());
+  }
+  return 0;
+}
+
+}  // namespace gpubench::app

@@ -1,0 +1,14 @@
+#pragma once
+// One function per subcommand. Each parses its own options and returns the exit code:
+// 0 success, 1 a case failed or the run could not complete, 2 bad usage.
+#include <string>
+#include <vector>
+
+namespace gpubench::app {
+
+int cmd_run(const std::vector<std::string>& args);
+int cmd_list(const std::vector<std::string>& args);
+int cmd_report(const std::vector<std::string>& args);
+int cmd_version(const std::vector<std::string>& args);
+
+}  // namespace gpubench::app

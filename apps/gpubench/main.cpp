@@ -1,0 +1,67 @@
+// gpubench: GPU benchmark and profiling suite. main() only dispatches to a subcommand and
+// turns exceptions into one line on stderr and an exit code.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "apps/gpubench/commands.hpp"
+#include "bench/core/errors.hpp"
+
+namespace {
+
+constexpr const char* kUsage = R"(Usage: gpubench COMMAND [options]
+
+Commands:
+  run       run benchmark suites and write a results file
+  list      list the cases a run would execute (--axes: suites, axes and presets)
+  report    render results files as a Markdown report
+  version   print version, build and library versions
+
+`gpubench COMMAND --help` describes each command's options.
+)";
+
+struct Command {
+  const char* name;
+  int (*fn)(const std::vector<std::string>&);
+};
+
+constexpr Command kCommands[] = {
+    {"run", gpubench::app::cmd_run},
+    {"list", gpubench::app::cmd_list},
+    {"report", gpubench::app::cmd_report},
+    {"version", gpubench::app::cmd_version},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fmt::print(stderr, "{}", kUsage);
+    return 2;
+  }
+  const std::string command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    fmt::print("{}", kUsage);
+    return 0;
+  }
+  if (command == "--version") return gpubench::app::cmd_version({});
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  for (const Command& c : kCommands) {
+    if (command != c.name) continue;
+    try {
+      return c.fn(args);
+    } catch (const gpubench::UsageError& e) {
+      fmt::print(stderr, "gpubench {}: {}\n", command, e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "gpubench {}: error: {}\n", command, e.what());
+      return 1;
+    }
+  }
+  fmt::print(stderr, "gpubench: unknown command '{}' (commands: run, list, report, version; see gpubench --help)\n",
+             command);
+  return 2;
+}

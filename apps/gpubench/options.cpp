@@ -1,0 +1,62 @@
+#include "apps/gpubench/options.hpp"
+
+#include <fmt/format.h>
+
+#include "bench/core/errors.hpp"
+
+namespace gpubench::app {
+
+void add_selection_options(po::options_description& desc, SelectionOptions& o) {
+  desc.add_options()
+      ("suite,s", po::value(&o.suites)->composing(), "suite(s) to run, repeatable or comma-separated (default: all)")
+      ("preset,p", po::value(&o.preset)->default_value("quick"), "axis values preset: quick, standard, full")
+      ("axis,a", po::value(&o.axes)->composing(),
+       "override an axis: NAME=VALUES; VALUES is a comma list of values, ranges start:stop:step, "
+       "geometric ranges start:stop:xFACTOR, names (dtype=bf16,fp16), or @OTHER to copy axis OTHER")
+      ("device,d", po::value(&o.device)->default_value("all"), "devices: all, cuda, cuda:N, cpu (comma-separated)");
+}
+
+po::variables_map parse_or_throw(const std::vector<std::string>& args, const po::options_description& desc,
+                                 const po::positional_options_description* positional) {
+  po::variables_map vm;
+  try {
+    po::command_line_parser parser(args);
+    parser.options(desc);
+    if (positional) parser.positional(*positional);
+    po::store(parser.run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  return vm;
+}
+
+PlanRequest to_plan_request(const SelectionOptions& o, const std::string& filter) {
+  PlanRequest r;
+  for (const std::string& item : o.suites) {
+    std::size_t start = 0;
+    while (start <= item.size()) {
+      const std::size_t comma = item.find(',', start);
+      std::string name = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (name.empty()) throw UsageError(fmt::format("--suite '{}': empty suite name", item));
+      r.suites.push_back(name);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  r.preset = o.preset;
+  r.axis_overrides = o.axes;
+  r.filter = filter;
+  return r;
+}
+
+std::string join_args(const std::vector<std::string>& args) {
+  std::string out;
+  for (const std::string& a : args) {
+    if (!out.empty()) out += ' ';
+    out += a;
+  }
+  return out;
+}
+
+}  // namespace gpubench::app

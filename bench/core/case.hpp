@@ -1,0 +1,57 @@
+#pragma once
+// A case is one benchmark at one point of its suite's axes on one device. The harness drives
+// it: setup() -> verify() -> warm-up runs -> timed batches of run().
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "timer.hpp"
+
+namespace gpubench {
+
+// What one run() does, for the rates: FLOP and bytes moved (0 when not meaningful), and which
+// datasheet figure a rate is compared with ("fp32", "bf16_tensor", "memory_bandwidth"; empty
+// when none applies).
+struct Metrics {
+  double flops = 0;
+  double bytes = 0;
+  std::string peak_key;
+};
+
+struct Verification {
+  bool passed = false;
+  std::int64_t checked = 0;   // entries compared with the reference
+  double max_error = 0;       // largest |error| / tolerance seen: 1.0 is the limit
+  std::string method;         // how the answer was checked, for the results file
+  std::string detail;         // on failure: the first bad entry, its value and the expected one
+};
+
+class Case {
+ public:
+  virtual ~Case() = default;
+  // Allocate and fill inputs. May throw CaseSkipped (e.g. out of memory).
+  virtual void setup() = 0;
+  // Run the work once and check its answer against a reference.
+  virtual Verification verify() = 0;
+  // Enqueue (GPU) or perform (CPU) one run of the work being measured.
+  virtual void run() = 0;
+  virtual Metrics metrics() const = 0;
+
+  // How this case is timed and flushed; provided by HostCase and CudaCase.
+  virtual std::unique_ptr<Timer> make_timer() = 0;
+  // Evicts the caches the work reads from (cold mode), outside the timed region.
+  virtual void flush_cache() = 0;
+  // Waits for everything the case has queued.
+  virtual void synchronize() = 0;
+};
+
+// Base for CPU cases: host steady-clock timing; the cold flush writes over a buffer larger
+// than the last-level cache.
+class HostCase : public Case {
+ public:
+  std::unique_ptr<Timer> make_timer() override { return std::make_unique<HostTimer>(); }
+  void flush_cache() override;
+  void synchronize() override {}
+};
+
+}  // namespace gpubench

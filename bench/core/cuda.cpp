@@ -1,0 +1,58 @@
+#include "cuda.hpp"
+
+#include <fmt/format.h>
+
+#include "errors.hpp"
+
+namespace gpubench::cuda {
+
+void check(cudaError_t status, const char* what, const char* file, int line) {
+  if (status == cudaSuccess) return;
+  // Clear a non-sticky error so the next case starts clean; sticky errors stay sticky.
+  (void)cudaGetLastError();
+  std::string msg = fmt::format("{} failed: {} ({}) at {}:{}", what, cudaGetErrorString(status),
+                                cudaGetErrorName(status), file, line);
+  if (status == cudaErrorMemoryAllocation) throw CaseSkipped("out of device memory: " + msg);
+  throw CudaError(msg);
+}
+
+ScopedDevice::ScopedDevice(int ordinal) {
+  GPUBENCH_CUDA_CHECK(cudaGetDevice(&previous_));
+  GPUBENCH_CUDA_CHECK(cudaSetDevice(ordinal));
+}
+ScopedDevice::~ScopedDevice() { (void)cudaSetDevice(previous_); }
+
+Stream::Stream() { GPUBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+Stream::~Stream() {
+  if (stream_) (void)cudaStreamDestroy(stream_);
+}
+void Stream::synchronize() const { GPUBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+Event::Event() { GPUBENCH_CUDA_CHECK(cudaEventCreate(&event_)); }
+Event::~Event() {
+  if (event_) (void)cudaEventDestroy(event_);
+}
+void Event::record(cudaStream_t stream) { GPUBENCH_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+float Event::elapsed_ms(const Event& start, const Event& end) {
+  GPUBENCH_CUDA_CHECK(cudaEventSynchronize(end.event_));
+  float ms = 0.0f;
+  GPUBENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, start.event_, end.event_));
+  return ms;
+}
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+  if (bytes > 0) GPUBENCH_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+}
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_) (void)cudaFree(ptr_);
+}
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    if (ptr_) (void)cudaFree(ptr_);
+    ptr_ = std::exchange(other.ptr_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+}  // namespace gpubench::cuda

@@ -1,0 +1,64 @@
+#pragma once
+// Devices a run can use: the host CPU and every CUDA device the runtime reports.
+// Discovery never throws and never needs a driver: without one it records why.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpubench {
+
+enum class DeviceKind { Cpu, Cuda };
+
+struct DeviceInfo {
+  DeviceKind kind = DeviceKind::Cpu;
+  int ordinal = -1;          // CUDA device ordinal; -1 for the CPU
+  std::string name;          // "NVIDIA H200", or the CPU model
+  // CPU
+  int logical_cpus = 0;
+  // CUDA (from the runtime)
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  std::int64_t memory_bytes = 0;
+  int memory_bus_width_bits = 0;
+  int memory_clock_mhz = 0;
+  std::int64_t l2_bytes = 0;
+  int max_sm_clock_mhz = 0;
+  std::string pci_bus_id;
+  // CUDA (from NVML, when the library and the driver are there)
+  std::optional<int> current_sm_clock_mhz, current_memory_clock_mhz, max_sm_clock_mhz_nvml;
+
+  std::string id() const;  // "cpu" or "cuda:N"
+  bool is_cuda() const { return kind == DeviceKind::Cuda; }
+};
+
+struct DeviceInventory {
+  DeviceInfo cpu;
+  std::vector<DeviceInfo> cuda;
+  std::string cuda_unavailable_reason;  // empty when at least one CUDA device was found
+  int runtime_version = 0;              // CUDART_VERSION style: 13000
+  int driver_version = 0;               // 0 without a driver
+  std::string nvml_driver_version;      // "580.65.06", when NVML answered
+};
+
+// Asks the CUDA runtime (and NVML, if present) what is there. Safe without a driver.
+DeviceInventory discover_devices();
+
+// The host CPU's description (model name from /proc/cpuinfo, logical CPU count).
+DeviceInfo describe_cpu();
+
+// Parses --device: a comma list of `all`, `cuda`, `cuda:N`, `cpu`. Throws UsageError for a
+// malformed item or a cuda:N that does not exist while other CUDA devices do. `notice` gets
+// the one-line "no CUDA device: <reason>; GPU cases skipped" when CUDA was asked for (also
+// implicitly, by `all`) but none is available.
+struct DeviceSelection {
+  std::vector<DeviceInfo> devices;
+  std::string notice;
+  bool cuda_requested_explicitly = false;
+};
+DeviceSelection select_devices(std::string_view spec, const DeviceInventory& inventory);
+
+std::string format_cuda_version(int version);  // 13000 -> "13.0"
+
+}  // namespace gpubench

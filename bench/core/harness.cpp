@@ -1,0 +1,329 @@
+#include "harness.hpp"
+
+#include <unistd.h>
+
+#include <map>
+#include <memory>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include "errors.hpp"
+#include "progress.hpp"
+
+namespace gpubench {
+namespace {
+
+// Everything the harness knows about one registered case, shared by the benchmark function
+// (which fills it) and the reporter (which writes it out).
+struct CaseSlot {
+  const PlannedCase* planned = nullptr;
+  std::size_t index = 0;
+  std::unique_ptr<Case> instance;  // lives across repetitions; released once reported
+  std::string status = "ok";       // ok | skipped | failed
+  std::string reason;
+  std::optional<Verification> verification;
+  std::optional<Measurement> measurement;
+  std::optional<MeasurePlan> measure_plan;
+  Metrics metrics;
+  std::string timer_kind;
+};
+
+void fail(benchmark::State& st, CaseSlot& slot, std::string status, std::string reason) {
+  slot.status = std::move(status);
+  slot.reason = std::move(reason);
+  st.SkipWithError((slot.status + ": " + slot.reason).c_str());
+}
+
+void run_case(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt, Progress& progress) {
+  const PlannedCase& pc = *slot.planned;
+  progress.started(slot.index, pc.name());
+  if (pc.skip_reason) return fail(st, slot, "skipped", *pc.skip_reason);
+  if (slot.status != "ok") return fail(st, slot, slot.status, slot.reason);  // a later repetition
+  try {
+    if (!slot.instance) {
+      slot.instance = pc.suite->make_case(pc.device, pc.point);
+      slot.instance->setup();
+      slot.verification = slot.instance->verify();
+      slot.metrics = slot.instance->metrics();
+      if (!slot.verification->passed) {
+        slot.instance.reset();
+        return fail(st, slot, "failed", "verification failed: " + slot.verification->detail);
+      }
+    }
+    Case& c = *slot.instance;
+    auto timer = c.make_timer();
+    slot.timer_kind = timer->kind();
+    // Repetitions reuse the first plan: Google Benchmark's aggregates need equal iteration
+    // counts, and equal sample counts keep the repetitions comparable.
+    if (slot.measure_plan) {
+      (void)warm_up(c, *timer, opt.measure);
+    } else {
+      slot.measure_plan = calibrate(c, *timer, opt.measure);
+    }
+    const MeasurePlan plan = *slot.measure_plan;
+    // One pass of Google Benchmark's loop covering exactly the planned runs: it then reports
+    // iterations = runs and real_time = mean time per run, and its min_time budget is ours.
+    while (st.KeepRunningBatch(plan.total_runs())) {
+      Measurement m = collect(c, *timer, plan, opt.measure);
+      st.SetIterationTime(m.total_s);
+      slot.measurement = std::move(m);
+    }
+    const Measurement& m = *slot.measurement;
+    const double t = m.stats.mean;
+    if (slot.metrics.flops > 0) st.counters["TFLOP/s"] = slot.metrics.flops / t / 1e12;
+    if (slot.metrics.bytes > 0 && slot.metrics.flops == 0) st.counters["GB/s"] = slot.metrics.bytes / t / 1e9;
+    st.counters["samples"] = static_cast<double>(m.seconds_per_run.size());
+    st.counters["noise_pct"] = m.stats.rel_noise * 100;
+  } catch (const CaseSkipped& e) {
+    slot.instance.reset();
+    fail(st, slot, "skipped", e.what());
+  } catch (const std::exception& e) {
+    slot.instance.reset();
+    fail(st, slot, "failed", e.what());
+  }
+}
+
+nlohmann::ordered_json measurement_json(const CaseSlot& slot, const MeasureOptions& opt) {
+  const Measurement& m = *slot.measurement;
+  return {{"samples", m.seconds_per_run.size()},
+          {"runs_per_sample", slot.measure_plan ? slot.measure_plan->runs_per_sample : 0},
+          {"mean_s", m.stats.mean},
+          {"median_s", m.stats.median},
+          {"min_s", m.stats.min},
+          {"max_s", m.stats.max},
+          {"stddev_s", m.stats.stddev},
+          {"noise_pct", m.stats.rel_noise * 100},
+          {"noisy", m.noisy},
+          {"cold", opt.cold},
+          {"timer", slot.timer_kind}};
+}
+
+// Google Benchmark's JSON fields for one run, as its JSONReporter writes them, so compare.py
+// reads the file unchanged.
+//
+// Names are the case names alone: Google Benchmark would append "/iterations:1/manual_time"
+// (the harness's fixed settings, see run_plan), which carries nothing and only differs from
+// the names people type.
+nlohmann::ordered_json run_json(const benchmark::BenchmarkReporter::Run& run) {
+  nlohmann::ordered_json j;
+  const bool aggregate = run.run_type == benchmark::BenchmarkReporter::Run::RT_Aggregate;
+  const std::string& case_name = run.run_name.function_name;
+  j["name"] = aggregate ? case_name + "_" + run.aggregate_name : case_name;
+  j["family_index"] = run.family_index;
+  j["per_family_instance_index"] = run.per_family_instance_index;
+  j["run_name"] = case_name;
+  j["run_type"] = aggregate ? "aggregate" : "iteration";
+  j["repetitions"] = run.repetitions;
+  if (!aggregate) j["repetition_index"] = run.repetition_index;
+  j["threads"] = run.threads;
+  if (aggregate) {
+    j["aggregate_name"] = run.aggregate_name;
+    j["aggregate_unit"] = run.aggregate_unit == benchmark::kPercentage ? "percentage" : "time";
+  }
+  if (run.error_occurred) {
+    j["error_occurred"] = true;
+    j["error_message"] = run.error_message;
+    return j;  // no time: a case that failed or was skipped reports none
+  }
+  j["iterations"] = run.iterations;
+  if (aggregate && run.aggregate_unit == benchmark::kPercentage) {
+    j["real_time"] = run.real_accumulated_time;
+    j["cpu_time"] = run.cpu_accumulated_time;
+  } else {
+    j["real_time"] = run.GetAdjustedRealTime();
+    j["cpu_time"] = run.GetAdjustedCPUTime();
+    j["time_unit"] = benchmark::GetTimeUnitString(run.time_unit);
+  }
+  for (const auto& [name, counter] : run.counters) j[name] = counter.value;
+  if (!run.report_label.empty()) j["label"] = run.report_label;
+  return j;
+}
+
+// Forwards everything to the display reporter and writes each finished run, with gpubench's
+// fields, to the results file.
+class ResultsReporter final : public benchmark::BenchmarkReporter {
+ public:
+  ResultsReporter(benchmark::BenchmarkReporter& display, ResultsFile& results, std::map<std::string, CaseSlot*> slots,
+                  const HarnessOptions& opt, Progress& progress, RunSummary& summary)
+      : display_(display), results_(results), slots_(std::move(slots)), opt_(opt), progress_(progress), summary_(summary) {}
+
+  bool ReportContext(const Context& context) override { return display_.ReportContext(context); }
+
+  void ReportRuns(const std::vector<Run>& runs) override {
+    display_.ReportRuns(runs);
+    for (const Run& run : runs) {
+      auto it = slots_.find(run.run_name.function_name);
+      if (it == slots_.end()) continue;
+      results_.add(entry(run, *it->second));
+    }
+    if (runs.empty()) return;
+    auto it = slots_.find(runs.front().run_name.function_name);
+    if (it == slots_.end()) return;
+    CaseSlot& slot = *it->second;
+    slot.instance.reset();  // every repetition is done: release its memory before the next case
+    if (slot.status == "ok") ++summary_.ok;
+    if (slot.status == "skipped") ++summary_.skipped;
+    if (slot.status == "failed") ++summary_.failed;
+    progress_.finished(slot.planned->name(), outcome(slot));
+  }
+
+  void Finalize() override { display_.Finalize(); }
+
+ private:
+  nlohmann::ordered_json entry(const Run& run, const CaseSlot& slot) const {
+    nlohmann::ordered_json j = run_json(run);
+    const PlannedCase& pc = *slot.planned;
+    nlohmann::ordered_json g{{"suite", pc.suite->name()},
+                     {"device", pc.device.id()},
+                     {"device_name", pc.device.name},
+                     {"axes", pc.point.to_json()},
+                     {"status", slot.status}};
+    if (!slot.reason.empty()) g["reason"] = slot.reason;
+    if (run.run_type == Run::RT_Iteration) {
+      if (slot.verification) {
+        g["verification"] = {{"passed", slot.verification->passed},
+                             {"checked", slot.verification->checked},
+                             {"max_error", slot.verification->max_error},
+                             {"method", slot.verification->method}};
+      }
+      if (slot.status == "ok" && slot.measurement) {
+        std::optional<double> peak;
+        if (opt_.peak && pc.device.is_cuda() && !slot.metrics.peak_key.empty()) {
+          peak = opt_.peak(pc.device.name, slot.metrics.peak_key);
+        }
+        // Per repetition: this run's own mean time per run.
+        const double per_run = run.real_accumulated_time / static_cast<double>(run.iterations);
+        g["metrics"] = derive_metrics(slot.metrics.flops, slot.metrics.bytes, slot.metrics.peak_key, per_run, peak);
+        g["measurement"] = measurement_json(slot, opt_.measure);
+      }
+    }
+    j["gpubench"] = std::move(g);
+    return j;
+  }
+
+  std::string outcome(const CaseSlot& slot) const {
+    if (slot.status != "ok") return slot.status + ": " + slot.reason;
+    if (!slot.measurement) return "ok";
+    const Measurement& m = *slot.measurement;
+    std::string rate;
+    if (slot.metrics.flops > 0) rate = fmt::format(", {:.3g} TFLOP/s", slot.metrics.flops / m.stats.mean / 1e12);
+    else if (slot.metrics.bytes > 0) rate = fmt::format(", {:.3g} GB/s", slot.metrics.bytes / m.stats.mean / 1e9);
+    return fmt::format("ok, {}/run{}, noise {:.2g}%{}", format_seconds(m.stats.mean), rate, m.stats.rel_noise * 100,
+                       m.noisy ? " (noisy)" : "");
+  }
+
+  benchmark::BenchmarkReporter& display_;
+  ResultsFile& results_;
+  std::map<std::string, CaseSlot*> slots_;
+  const HarnessOptions& opt_;
+  Progress& progress_;
+  RunSummary& summary_;
+};
+
+std::unique_ptr<benchmark::BenchmarkReporter> make_display(const std::string& format) {
+  if (format == "json") return std::make_unique<benchmark::JSONReporter>();
+  if (format == "csv") return std::make_unique<benchmark::CSVReporter>();
+  return std::make_unique<benchmark::ConsoleReporter>(::isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
+                                                                              : benchmark::ConsoleReporter::OO_Tabular);
+}
+
+}  // namespace
+
+nlohmann::ordered_json derive_metrics(double flops, double bytes, const std::string& peak_key, double seconds_per_run,
+                              std::optional<double> peak) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  if (seconds_per_run <= 0) return j;
+  std::optional<double> rate;
+  if (flops > 0) {
+    j["flops"] = flops;
+    j["tflops"] = flops / seconds_per_run / 1e12;
+    rate = j["tflops"].get<double>();
+  }
+  if (bytes > 0) {
+    j["bytes"] = bytes;  // with flops: the minimum traffic, for arithmetic intensity
+    if (flops == 0) {
+      j["gbps"] = bytes / seconds_per_run / 1e9;
+      rate = j["gbps"].get<double>();
+    }
+  }
+  if (!peak_key.empty()) j["peak_key"] = peak_key;
+  if (peak && *peak > 0 && rate) {
+    j["peak"] = *peak;
+    j["pct_of_peak"] = *rate / *peak * 100;
+  }
+  return j;
+}
+
+BenchmarkFlags parse_benchmark_flags(const std::vector<std::string>& args) {
+  BenchmarkFlags flags;
+  for (const std::string& a : args) {
+    auto value_of = [&](std::string_view key) -> std::optional<std::string> {
+      const std::string prefix = std::string(key) + "=";
+      if (a.rfind(prefix, 0) == 0) return a.substr(prefix.size());
+      return std::nullopt;
+    };
+    if (auto v = value_of("--benchmark_filter")) {
+      flags.filter = *v;
+    } else if (auto v = value_of("--benchmark_min_time")) {
+      std::string s = *v;
+      if (!s.empty() && s.back() == 's') s.pop_back();
+      try {
+        std::size_t used = 0;
+        double t = std::stod(s, &used);
+        if (used != s.size() || t <= 0) throw std::invalid_argument("bad");
+        flags.min_time_s = t;
+      } catch (const std::exception&) {
+        throw UsageError(fmt::format("{}: expected a positive number of seconds", a));
+      }
+    } else if (auto v = value_of("--benchmark_format")) {
+      if (*v != "console" && *v != "json" && *v != "csv") {
+        throw UsageError(fmt::format("{}: accepted formats are console, json, csv", a));
+      }
+      flags.format = *v;
+    } else {
+      flags.passthrough.push_back(a);
+    }
+  }
+  // Let Google Benchmark validate the rest now, before anything runs or is written.
+  // Google Benchmark keeps a pointer to argv[0] (its "executable" name): keep the strings alive.
+  static std::vector<std::string> storage;
+  storage = {"gpubench"};
+  storage.insert(storage.end(), flags.passthrough.begin(), flags.passthrough.end());
+  std::vector<char*> argv;
+  for (std::string& s : storage) argv.push_back(s.data());
+  int argc = static_cast<int>(argv.size());
+  benchmark::Initialize(&argc, argv.data());
+  if (argc > 1) {
+    throw UsageError(fmt::format("unknown Google Benchmark flag '{}' (see --benchmark_* in `gpubench run --help`)", argv[1]));
+  }
+  return flags;
+}
+
+RunSummary run_plan(const std::vector<PlannedCase>& plan, const HarnessOptions& opt, ResultsFile& results) {
+  RunSummary summary;
+  std::vector<std::unique_ptr<CaseSlot>> slots;
+  std::map<std::string, CaseSlot*> by_name;
+  Progress progress(plan.size(), opt.quiet, ::isatty(STDERR_FILENO) != 0);
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    auto slot = std::make_unique<CaseSlot>();
+    slot->planned = &plan[i];
+    slot->index = i;
+    CaseSlot* raw = slot.get();
+    const std::string name = plan[i].name();
+    benchmark::RegisterBenchmark(name.c_str(), [raw, &opt, &progress](benchmark::State& st) { run_case(st, *raw, opt, progress); })
+        ->UseManualTime()
+        ->Iterations(1)  // the harness plans the runs itself: see run_case
+        ->Unit(benchmark::kMicrosecond);
+    by_name[name] = raw;
+    slots.push_back(std::move(slot));
+  }
+  auto display = make_display(opt.benchmark.format);
+  ResultsReporter reporter(*display, results, by_name, opt, progress, summary);
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();
+  progress.done();
+  return summary;
+}
+
+}  // namespace gpubench

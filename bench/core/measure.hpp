@@ -1,0 +1,56 @@
+#pragma once
+// The measurement policy every suite shares.
+//
+// 1. Warm-up: batches of doubling size until `warmup_s` has passed; the last batch gives an
+//    estimate of the time per run.
+// 2. Batch size: enough runs per sample that a sample lasts `batch_s` (so CUDA event
+//    resolution, ~0.5 us, and launch latency are negligible). In cold mode every sample is one
+//    run preceded by a cache flush outside the timed region.
+// 3. Sample count: enough samples to fill `min_time_s`, and at least `min_samples`.
+// The planned count is fixed before timing starts, so Google Benchmark is told the exact
+// number of runs up front (and, later, every MPI rank can be given the same count).
+#include <cstdint>
+#include <vector>
+
+#include "case.hpp"
+#include "stats.hpp"
+
+namespace gpubench {
+
+struct MeasureOptions {
+  double min_time_s = 0.5;
+  double warmup_s = 0.05;
+  double batch_s = 0.002;
+  std::int64_t min_samples = 10;
+  double max_noise = 0.05;  // relative (stddev/mean) noise above which a case is flagged noisy
+  bool cold = false;
+};
+
+struct MeasurePlan {
+  std::int64_t runs_per_sample = 1;
+  std::int64_t samples = 1;
+  double estimated_run_s = 0;
+  std::int64_t total_runs() const { return runs_per_sample * samples; }
+};
+
+struct Measurement {
+  std::vector<double> seconds_per_run;  // one value per sample
+  double total_s = 0;                   // sum of the timed batches
+  std::int64_t runs = 0;
+  SampleStats stats;                    // of seconds_per_run
+  bool noisy = false;
+};
+
+// Pure arithmetic of steps 2 and 3, from an estimated time per run.
+MeasurePlan plan_samples(double estimated_run_s, const MeasureOptions& options);
+
+// Step 1: returns the estimated seconds per run.
+double warm_up(Case& c, Timer& timer, const MeasureOptions& options);
+
+// Step 1 then plan_samples.
+MeasurePlan calibrate(Case& c, Timer& timer, const MeasureOptions& options);
+
+// Times `plan.samples` batches of `plan.runs_per_sample` runs.
+Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const MeasureOptions& options);
+
+}  // namespace gpubench

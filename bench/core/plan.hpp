@@ -1,0 +1,42 @@
+#pragma once
+// Planning: selected suites x selected devices x the cartesian product of axis values
+// (the preset's, with --axis overrides) -> the ordered list of cases a run executes.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "axis.hpp"
+#include "device.hpp"
+#include "suite.hpp"
+
+namespace gpubench {
+
+struct PlanRequest {
+  std::vector<std::string> suites;         // empty: every suite
+  std::string preset = "quick";
+  std::vector<std::string> axis_overrides; // "NAME=VALUES" as given on the command line
+  std::string filter;                      // Google Benchmark style regex ('-' prefix negates)
+};
+
+struct PlannedCase {
+  const Suite* suite = nullptr;
+  DeviceInfo device;
+  Point point;
+  std::optional<std::string> skip_reason;  // set when the suite cannot run this point here
+  // Google Benchmark name: "<suite>/<axis=value>/.../<device id>". The device id, not its
+  // model, is in the name so compare.py pairs the same case across machines.
+  std::string name() const;
+};
+
+// Throws UsageError for an unknown suite, preset or axis, or malformed axis values.
+std::vector<PlannedCase> make_plan(const std::vector<const Suite*>& all_suites, const PlanRequest& request,
+                                   const std::vector<DeviceInfo>& devices);
+
+// The suites named in `names` (all when empty), in registration order; UsageError if unknown.
+std::vector<const Suite*> select_suites(const std::vector<const Suite*>& all_suites,
+                                        const std::vector<std::string>& names);
+
+// True when `name` passes a Google Benchmark --benchmark_filter expression.
+bool matches_filter(const std::string& name, const std::string& filter);
+
+}  // namespace gpubench

@@ -1,0 +1,84 @@
+#include "results.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "errors.hpp"
+
+namespace gpubench {
+namespace fs = std::filesystem;
+
+void write_file_atomically(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + fmt::format(".tmp{}", ::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw std::runtime_error(fmt::format("{}: write failed: {}", path.string(), std::strerror(err)));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  // fsync before rename: after a crash the file is either the old or the new version.
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("{}: write failed: {}", path.string(), std::strerror(err)));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("{}: cannot replace: {}", path.string(), std::strerror(err)));
+  }
+}
+
+void check_output_path(const fs::path& path) {
+  if (path.empty()) throw UsageError("--out: empty path");
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw UsageError(fmt::format("--out '{}': is a directory", path.string()));
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  fs::create_directories(dir, ec);
+  if (ec) throw UsageError(fmt::format("--out '{}': cannot create {}: {}", path.string(), dir.string(), ec.message()));
+  if (::access(dir.c_str(), W_OK) != 0) {
+    throw UsageError(fmt::format("--out '{}': directory {} is not writable: {}", path.string(), dir.string(),
+                                 std::strerror(errno)));
+  }
+  if (fs::exists(path, ec) && ::access(path.c_str(), W_OK) != 0) {
+    throw UsageError(fmt::format("--out '{}': file is not writable: {}", path.string(), std::strerror(errno)));
+  }
+}
+
+ResultsFile::ResultsFile(fs::path path, nlohmann::ordered_json context) : path_(std::move(path)) {
+  doc_["context"] = std::move(context);
+  doc_["benchmarks"] = nlohmann::ordered_json::array();
+  flush();
+}
+
+void ResultsFile::add(nlohmann::ordered_json entry) {
+  doc_["benchmarks"].push_back(std::move(entry));
+  flush();
+}
+
+void ResultsFile::flush() { write_file_atomically(path_, doc_.dump(2) + "\n"); }
+
+fs::path default_results_path(const std::string& host) {
+  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+  return fs::path("results") / fmt::format("{}-{:%Y%m%dT%H%M%SZ}.json", host.empty() ? "host" : host, now);
+}
+
+}  // namespace gpubench

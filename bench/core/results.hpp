@@ -1,0 +1,39 @@
+#pragma once
+// The results file: Google Benchmark's JSON schema (context + benchmarks) with gpubench's
+// fields added (docs/results-format.md). The whole document is rewritten atomically after
+// every case, so the file on disk is always valid JSON holding every finished case.
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gpubench {
+
+inline constexpr int kResultsSchemaVersion = 1;
+
+// Writes `text` to a temporary file beside `path`, flushes it to disk, then renames it over
+// `path`. Throws std::runtime_error naming the path on failure; `path` is never left partial.
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
+// Creates missing parent folders and checks that `path` can be written, before any case runs.
+// Throws UsageError with one line naming the path when it cannot.
+void check_output_path(const std::filesystem::path& path);
+
+class ResultsFile {
+ public:
+  // Writes the file at once with an empty benchmarks list.
+  ResultsFile(std::filesystem::path path, nlohmann::ordered_json context);
+  void add(nlohmann::ordered_json entry);  // appends and rewrites the file
+  const nlohmann::ordered_json& document() const { return doc_; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  void flush();
+  std::filesystem::path path_;
+  nlohmann::ordered_json doc_;
+};
+
+// default results path: results/<host>-<UTC timestamp>.json
+std::filesystem::path default_results_path(const std::string& host);
+
+}  // namespace gpubench

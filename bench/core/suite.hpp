@@ -1,0 +1,59 @@
+#pragma once
+// A suite is a family of benchmarks (gemm, memory, train, ...): it declares its axes and
+// presets and turns one point of those axes on one device into a Case. The harness knows
+// suites only through this interface.
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "axis.hpp"
+#include "case.hpp"
+#include "device.hpp"
+
+namespace gpubench {
+
+// One point of a suite's axes, in the order the suite declares them.
+class Point {
+ public:
+  void set(std::string axis, AxisValue value);
+  std::int64_t integer(std::string_view axis) const;  // throws std::logic_error if absent
+  const std::string& text(std::string_view axis) const;
+  const std::vector<std::pair<std::string, AxisValue>>& values() const { return values_; }
+  std::string label() const;  // "m=1024/n=1024/dtype=fp16"
+  nlohmann::ordered_json to_json() const;
+
+ private:
+  const AxisValue& find(std::string_view axis) const;
+  std::vector<std::pair<std::string, AxisValue>> values_;
+};
+
+// Axis values in the --axis syntax, keyed by axis name. A preset gives values for every axis,
+// separately for CPU and CUDA devices (the sizes that fit a minute on 2 cores differ from those
+// that fill an H100).
+struct Preset {
+  std::string name;  // quick, standard, full
+  std::vector<std::pair<std::string, std::string>> cuda;
+  std::vector<std::pair<std::string, std::string>> cpu;
+};
+
+class Suite {
+ public:
+  virtual ~Suite() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  virtual std::vector<AxisSpec> axes() const = 0;
+  virtual std::vector<Preset> presets() const = 0;
+  // Why this point cannot run on this device (unsupported dtype, too old a GPU), or nullopt.
+  virtual std::optional<std::string> unsupported(const DeviceInfo& device, const Point& point) const = 0;
+  // Called only for supported points. Constructing a case allocates nothing large: that is
+  // setup()'s job, where an out-of-memory becomes a skipped case.
+  virtual std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const = 0;
+  // Versions of the libraries this suite measures, for the results context.
+  virtual nlohmann::ordered_json libraries() const { return nlohmann::ordered_json::object(); }
+};
+
+}  // namespace gpubench

@@ -1,0 +1,21 @@
+#include "bench/suites/all_suites.hpp"
+
+#include "bench/suites/gemm/gemm.hpp"
+
+namespace gpubench::suites {
+
+const std::vector<const Suite*>& all() {
+  static const std::vector<std::unique_ptr<Suite>> owned = [] {
+    std::vector<std::unique_ptr<Suite>> v;
+    v.push_back(gemm::make_suite());
+    return v;
+  }();
+  static const std::vector<const Suite*> view = [] {
+    std::vector<const Suite*> v;
+    for (const auto& s : owned) v.push_back(s.get());
+    return v;
+  }();
+  return view;
+}
+
+}  // namespace gpubench::suites

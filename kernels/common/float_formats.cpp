@@ -1,0 +1,106 @@
+#include "float_formats.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace gpubench::kernels {
+namespace {
+
+std::uint32_t bits_of(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+float float_of(std::uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+}  // namespace
+
+std::size_t storage_bytes(Storage s) {
+  switch (s) {
+    case Storage::F64: return 8;
+    case Storage::F32: return 4;
+    case Storage::F16:
+    case Storage::BF16: return 2;
+  }
+  return 0;
+}
+
+std::string_view storage_name(Storage s) {
+  switch (s) {
+    case Storage::F64: return "f64";
+    case Storage::F32: return "f32";
+    case Storage::F16: return "f16";
+    case Storage::BF16: return "bf16";
+  }
+  return "?";
+}
+
+// IEEE binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits.
+std::uint16_t float_to_half_bits(float f) {
+  const std::uint32_t u = bits_of(f);
+  const std::uint16_t sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
+  const std::uint32_t abs = u & 0x7FFFFFFFu;
+  if (abs >= 0x7F800000u) {  // inf or NaN
+    return sign | (abs > 0x7F800000u ? 0x7E00u : 0x7C00u);
+  }
+  if (abs >= 0x477FF000u) return sign | 0x7C00u;  // rounds to >= 65520: overflow to inf
+  if (abs < 0x38800000u) {
+    // Result is subnormal (or zero) in half: value = mantissa * 2^-24. Round abs / 2^-24.
+    const float scaled = float_of(abs) * 16777216.0f;  // exact: power-of-two scaling
+    const float r = std::nearbyint(scaled);            // default rounding mode: ties to even
+    return sign | static_cast<std::uint16_t>(r);       // 1024 (=0x400) carries into the exponent
+  }
+  // Normal: rebias exponent (127 -> 15) and round the 23-bit mantissa to 10 bits.
+  std::uint32_t h = ((abs - 0x38000000u) >> 13);
+  const std::uint32_t rest = abs & 0x1FFFu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // a carry may bump the exponent
+  return sign | static_cast<std::uint16_t>(h);
+}
+
+float half_bits_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t exp = (h >> 10) & 0x1Fu;
+  const std::uint32_t man = h & 0x3FFu;
+  if (exp == 0) {
+    const float v = static_cast<float>(man) * (1.0f / 16777216.0f);
+    return sign ? -v : v;
+  }
+  if (exp == 31) return float_of(sign | 0x7F800000u | (man << 13));
+  return float_of(sign | ((exp + 112u) << 23) | (man << 13));
+}
+
+// bfloat16: the upper 16 bits of a float, rounded to nearest even.
+std::uint16_t float_to_bfloat16_bits(float f) {
+  const std::uint32_t u = bits_of(f);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((u >> 16) | 0x40u);  // quiet NaN
+  const std::uint32_t rounding = 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<std::uint16_t>((u + rounding) >> 16);
+}
+
+float bfloat16_bits_to_float(std::uint16_t b) { return float_of(static_cast<std::uint32_t>(b) << 16); }
+
+double round_to_storage(Storage s, float f) {
+  switch (s) {
+    case Storage::F16: return half_bits_to_float(float_to_half_bits(f));
+    case Storage::BF16: return bfloat16_bits_to_float(float_to_bfloat16_bits(f));
+    case Storage::F32:
+    case Storage::F64: return f;
+  }
+  return f;
+}
+
+double load_element(Storage s, const void* buffer, std::size_t index) {
+  switch (s) {
+    case Storage::F64: return static_cast<const double*>(buffer)[index];
+    case Storage::F32: return static_cast<const float*>(buffer)[index];
+    case Storage::F16: return half_bits_to_float(static_cast<const std::uint16_t*>(buffer)[index]);
+    case Storage::BF16: return bfloat16_bits_to_float(static_cast<const std::uint16_t*>(buffer)[index]);
+  }
+  return 0;
+}
+
+}  // namespace gpubench::kernels

@@ -1,0 +1,191 @@
+// Reading gpubench results files (docs/results-format.md).
+#include "reports/results_reader.hpp"
+
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "bench/core/errors.hpp"
+
+namespace gpubench::reports {
+
+namespace {
+
+// The document is parsed keeping object keys in file order, so that axes keep the order the
+// suite declared them in (nlohmann::json would sort m, n, k, dtype into dtype, k, m, n).
+using ordered = nlohmann::ordered_json;
+using nlohmann::json;
+
+constexpr int kSchemaVersion = 1;
+
+[[noreturn]] void fail(const std::filesystem::path& path, std::string_view problem) {
+  throw UsageError(fmt::format("{}: {}", path.string(), problem));
+}
+
+// nlohmann's parse messages start with "[json.exception.parse_error.101] ", which means
+// nothing to a user; newlines are flattened so the error stays on one line.
+std::string one_line_parse_message(const std::string& what) {
+  std::string msg = what;
+  if (!msg.empty() && msg.front() == '[') {
+    if (auto close = msg.find("] "); close != std::string::npos) msg.erase(0, close + 2);
+  }
+  for (char& c : msg) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return msg;
+}
+
+ordered load_json(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail(path, "cannot open (it is a directory)");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "cannot open");
+  try {
+    return ordered::parse(in);
+  } catch (const ordered::parse_error& e) {
+    fail(path, fmt::format("not valid JSON ({})", one_line_parse_message(e.what())));
+  }
+}
+
+void check_gpubench_context(const std::filesystem::path& path, const ordered& doc) {
+  if (!doc.is_object()) fail(path, "not a gpubench results file (no context.gpubench)");
+  auto context = doc.find("context");
+  if (context == doc.end() || !context->is_object()) {
+    fail(path, "not a gpubench results file (no context.gpubench)");
+  }
+  auto gb = context->find("gpubench");
+  if (gb == context->end() || !gb->is_object()) {
+    fail(path, "not a gpubench results file (no context.gpubench)");
+  }
+  auto version = gb->find("schema_version");
+  if (version == gb->end()) {
+    fail(path, fmt::format("context.gpubench has no schema_version (this gpubench reads {})",
+                           kSchemaVersion));
+  }
+  if (!version->is_number_integer() || version->get<long long>() != kSchemaVersion) {
+    fail(path, fmt::format("schema_version {} is not supported (this gpubench reads {})",
+                           version->dump(), kSchemaVersion));
+  }
+}
+
+// Accessors for one entry; `where` names the entry in error messages.
+struct EntryReader {
+  const std::filesystem::path& path;
+  const ordered& obj;
+  std::string where;
+
+  [[noreturn]] void bad(std::string_view field, std::string_view expected) const {
+    fail(path, fmt::format("{}: \"{}\" should be {}", where, field, expected));
+  }
+
+  std::string string(const ordered& from, const char* field) const {
+    auto it = from.find(field);
+    if (it == from.end() || it->is_null()) return {};
+    if (!it->is_string()) bad(field, "a string");
+    return it->get<std::string>();
+  }
+
+  json object(const ordered& from, const char* field) const {
+    auto it = from.find(field);
+    if (it == from.end() || it->is_null()) return json::object();
+    if (!it->is_object()) bad(field, "an object");
+    return json(*it);
+  }
+
+  bool flag(const char* field) const {
+    auto it = obj.find(field);
+    if (it == obj.end() || it->is_null()) return false;
+    if (!it->is_boolean()) bad(field, "true or false");
+    return it->get<bool>();
+  }
+};
+
+// Google Benchmark writes real_time in the entry's time_unit.
+double seconds_per_unit(const EntryReader& r, const std::string& unit) {
+  static const std::map<std::string, double, std::less<>> kUnits = {
+      {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
+  auto it = kUnits.find(unit);
+  if (it == kUnits.end()) r.bad("time_unit", "one of ns, us, ms, s");
+  return it->second;
+}
+
+void read_timing(const EntryReader& r, ResultEntry& e) {
+  if (auto it = r.obj.find("real_time"); it != r.obj.end() && !it->is_null()) {
+    if (!it->is_number()) r.bad("real_time", "a number");
+    std::string unit = r.string(r.obj, "time_unit");
+    if (unit.empty()) unit = "ns";  // Google Benchmark's default unit
+    e.real_time_s = it->get<double>() * seconds_per_unit(r, unit);
+  }
+  if (auto it = r.obj.find("iterations"); it != r.obj.end() && !it->is_null()) {
+    if (!it->is_number_integer()) r.bad("iterations", "an integer");
+    e.iterations = it->get<std::int64_t>();
+  }
+}
+
+ResultEntry read_entry(const std::filesystem::path& path, const ordered& obj, std::size_t index) {
+  if (!obj.is_object()) fail(path, fmt::format("benchmarks[{}] is not an object", index));
+  std::string name;
+  if (auto it = obj.find("name"); it != obj.end() && it->is_string()) name = it->get<std::string>();
+  EntryReader r{path, obj, fmt::format("benchmarks[{}] \"{}\"", index, name)};
+
+  // One entry without the gpubench object means the file (or part of it) came from another
+  // Google Benchmark program; mixing such rows into a gpubench report would mislead.
+  auto gb = obj.find("gpubench");
+  if (gb == obj.end() || !gb->is_object()) {
+    fail(path, fmt::format("not a gpubench results file ({} has no gpubench object)", r.where));
+  }
+
+  ResultEntry e;
+  e.name = name;
+  e.run_type = r.string(obj, "run_type");
+  if (e.run_type.empty()) e.run_type = "iteration";
+  e.aggregate_name = r.string(obj, "aggregate_name");
+  e.suite = r.string(*gb, "suite");
+  e.device = r.string(*gb, "device");
+  e.device_name = r.string(*gb, "device_name");
+  e.status = r.string(*gb, "status");
+  e.reason = r.string(*gb, "reason");
+
+  const bool error = r.flag("error_occurred");
+  if (e.status.empty()) e.status = error ? "failed" : "ok";
+  if (e.reason.empty() && error) e.reason = r.string(obj, "error_message");
+
+  e.axes = r.object(*gb, "axes");
+  if (auto axes = gb->find("axes"); axes != gb->end() && axes->is_object()) {
+    for (const auto& [axis, value] : axes->items()) e.axis_names.push_back(axis);
+  }
+  e.metrics = r.object(*gb, "metrics");
+  e.measurement = r.object(*gb, "measurement");
+  e.verification = r.object(*gb, "verification");
+  read_timing(r, e);
+  return e;
+}
+
+}  // namespace
+
+std::string ResultsFile::host() const {
+  auto it = context.find("host_name");
+  if (it == context.end() || !it->is_string()) return {};
+  return it->get<std::string>();
+}
+
+ResultsFile read_results(const std::filesystem::path& path) {
+  ordered doc = load_json(path);
+  check_gpubench_context(path, doc);
+
+  ResultsFile file;
+  file.path = path;
+  file.context = json(doc["context"]);
+
+  // An interrupted run may have finished no case yet; that is an empty list, not an error.
+  auto benchmarks = doc.find("benchmarks");
+  if (benchmarks == doc.end() || benchmarks->is_null()) return file;
+  if (!benchmarks->is_array()) fail(path, "\"benchmarks\" should be a list");
+  for (std::size_t i = 0; i < benchmarks->size(); ++i) {
+    file.entries.push_back(read_entry(path, (*benchmarks)[i], i));
+  }
+  return file;
+}
+
+}  // namespace gpubench::reports

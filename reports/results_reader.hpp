@@ -1,0 +1,41 @@
+#pragma once
+// Reading gpubench results files (docs/results-format.md). Needs no CUDA.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpubench::reports {
+
+struct ResultEntry {
+  std::string name;         // Google Benchmark name
+  std::string run_type;     // "iteration" or "aggregate"
+  std::string aggregate_name;  // for aggregates: "mean", "median", "stddev", "cv"
+  std::string suite;
+  std::string device;       // "cuda:0", "cpu"
+  std::string device_name;  // "NVIDIA H200"
+  std::string status;       // "ok", "skipped", "failed"
+  std::string reason;
+  nlohmann::json axes = nlohmann::json::object();
+  std::vector<std::string> axis_names;  // the keys of `axes` in file order (json sorts them)
+  nlohmann::json metrics = nlohmann::json::object();
+  nlohmann::json measurement = nlohmann::json::object();
+  nlohmann::json verification = nlohmann::json::object();
+  std::optional<double> real_time_s;  // mean time per run in seconds, when a time was reported
+  std::optional<std::int64_t> iterations;
+};
+
+struct ResultsFile {
+  std::filesystem::path path;
+  nlohmann::json context;
+  std::vector<ResultEntry> entries;
+  std::string host() const;  // context.host_name
+};
+
+// Throws gpubench::UsageError with one line naming the file and what is wrong with it
+// (missing, not JSON, not a gpubench results file, unsupported schema version).
+ResultsFile read_results(const std::filesystem::path& path);
+
+}  // namespace gpubench::reports

@@ -1,0 +1,202 @@
+// End-to-end tests: run the real gpubench binary as a user would and check exit codes, the
+// one-line errors, the results file, the report, and that Google Benchmark's compare.py
+// reads the results unchanged.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+namespace fs = std::filesystem;
+
+struct Output {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Cli : ::testing::Test {
+  fs::path dir = fs::temp_directory_path() / fmt::format("gpubench-e2e-{}-{}", ::getpid(),
+                                                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  Cli() { fs::create_directories(dir); }
+  ~Cli() override { fs::remove_all(dir); }
+
+  // Runs a shell command line; stdout and stderr are captured to files.
+  Output sh(const std::string& cmd) {
+    const fs::path out = dir / "stdout", err = dir / "stderr";
+    const int status = std::system(fmt::format("{} >{} 2>{}", cmd, out.string(), err.string()).c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  }
+  Output gpubench(const std::string& args) { return sh(fmt::format("{} {}", GPUBENCH_BINARY, args)); }
+  // A short CPU run: two small GEMMs.
+  Output quick_cpu_run(const fs::path& out, const std::string& extra = "") {
+    return gpubench(fmt::format("run --device cpu --axis m=48,64 --axis dtype=fp32 --min-time 0.02 --warmup 0.005 "
+                                "--min-samples 3 -q -o {} {}",
+                                out.string(), extra));
+  }
+};
+
+int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST_F(Cli, RunThenReport) {
+  const fs::path results = dir / "r.json";
+  Output run = quick_cpu_run(results);
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.err.find("gpubench: 2 ok, 0 skipped, 0 failed"), std::string::npos) << run.err;
+  auto doc = nlohmann::json::parse(slurp(results));
+  ASSERT_EQ(doc["benchmarks"].size(), 2u);
+  EXPECT_EQ(doc["context"]["gpubench"]["schema_version"], 1);
+  EXPECT_EQ(doc["context"]["gpubench"]["devices"][0]["id"], "cpu");
+  const auto& b = doc["benchmarks"][0];
+  EXPECT_EQ(b["name"], "gemm/m=48/n=48/k=48/dtype=fp32/cpu");
+  EXPECT_EQ(b["gpubench"]["verification"]["passed"], true);
+  EXPECT_GT(b["TFLOP/s"].get<double>(), 0);
+  EXPECT_GT(b["real_time"].get<double>(), 0);
+
+  const fs::path md = dir / "r.md";
+  Output rep = gpubench(fmt::format("report {} -o {}", results.string(), md.string()));
+  ASSERT_EQ(rep.code, 0) << rep.err;
+  const std::string text = slurp(md);
+  EXPECT_NE(text.find("gemm"), std::string::npos);
+  EXPECT_NE(text.find("| 48 |"), std::string::npos) << text;
+  EXPECT_NE(text.find("TFLOP/s"), std::string::npos);
+  Output to_stdout = gpubench("report " + results.string());
+  EXPECT_EQ(to_stdout.code, 0);
+  EXPECT_EQ(to_stdout.out, text);
+}
+
+TEST_F(Cli, NoGpuLineAndCpuCasesByDefault) {
+  Output list = gpubench("list");
+  ASSERT_EQ(list.code, 0) << list.err;
+  if (list.err.find("no CUDA device:") == std::string::npos) GTEST_SKIP() << "a CUDA device is present";
+  EXPECT_NE(list.err.find("; GPU cases skipped"), std::string::npos);
+  EXPECT_NE(list.out.find("gemm/m=256/n=256/k=256/dtype=fp32/cpu"), std::string::npos);
+  EXPECT_EQ(count_lines(list.out), 4);
+  // Asking for a GPU explicitly on a machine without one fails, with the same line.
+  Output run = gpubench("run --device cuda -q -o " + (dir / "x.json").string());
+  EXPECT_EQ(run.code, 1);
+  EXPECT_NE(run.err.find("no CUDA device:"), std::string::npos);
+}
+
+TEST_F(Cli, ListShowsAxesAndSkips) {
+  Output list = gpubench("list --device cpu --axis m=8 --axis dtype=fp16,fp32");
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_NE(list.out.find("gemm/m=8/n=8/k=8/dtype=fp16/cpu  [gemm m=8 n=8 k=8 dtype=fp16] skipped: OpenBLAS has no fp16 GEMM"),
+            std::string::npos)
+      << list.out;
+  Output axes = gpubench("list --axes");
+  EXPECT_EQ(axes.code, 0);
+  EXPECT_NE(axes.out.find("dtype"), std::string::npos);
+  EXPECT_NE(axes.out.find("quick"), std::string::npos);
+}
+
+TEST_F(Cli, BadInputIsOneLineAndExitTwo) {
+  const fs::path out = dir / "never.json";
+  std::ofstream(dir / "file") << "x";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"frobnicate", "unknown command 'frobnicate'"},
+      {"run --bogus", "unrecognised option '--bogus'"},
+      {"run --suite nope", "--suite 'nope': unknown suite (available: gemm)"},
+      {"run --axis q=1", "unknown axis 'q'"},
+      {"run --axis m=abc", "'abc' is not an integer"},
+      {"run --axis m=", "empty value list"},
+      {"run --axis m=10:1:1", "stop < start"},
+      {"run --axis dtype=fp7", "unknown value 'fp7'"},
+      {"run --preset huge", "--preset 'huge'"},
+      {"run --device gpu", "--device 'gpu': unknown device"},
+      {"run --min-time -1", "--min-time"},
+      {"run --benchmark_bogus=1", "unknown Google Benchmark flag '--benchmark_bogus=1'"},
+      {"run -o " + (dir / "file" / "r.json").string(), "cannot create"},
+      {"run -o " + dir.string(), "is a directory"},
+      {"report", "no results file given"},
+      {"report " + (dir / "missing.json").string(), "cannot open"},
+      {"report " + (dir / "file").string(), "not valid JSON"},
+  };
+  for (const auto& [args, expected] : cases) {
+    Output r = gpubench(args + " -o " + out.string());
+    if (args.rfind("run -o", 0) == 0 || args.rfind("report", 0) == 0) r = gpubench(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << args << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(out));  // nothing written half-way
+}
+
+TEST_F(Cli, HelpAndVersion) {
+  for (const char* cmd : {"--help", "run --help", "list --help", "report --help", "version"}) {
+    Output r = gpubench(cmd);
+    EXPECT_EQ(r.code, 0) << cmd << r.err;
+    EXPECT_FALSE(r.out.empty()) << cmd;
+  }
+  EXPECT_NE(gpubench("run --help").out.find("--axis"), std::string::npos);
+  EXPECT_NE(gpubench("version").out.find("cublas"), std::string::npos);
+  EXPECT_EQ(gpubench("").code, 2);
+}
+
+TEST_F(Cli, GoogleBenchmarkFlagsPassThrough) {
+  const fs::path results = dir / "r.json", gb = dir / "gb.json";
+  Output run = quick_cpu_run(results, fmt::format("--benchmark_filter=m=64 --benchmark_repetitions=2 "
+                                                  "--benchmark_out={} --benchmark_out_format=json",
+                                                  gb.string()));
+  ASSERT_EQ(run.code, 0) << run.err;
+  auto doc = nlohmann::json::parse(slurp(results));
+  // One case (filtered), two repetitions and four aggregates (mean, median, stddev, cv).
+  ASSERT_EQ(doc["benchmarks"].size(), 6u);
+  EXPECT_EQ(doc["benchmarks"][0]["gpubench"]["axes"]["m"], 64);
+  EXPECT_EQ(doc["benchmarks"][2]["name"], "gemm/m=64/n=64/k=64/dtype=fp32/cpu_mean");
+  EXPECT_EQ(doc["benchmarks"][0]["iterations"], doc["benchmarks"][1]["iterations"]);
+  EXPECT_TRUE(fs::exists(gb));  // Google Benchmark's own output file
+}
+
+TEST_F(Cli, CompareDotPyReadsTwoResultsFiles) {
+  if (!fs::exists(GPUBENCH_COMPARE_PY)) GTEST_SKIP() << "libbenchmark-tools is not installed";
+  const fs::path a = dir / "a.json", b = dir / "b.json";
+  ASSERT_EQ(quick_cpu_run(a).code, 0);
+  ASSERT_EQ(quick_cpu_run(b).code, 0);
+  Output cmp = sh(fmt::format("/usr/bin/python3 {} benchmarks {} {}", GPUBENCH_COMPARE_PY, a.string(), b.string()));
+  ASSERT_EQ(cmp.code, 0) << cmp.err;
+  EXPECT_NE(cmp.out.find("gemm/m=48/n=48/k=48/dtype=fp32/cpu"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("gemm/m=64/n=64/k=64/dtype=fp32/cpu"), std::string::npos) << cmp.out;
+}
+
+TEST_F(Cli, InterruptedRunKeepsFinishedCases) {
+  const fs::path results = dir / "r.json";
+  const std::string cmd = fmt::format("{} run --device cpu --axis m=32:512:32 --axis dtype=fp32 --min-time 0.2 -q -o {}",
+                                      GPUBENCH_BINARY, results.string());
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd + " >/dev/null 2>&1").c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until at least one case is in the file, then interrupt.
+  std::size_t finished = 0;
+  for (int i = 0; i < 600 && finished == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!fs::exists(results)) continue;
+    finished = nlohmann::json::parse(slurp(results))["benchmarks"].size();  // always valid JSON
+  }
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_GT(finished, 0u);
+  auto doc = nlohmann::json::parse(slurp(results));
+  EXPECT_GE(doc["benchmarks"].size(), finished);
+  EXPECT_LT(doc["benchmarks"].size(), 16u);  // it was really interrupted
+}
+
+}  // namespace

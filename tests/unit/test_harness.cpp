@@ -1,0 +1,125 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "bench/core/errors.hpp"
+#include "bench/core/harness.hpp"
+#include "fake_suite.hpp"
+
+namespace gpubench {
+namespace {
+namespace fs = std::filesystem;
+
+HarnessOptions fast_options() {
+  HarnessOptions h;
+  h.measure.min_time_s = 0.01;
+  h.measure.warmup_s = 0.001;
+  h.measure.batch_s = 0.0005;
+  h.measure.min_samples = 5;
+  h.quiet = true;
+  h.benchmark = parse_benchmark_flags({});
+  return h;
+}
+
+struct HarnessTest : ::testing::Test {
+  testing::FakeSuite suite;
+  fs::path file = fs::temp_directory_path() / ("gpubench-harness-" + std::to_string(::getpid()) + ".json");
+  ~HarnessTest() override { fs::remove(file); }
+
+  nlohmann::ordered_json run(const std::vector<std::string>& overrides, HarnessOptions h = fast_options(),
+                             RunSummary* summary = nullptr) {
+    PlanRequest r;
+    r.axis_overrides = overrides;
+    auto plan = make_plan({&suite}, r, {testing::fake_cpu()});
+    ResultsFile results(file, {{"host_name", "test"}});
+    RunSummary s = run_plan(plan, h, results);
+    if (summary) *summary = s;
+    std::ifstream in(file);
+    return nlohmann::ordered_json::parse(in);
+  }
+};
+
+TEST_F(HarnessTest, OkCaseHasGoogleBenchmarkFieldsAndGpubenchFields) {
+  RunSummary s;
+  auto doc = run({"size=256", "mode=ok"}, fast_options(), &s);
+  EXPECT_EQ(s.ok, 1);
+  ASSERT_EQ(doc["benchmarks"].size(), 1u);
+  const auto& b = doc["benchmarks"][0];
+  EXPECT_EQ(b["name"], "fake/size=256/twin=256/mode=ok/cpu");
+  EXPECT_EQ(b["run_type"], "iteration");
+  EXPECT_EQ(b["time_unit"], "us");
+  const auto& g = b["gpubench"];
+  EXPECT_EQ(g["status"], "ok");
+  EXPECT_EQ(g["suite"], "fake");
+  EXPECT_EQ(g["axes"]["size"], 256);
+  EXPECT_EQ(g["verification"]["passed"], true);
+  const auto& m = g["measurement"];
+  // iterations = samples x runs per sample, real_time = mean seconds per run.
+  EXPECT_EQ(b["iterations"].get<std::int64_t>(), m["samples"].get<std::int64_t>() * m["runs_per_sample"].get<std::int64_t>());
+  EXPECT_NEAR(b["real_time"].get<double>() * 1e-6, m["mean_s"].get<double>(), 1e-3 * m["mean_s"].get<double>());
+  EXPECT_GE(m["samples"].get<int>(), 5);
+  EXPECT_EQ(m["timer"], "host_steady");
+  // Counters are top-level numbers, as Google Benchmark writes them.
+  EXPECT_TRUE(b["samples"].is_number());
+  EXPECT_TRUE(b["noise_pct"].is_number());
+  EXPECT_NEAR(g["metrics"]["tflops"].get<double>(), 256.0 / m["mean_s"].get<double>() / 1e12, 1e-6);
+}
+
+TEST_F(HarnessTest, WrongSkippedAndThrowingCasesReportNoTime) {
+  RunSummary s;
+  auto doc = run({"size=64", "mode=wrong,skip,throw,ok"}, fast_options(), &s);
+  EXPECT_EQ(s.ok, 1);
+  EXPECT_EQ(s.skipped, 1);
+  EXPECT_EQ(s.failed, 2);
+  const auto& b = doc["benchmarks"];
+  ASSERT_EQ(b.size(), 4u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(b[i]["error_occurred"], true);
+    EXPECT_FALSE(b[i].contains("real_time")) << b[i].dump();
+    EXPECT_FALSE(b[i]["gpubench"].contains("measurement"));
+  }
+  EXPECT_EQ(b[0]["gpubench"]["status"], "failed");
+  EXPECT_EQ(b[0]["gpubench"]["reason"], "verification failed: sum is wrong");
+  EXPECT_EQ(b[0]["gpubench"]["verification"]["passed"], false);
+  EXPECT_EQ(b[1]["gpubench"]["status"], "skipped");
+  EXPECT_EQ(b[1]["gpubench"]["reason"], "fake: not here");
+  EXPECT_EQ(b[2]["gpubench"]["status"], "failed");
+  EXPECT_EQ(b[2]["gpubench"]["reason"], "fake: broken");
+  EXPECT_EQ(b[3]["gpubench"]["status"], "ok");  // the run went on after the failures
+}
+
+TEST_F(HarnessTest, UnsupportedPointIsRecordedAsSkipped) {
+  auto doc = run({"mode=gpuonly", "size=8"});
+  ASSERT_EQ(doc["benchmarks"].size(), 1u);
+  EXPECT_EQ(doc["benchmarks"][0]["gpubench"]["status"], "skipped");
+  EXPECT_EQ(doc["benchmarks"][0]["gpubench"]["reason"], "needs a GPU");
+}
+
+TEST(BenchmarkFlags, SplitsOwnFlagsAndRejectsUnknown) {
+  auto f = parse_benchmark_flags({"--benchmark_filter=gemm", "--benchmark_min_time=0.2", "--benchmark_format=json",
+                                  "--benchmark_repetitions=3"});
+  EXPECT_EQ(f.filter, "gemm");
+  EXPECT_DOUBLE_EQ(*f.min_time_s, 0.2);
+  EXPECT_EQ(f.format, "json");
+  EXPECT_EQ(f.passthrough, (std::vector<std::string>{"--benchmark_repetitions=3"}));
+  EXPECT_THROW(parse_benchmark_flags({"--benchmark_nonsense=1"}), UsageError);
+  EXPECT_THROW(parse_benchmark_flags({"--benchmark_min_time=abc"}), UsageError);
+  EXPECT_THROW(parse_benchmark_flags({"--benchmark_format=xml"}), UsageError);
+  parse_benchmark_flags({});  // leave Google Benchmark's flags at their defaults for other tests
+}
+
+TEST(DeriveMetrics, RatesAndPercentOfPeak) {
+  auto m = derive_metrics(2e12, 3e9, "bf16_tensor", 0.01, 1000.0);
+  EXPECT_DOUBLE_EQ(m["tflops"].get<double>(), 200.0);
+  EXPECT_DOUBLE_EQ(m["pct_of_peak"].get<double>(), 20.0);
+  EXPECT_FALSE(m.contains("gbps"));  // a GEMM's bytes are for intensity, not a bandwidth claim
+  auto bw = derive_metrics(0, 4e9, "memory_bandwidth", 0.001, 3350.0);
+  EXPECT_DOUBLE_EQ(bw["gbps"].get<double>(), 4000.0);
+  EXPECT_NEAR(bw["pct_of_peak"].get<double>(), 119.40, 0.01);
+  auto none = derive_metrics(1e9, 0, "fp32", 1.0, std::nullopt);
+  EXPECT_FALSE(none.contains("pct_of_peak"));
+}
+
+}  // namespace
+}  // namespace gpubench

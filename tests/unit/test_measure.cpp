@@ -1,0 +1,124 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "bench/core/measure.hpp"
+#include "bench/core/progress.hpp"
+#include "bench/core/stats.hpp"
+
+namespace gpubench {
+namespace {
+
+TEST(Stats, Summary) {
+  SampleStats s = summarize({4.0, 1.0, 3.0, 2.0});
+  EXPECT_EQ(s.count, 4u);
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.median, 2.5);
+  EXPECT_DOUBLE_EQ(s.min, 1.0);
+  EXPECT_DOUBLE_EQ(s.max, 4.0);
+  EXPECT_NEAR(s.stddev, std::sqrt(5.0 / 3.0), 1e-12);  // sample (n-1) standard deviation
+  EXPECT_NEAR(s.rel_noise, std::sqrt(5.0 / 3.0) / 2.5, 1e-12);
+  EXPECT_DOUBLE_EQ(summarize({7.0}).stddev, 0.0);
+  EXPECT_EQ(summarize({}).count, 0u);
+  EXPECT_DOUBLE_EQ(summarize({1.0, 2.0, 3.0}).median, 2.0);
+}
+
+TEST(MeasurePlan, BatchesLastBatchTimeAndFillMinTime) {
+  MeasureOptions o;
+  o.batch_s = 0.002;
+  o.min_time_s = 0.5;
+  o.min_samples = 10;
+  MeasurePlan p = plan_samples(1e-6, o);  // 1 us per run
+  EXPECT_EQ(p.runs_per_sample, 2000);
+  EXPECT_EQ(p.samples, 250);
+  p = plan_samples(0.1, o);  // slow runs: one per sample, min_samples wins over min_time
+  EXPECT_EQ(p.runs_per_sample, 1);
+  EXPECT_EQ(p.samples, 10);
+  o.cold = true;  // cold: one run per sample, flushed before each
+  p = plan_samples(1e-6, o);
+  EXPECT_EQ(p.runs_per_sample, 1);
+  EXPECT_EQ(p.samples, 100000);  // capped
+}
+
+// A case whose runs take a known time on a fake clock.
+class ClockCase final : public Case {
+ public:
+  explicit ClockCase(double run_s) : run_s_(run_s) {}
+  void setup() override {}
+  Verification verify() override { return {true, 1, 0, "", ""}; }
+  void run() override {
+    now += run_s_;
+    ++runs;
+  }
+  Metrics metrics() const override { return {}; }
+  std::unique_ptr<Timer> make_timer() override { return nullptr; }
+  void flush_cache() override { ++flushes; }
+  void synchronize() override {}
+  double now = 0;
+  std::int64_t runs = 0, flushes = 0;
+
+ private:
+  double run_s_;
+};
+
+class FakeTimer final : public Timer {
+ public:
+  explicit FakeTimer(const ClockCase& c) : c_(c) {}
+  void start() override { t0_ = c_.now; }
+  double stop() override { return c_.now - t0_; }
+  const char* kind() const override { return "fake"; }
+
+ private:
+  const ClockCase& c_;
+  double t0_ = 0;
+};
+
+TEST(Measure, CalibrateThenCollectExactlyThePlannedRuns) {
+  ClockCase c(1e-5);
+  FakeTimer timer(c);
+  MeasureOptions o;
+  o.warmup_s = 0.01;
+  o.min_time_s = 0.1;
+  o.batch_s = 0.001;
+  MeasurePlan plan = calibrate(c, timer, o);
+  EXPECT_NEAR(plan.estimated_run_s, 1e-5, 1e-12);
+  EXPECT_EQ(plan.runs_per_sample, 100);
+  EXPECT_EQ(plan.samples, 100);  // 0.1 s of 1 ms samples
+  const std::int64_t warm = c.runs;
+  Measurement m = collect(c, timer, plan, o);
+  EXPECT_EQ(c.runs - warm, plan.total_runs());
+  EXPECT_EQ(m.runs, plan.total_runs());
+  EXPECT_EQ(m.seconds_per_run.size(), 100u);
+  EXPECT_NEAR(m.stats.mean, 1e-5, 1e-12);
+  EXPECT_NEAR(m.total_s, 0.1, 1e-9);
+  EXPECT_FALSE(m.noisy);
+  EXPECT_EQ(c.flushes, 0);
+}
+
+TEST(Measure, ColdModeFlushesBeforeEverySample) {
+  ClockCase c(1e-3);
+  FakeTimer timer(c);
+  MeasureOptions o;
+  o.cold = true;
+  o.warmup_s = 1e-3;
+  o.min_time_s = 0.02;
+  MeasurePlan plan = calibrate(c, timer, o);
+  const std::int64_t flushes_before = c.flushes;
+  Measurement m = collect(c, timer, plan, o);
+  EXPECT_EQ(plan.runs_per_sample, 1);
+  EXPECT_EQ(c.flushes - flushes_before, plan.samples);
+  EXPECT_EQ(static_cast<std::int64_t>(m.seconds_per_run.size()), plan.samples);
+}
+
+TEST(Progress, EtaAndFormatting) {
+  EXPECT_DOUBLE_EQ(Progress::eta_seconds(2, 10, 4.0), 16.0);
+  EXPECT_DOUBLE_EQ(Progress::eta_seconds(0, 10, 4.0), 0.0);
+  EXPECT_EQ(format_duration(42), "42s");
+  EXPECT_EQ(format_duration(185), "3m05s");
+  EXPECT_EQ(format_duration(3720), "1h02m");
+  EXPECT_EQ(format_seconds(1.25e-3), "1.25 ms");
+  EXPECT_EQ(format_seconds(8.12e-7), "812 ns");
+}
+
+}  // namespace
+}  // namespace gpubench

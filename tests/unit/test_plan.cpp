@@ -1,0 +1,139 @@
+#include <gtest/gtest.h>
+
+#include "bench/core/errors.hpp"
+#include "bench/core/plan.hpp"
+#include "fake_suite.hpp"
+
+namespace gpubench {
+namespace {
+
+using testing::FakeSuite;
+
+struct PlanTest : ::testing::Test {
+  FakeSuite suite;
+  std::vector<const Suite*> all{&suite};
+  std::vector<PlannedCase> plan(PlanRequest r, std::vector<DeviceInfo> devices = {testing::fake_cpu()}) {
+    return make_plan(all, r, devices);
+  }
+};
+
+TEST_F(PlanTest, PresetValuesPerDeviceKind) {
+  auto p = plan({}, {testing::fake_gpu(0), testing::fake_cpu()});
+  ASSERT_EQ(p.size(), 3u);  // cuda: size 1024; cpu: 64, 128
+  EXPECT_EQ(p[0].name(), "fake/size=1024/twin=1024/mode=ok/cuda:0");
+  EXPECT_EQ(p[1].name(), "fake/size=64/twin=64/mode=ok/cpu");
+  EXPECT_EQ(p[2].point.integer("twin"), 128);  // @size follows size
+}
+
+TEST_F(PlanTest, OverridesExpandCartesian) {
+  PlanRequest r;
+  r.axis_overrides = {"size=1:4:x2", "mode=ok,wrong"};
+  auto p = plan(r);
+  ASSERT_EQ(p.size(), 6u);
+  EXPECT_EQ(p[0].point.label(), "size=1/twin=1/mode=ok");
+  EXPECT_EQ(p[1].point.label(), "size=1/twin=1/mode=wrong");
+  EXPECT_EQ(p[5].point.label(), "size=4/twin=4/mode=wrong");
+}
+
+TEST_F(PlanTest, BreakingTheTie) {
+  PlanRequest r;
+  r.axis_overrides = {"size=8,16", "twin=3"};
+  auto p = plan(r);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[1].point.label(), "size=16/twin=3/mode=ok");
+}
+
+TEST_F(PlanTest, LastOverrideWins) {
+  PlanRequest r;
+  r.axis_overrides = {"size=8", "size=9"};
+  EXPECT_EQ(plan(r).at(0).point.integer("size"), 9);
+}
+
+TEST_F(PlanTest, UnsupportedPointsAreKeptAsSkipped) {
+  PlanRequest r;
+  r.axis_overrides = {"mode=gpuonly"};
+  auto p = plan(r, {testing::fake_gpu(0), testing::fake_cpu()});
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_FALSE(p[0].skip_reason);
+  ASSERT_TRUE(p[1].skip_reason);
+  EXPECT_EQ(*p[1].skip_reason, "needs a GPU");
+}
+
+TEST_F(PlanTest, FilterUsesGoogleBenchmarkSyntax) {
+  PlanRequest r;
+  r.filter = "size=128";
+  EXPECT_EQ(plan(r).size(), 1u);
+  r.filter = "-size=128";
+  auto p = plan(r);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].point.integer("size"), 64);
+  r.filter = "([";
+  EXPECT_THROW(plan(r), UsageError);
+}
+
+TEST_F(PlanTest, UsageErrors) {
+  auto error = [&](PlanRequest r) {
+    try {
+      plan(r);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  PlanRequest r;
+  r.suites = {"nope"};
+  EXPECT_EQ(error(r), "--suite 'nope': unknown suite (available: fake)");
+  r = {};
+  r.preset = "huge";
+  EXPECT_NE(error(r).find("--preset 'huge': suite fake has no such preset (available: quick, standard)"), std::string::npos);
+  r = {};
+  r.axis_overrides = {"q=1"};
+  EXPECT_NE(error(r).find("unknown axis 'q' (axes: fake.size, fake.twin, fake.mode)"), std::string::npos);
+  r.axis_overrides = {"size=x"};
+  EXPECT_NE(error(r).find("'x' is not an integer"), std::string::npos);
+  r.axis_overrides = {"twin=@mode"};
+  EXPECT_NE(error(r).find("must name an earlier axis of the same kind"), std::string::npos);
+  r.axis_overrides = {"mode=fp8"};
+  EXPECT_NE(error(r).find("unknown value 'fp8'"), std::string::npos);
+}
+
+TEST(DeviceSelection, ParsesSpecs) {
+  DeviceInventory inv;
+  inv.cpu = testing::fake_cpu();
+  inv.cuda = {testing::fake_gpu(0), testing::fake_gpu(1)};
+  EXPECT_EQ(select_devices("all", inv).devices.size(), 3u);
+  EXPECT_EQ(select_devices("cuda", inv).devices.size(), 2u);
+  auto one = select_devices("cuda:1,cpu", inv);
+  ASSERT_EQ(one.devices.size(), 2u);
+  EXPECT_EQ(one.devices[0].id(), "cuda:1");
+  EXPECT_EQ(one.devices[1].id(), "cpu");
+  EXPECT_THROW(select_devices("cuda:2", inv), UsageError);
+  EXPECT_THROW(select_devices("gpu", inv), UsageError);
+  EXPECT_THROW(select_devices("cuda:x", inv), UsageError);
+  EXPECT_THROW(select_devices("", inv), UsageError);
+}
+
+TEST(DeviceSelection, NoCudaGivesOneLineNotice) {
+  DeviceInventory inv;
+  inv.cpu = testing::fake_cpu();
+  inv.cuda_unavailable_reason = "no NVIDIA driver is loaded (cudaErrorInsufficientDriver)";
+  auto all = select_devices("all", inv);
+  ASSERT_EQ(all.devices.size(), 1u);
+  EXPECT_EQ(all.notice, "no CUDA device: no NVIDIA driver is loaded (cudaErrorInsufficientDriver); GPU cases skipped");
+  EXPECT_FALSE(all.cuda_requested_explicitly);
+  EXPECT_TRUE(select_devices("cuda:0", inv).cuda_requested_explicitly);
+  EXPECT_TRUE(select_devices("cpu", inv).notice.empty());
+}
+
+TEST(DeviceDiscovery, WorksWithoutADriver) {
+  // On the build machines there is no driver: discovery must still describe the CPU and
+  // explain the absence of CUDA devices instead of crashing.
+  DeviceInventory inv = discover_devices();
+  EXPECT_FALSE(inv.cpu.name.empty());
+  EXPECT_GE(inv.cpu.logical_cpus, 1);
+  EXPECT_GT(inv.runtime_version, 0);
+  if (inv.cuda.empty()) EXPECT_FALSE(inv.cuda_unavailable_reason.empty());
+}
+
+}  // namespace
+}  // namespace gpubench
