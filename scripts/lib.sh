@@ -1,0 +1,53 @@
+# Shared by run.sh, test.sh, bundle.sh and gpu-smoke.sh: install missing build dependencies and
+# build one CMake preset. Source it; do not run it.
+
+GPUBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# Debian/Ubuntu packages the build needs (the CUDA Toolkit itself comes from NVIDIA).
+GPUBENCH_BUILD_PACKAGES=(cmake ninja-build g++ pkg-config ccache libbenchmark-dev libfmt-dev
+  libboost-program-options-dev nlohmann-json3-dev libopenblas-dev)
+# Extra packages for the tests: GoogleTest, and Google Benchmark's compare.py with scipy.
+GPUBENCH_TEST_PACKAGES=(libgtest-dev libgmock-dev libbenchmark-tools python3-scipy)
+
+log() { printf '[gpubench] %s\n' "$*" >&2; }
+die() { printf '[gpubench] error: %s\n' "$*" >&2; exit 1; }
+
+# Installs whichever of the given packages are missing (apt, through sudo when not root).
+ensure_packages() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  command -v apt-get >/dev/null || die "missing packages (${missing[*]}) and no apt-get: install them by hand"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || die "missing packages (${missing[*]}): run as root or install sudo"
+    sudo="sudo"
+  fi
+  log "installing: ${missing[*]}"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Finds nvcc (PATH, CUDACXX, /usr/local/cuda) and exports CUDACXX for CMake.
+find_cuda() {
+  local nvcc="${CUDACXX:-}"
+  [ -n "$nvcc" ] || nvcc="$(command -v nvcc || true)"
+  [ -n "$nvcc" ] || { [ -x /usr/local/cuda/bin/nvcc ] && nvcc=/usr/local/cuda/bin/nvcc; }
+  [ -n "$nvcc" ] || die "the CUDA Toolkit (12.4 or newer) was not found: install it or set CUDACXX to nvcc's path"
+  export CUDACXX="$nvcc"
+}
+
+# build_preset NAME [extra cmake -D...]: configure (once) and build; prints the build folder.
+build_preset() {
+  local preset="$1"; shift
+  find_cuda
+  if command -v ccache >/dev/null; then
+    export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
+  fi
+  local jobs="${GPUBENCH_JOBS:-$(nproc)}"
+  (cd "$GPUBENCH_ROOT" && cmake --preset "$preset" "$@" >&2 && cmake --build "build/$preset" -j "$jobs" >&2) ||
+    die "build failed (preset $preset)"
+  echo "$GPUBENCH_ROOT/build/$preset"
+}
