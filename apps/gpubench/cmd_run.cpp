@@ -51,7 +51,7 @@ int cmd_run(const std::vector<std::string>& all_args) {
       ("min-samples", po::value(&m.min_samples)->default_value(m.min_samples), "timed samples per case, at least")
       ("max-noise", po::value(&max_noise_pct)->default_value(max_noise_pct),
        "flag a case as noisy when stddev/mean of its samples exceeds this many percent")
-      ("warmup", po::value(&m.warmup_s)->default_value(m.warmup_s), "seconds of untimed warm-up runs per case")
+      ("warmup", po::value(&m.warmup_s)->default_value(m.warmup_s, "0.05"), "seconds of untimed warm-up runs per case")
       ("batch-time", po::value(&m.batch_s)->default_value(m.batch_s),
        "seconds one timed sample (a batch of runs) should last")
       ("cold", po::bool_switch(&m.cold), "flush the L2 (CPU: last-level) cache before every sample; one run per sample")
