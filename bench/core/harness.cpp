@@ -152,15 +152,19 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
 
   void ReportRuns(const std::vector<Run>& runs) override {
     display_.ReportRuns(runs);
-    for (const Run& run : runs) {
-      auto it = slots_.find(run.run_name.function_name);
-      if (it == slots_.end()) continue;
-      results_.add(entry(run, *it->second));
-    }
     if (runs.empty()) return;
     auto it = slots_.find(runs.front().run_name.function_name);
     if (it == slots_.end()) return;
     CaseSlot& slot = *it->second;
+    const Suite& suite = *slot.planned->suite;
+    std::vector<nlohmann::ordered_json>& suite_entries = entries_by_suite_[suite.name()];
+    for (const Run& run : runs) {
+      suite_entries.push_back(entry(run, slot));
+      // The summary goes in before the entry so the one rewrite of the file carries both.
+      nlohmann::ordered_json summary = suite.summarize(suite_entries);
+      if (!summary.empty()) results_.set_summary(suite.name(), std::move(summary));
+      results_.add(suite_entries.back());
+    }
     slot.instance.reset();  // every repetition is done: release its memory before the next case
     if (slot.status == "ok") ++summary_.ok;
     if (slot.status == "skipped") ++summary_.skipped;
@@ -216,6 +220,7 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
   benchmark::BenchmarkReporter& display_;
   ResultsFile& results_;
   std::map<std::string, CaseSlot*> slots_;
+  std::map<std::string, std::vector<nlohmann::ordered_json>> entries_by_suite_;
   const HarnessOptions& opt_;
   Progress& progress_;
   RunSummary& summary_;

@@ -74,6 +74,10 @@ void ResultsFile::add(nlohmann::ordered_json entry) {
   flush();
 }
 
+void ResultsFile::set_summary(const std::string& name, nlohmann::ordered_json summary) {
+  doc_["gpubench"]["summaries"][name] = std::move(summary);
+}
+
 void ResultsFile::flush() { write_file_atomically(path_, doc_.dump(2) + "\n"); }
 
 fs::path default_results_path(const std::string& host) {

@@ -24,6 +24,8 @@ class ResultsFile {
   // Writes the file at once with an empty benchmarks list.
   ResultsFile(std::filesystem::path path, nlohmann::ordered_json context);
   void add(nlohmann::ordered_json entry);  // appends and rewrites the file
+  // Sets top-level gpubench.summaries.<name> (rewritten with the next add()).
+  void set_summary(const std::string& name, nlohmann::ordered_json summary);
   const nlohmann::ordered_json& document() const { return doc_; }
   const std::filesystem::path& path() const { return path_; }
 

@@ -54,6 +54,13 @@ class Suite {
   virtual std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const = 0;
   // Versions of the libraries this suite measures, for the results context.
   virtual nlohmann::ordered_json libraries() const { return nlohmann::ordered_json::object(); }
+  // A suite-level summary over this suite's finished entries (results-file JSON objects, in
+  // run order), written to the results file's top-level `gpubench.summaries.<suite>` after
+  // every case of the suite. Empty (the default) writes nothing.
+  virtual nlohmann::ordered_json summarize(const std::vector<nlohmann::ordered_json>& entries) const {
+    (void)entries;
+    return nlohmann::ordered_json::object();
+  }
 };
 
 }  // namespace gpubench

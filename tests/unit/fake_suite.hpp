@@ -62,6 +62,11 @@ class FakeSuite final : public Suite {
     return std::make_unique<FakeCase>(point.text("mode"), point.integer("size"));
   }
   nlohmann::ordered_json libraries() const override { return {{"fakelib", "1.2.3"}}; }
+  nlohmann::ordered_json summarize(const std::vector<nlohmann::ordered_json>& entries) const override {
+    int ok = 0;
+    for (const auto& e : entries) ok += e["gpubench"]["status"] == "ok";
+    return {{"entries", entries.size()}, {"ok", ok}};
+  }
 };
 
 inline DeviceInfo fake_cpu() {

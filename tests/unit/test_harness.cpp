@@ -87,6 +87,9 @@ TEST_F(HarnessTest, WrongSkippedAndThrowingCasesReportNoTime) {
   EXPECT_EQ(b[2]["gpubench"]["status"], "failed");
   EXPECT_EQ(b[2]["gpubench"]["reason"], "fake: broken");
   EXPECT_EQ(b[3]["gpubench"]["status"], "ok");  // the run went on after the failures
+  // The suite's summary sits beside the entries and saw all four.
+  EXPECT_EQ(doc["gpubench"]["summaries"]["fake"]["entries"], 4);
+  EXPECT_EQ(doc["gpubench"]["summaries"]["fake"]["ok"], 1);
 }
 
 TEST_F(HarnessTest, UnsupportedPointIsRecordedAsSkipped) {
