@@ -228,7 +228,13 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
 
 std::unique_ptr<benchmark::BenchmarkReporter> make_display(const std::string& format) {
   if (format == "json") return std::make_unique<benchmark::JSONReporter>();
-  if (format == "csv") return std::make_unique<benchmark::CSVReporter>();
+  if (format == "csv") {
+    // Deprecated upstream but still what --benchmark_format=csv selects in Google Benchmark.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    return std::make_unique<benchmark::CSVReporter>();
+#pragma GCC diagnostic pop
+  }
   return std::make_unique<benchmark::ConsoleReporter>(::isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
                                                                               : benchmark::ConsoleReporter::OO_Tabular);
 }
