@@ -8,6 +8,7 @@
 #include "bench/core/context.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/core/harness.hpp"
+#include "bench/core/interrupt.hpp"
 #include "bench/suites/all_suites.hpp"
 #include "reports/spec_sheet.hpp"
 
@@ -42,7 +43,9 @@ int cmd_run(const std::vector<std::string>& all_args) {
   SelectionOptions sel;
   MeasureOptions m;
   double max_noise_pct = m.max_noise * 100;
-  std::string out, spec_sheet;
+  std::string out, spec_sheet, isolated_out;
+  double case_timeout = 0;
+  long isolated_case = -1;
   po::options_description desc(kRunUsage);
   add_selection_options(desc, sel);
   desc.add_options()
@@ -56,9 +59,20 @@ int cmd_run(const std::vector<std::string>& all_args) {
        "seconds one timed sample (a batch of runs) should last")
       ("cold", po::bool_switch(&m.cold), "flush the L2 (CPU: last-level) cache before every sample; one run per sample")
       ("spec-sheet", po::value(&spec_sheet), "GPU spec sheet JSON replacing the built-in data/gpus.json")
+      ("isolate", po::bool_switch(), "run every case in its own process: a crash or a sticky CUDA error fails only that case")
+      ("case-timeout", po::value(&case_timeout),
+       "seconds a case may take (setup, verification and timing) before it is killed and recorded as failed; "
+       "implies --isolate")
       ("quiet,q", po::bool_switch(), "no progress on stderr")
       ("help,h", "show this help");
-  po::variables_map vm = parse_or_throw(args, desc);
+  // Used by --isolate to start one case in a child process; not for people.
+  po::options_description internal;
+  internal.add_options()
+      ("isolated-case", po::value(&isolated_case))
+      ("isolated-out", po::value(&isolated_out));
+  po::options_description all;
+  all.add(desc).add(internal);
+  po::variables_map vm = parse_or_throw(args, all);
   if (vm.count("help")) {
     std::cout << desc << "\n";
     return 0;
@@ -68,9 +82,18 @@ int cmd_run(const std::vector<std::string>& all_args) {
   positive(m.batch_s, "batch-time");
   if (m.min_samples < 2) throw UsageError("--min-samples: at least 2 samples are needed to measure noise");
   m.max_noise = positive(max_noise_pct, "max-noise") / 100;
+  if (vm.count("case-timeout")) positive(case_timeout, "case-timeout");
+  const bool isolate = isolated_case < 0 && (vm["isolate"].as<bool>() || case_timeout > 0);
 
   HarnessOptions h;
   h.benchmark = parse_benchmark_flags(bench_args);
+  if (isolate) {
+    for (const std::string& a : bench_args) {
+      if (a.rfind("--benchmark_out", 0) == 0) {
+        throw UsageError(fmt::format("{}: not available with --isolate (each case runs in its own process)", a));
+      }
+    }
+  }
   if (h.benchmark.min_time_s) m.min_time_s = *h.benchmark.min_time_s;
   h.measure = m;
   h.quiet = vm["quiet"].as<bool>();
@@ -80,7 +103,21 @@ int cmd_run(const std::vector<std::string>& all_args) {
   const DeviceInventory inventory = discover_devices();
   const DeviceSelection selection = select_devices(sel.device, inventory);
   const PlanRequest request = to_plan_request(sel, h.benchmark.filter.value_or(""));
-  const std::vector<PlannedCase> plan = make_plan(suites::all(), request, selection.devices);
+  std::vector<PlannedCase> plan = make_plan(suites::all(), request, selection.devices);
+  const std::vector<const Suite*> selected = select_suites(suites::all(), request.suites);
+  RunDescription description{"gpubench run " + join_args(all_args), sel.preset, {}, m};
+  for (const Suite* s : selected) description.suites.push_back(s->name());
+
+  if (isolated_case >= 0) {  // a child of --isolate: run case N of the same plan into isolated-out
+    if (static_cast<std::size_t>(isolated_case) >= plan.size() || isolated_out.empty()) {
+      throw UsageError("--isolated-case: no such case in this plan");
+    }
+    plan = {plan[static_cast<std::size_t>(isolated_case)]};
+    h.show_context = false;  // the parent's run already showed the machine
+    ResultsFile results(isolated_out, capture_context(inventory, selection.devices, selected, description));
+    const RunSummary s = run_plan(plan, h, results);
+    return s.failed > 0 ? 1 : 0;
+  }
 
   const std::filesystem::path out_path = out.empty() ? default_results_path(host_name()) : std::filesystem::path(out);
   check_output_path(out_path);
@@ -93,11 +130,21 @@ int cmd_run(const std::vector<std::string>& all_args) {
     return missing_gpu ? 1 : 0;
   }
 
-  const std::vector<const Suite*> selected = select_suites(suites::all(), request.suites);
-  RunDescription description{"gpubench run " + join_args(all_args), sel.preset, {}, m};
-  for (const Suite* s : selected) description.suites.push_back(s->name());
   ResultsFile results(out_path, capture_context(inventory, selection.devices, selected, description));
-  const RunSummary s = run_plan(plan, h, results);
+  install_interrupt_handlers(out_path.string());
+  RunSummary s;
+  if (isolate) {
+    IsolationOptions iso;
+    iso.case_timeout_s = case_timeout;
+    for (const std::string& a : all_args) {
+      // Children re-plan from the same arguments; the harness adds --quiet and the case.
+      if (a != "--isolate" && a != "--quiet" && a != "-q") iso.child_args.push_back(a);
+    }
+    iso.child_args.insert(iso.child_args.begin(), "run");
+    s = run_plan_isolated(plan, h, iso, results);
+  } else {
+    s = run_plan(plan, h, results);
+  }
   fmt::print(stderr, "gpubench: {} ok, {} skipped, {} failed; results in {}\n", s.ok, s.skipped, s.failed,
              out_path.string());
   return s.failed > 0 || missing_gpu ? 1 : 0;

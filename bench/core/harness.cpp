@@ -78,6 +78,9 @@ void run_case(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt, P
   } catch (const CaseSkipped& e) {
     slot.instance.reset();
     fail(st, slot, "skipped", e.what());
+  } catch (const std::bad_alloc&) {
+    slot.instance.reset();  // releases what the case did get before the next case
+    fail(st, slot, "skipped", "out of host memory");
   } catch (const std::exception& e) {
     slot.instance.reset();
     fail(st, slot, "failed", e.what());
@@ -146,9 +149,11 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
  public:
   ResultsReporter(benchmark::BenchmarkReporter& display, ResultsFile& results, std::map<std::string, CaseSlot*> slots,
                   const HarnessOptions& opt, Progress& progress, RunSummary& summary)
-      : display_(display), results_(results), slots_(std::move(slots)), opt_(opt), progress_(progress), summary_(summary) {}
+      : display_(display), recorder_(results), slots_(std::move(slots)), opt_(opt), progress_(progress), summary_(summary) {}
 
-  bool ReportContext(const Context& context) override { return display_.ReportContext(context); }
+  bool ReportContext(const Context& context) override {
+    return opt_.show_context ? display_.ReportContext(context) : true;
+  }
 
   void ReportRuns(const std::vector<Run>& runs) override {
     display_.ReportRuns(runs);
@@ -156,15 +161,7 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
     auto it = slots_.find(runs.front().run_name.function_name);
     if (it == slots_.end()) return;
     CaseSlot& slot = *it->second;
-    const Suite& suite = *slot.planned->suite;
-    std::vector<nlohmann::ordered_json>& suite_entries = entries_by_suite_[suite.name()];
-    for (const Run& run : runs) {
-      suite_entries.push_back(entry(run, slot));
-      // The summary goes in before the entry so the one rewrite of the file carries both.
-      nlohmann::ordered_json summary = suite.summarize(suite_entries);
-      if (!summary.empty()) results_.set_summary(suite.name(), std::move(summary));
-      results_.add(suite_entries.back());
-    }
+    for (const Run& run : runs) recorder_.add(*slot.planned->suite, entry(run, slot));
     slot.instance.reset();  // every repetition is done: release its memory before the next case
     if (slot.status == "ok") ++summary_.ok;
     if (slot.status == "skipped") ++summary_.skipped;
@@ -218,9 +215,8 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
   }
 
   benchmark::BenchmarkReporter& display_;
-  ResultsFile& results_;
+  Recorder recorder_;
   std::map<std::string, CaseSlot*> slots_;
-  std::map<std::string, std::vector<nlohmann::ordered_json>> entries_by_suite_;
   const HarnessOptions& opt_;
   Progress& progress_;
   RunSummary& summary_;
@@ -240,6 +236,36 @@ std::unique_ptr<benchmark::BenchmarkReporter> make_display(const std::string& fo
 }
 
 }  // namespace
+
+void Recorder::add(const Suite& suite, nlohmann::ordered_json entry) {
+  std::vector<nlohmann::ordered_json>& entries = by_suite_[suite.name()];
+  entries.push_back(std::move(entry));
+  // The summary goes in before the entry so the one rewrite of the file carries both.
+  nlohmann::ordered_json summary = suite.summarize(entries);
+  if (!summary.empty()) file_.set_summary(suite.name(), std::move(summary));
+  file_.add(entries.back());
+}
+
+nlohmann::ordered_json failure_entry(const PlannedCase& c, std::size_t index, const std::string& reason) {
+  const std::string name = c.name();
+  return {{"name", name},
+          {"family_index", index},
+          {"per_family_instance_index", 0},
+          {"run_name", name},
+          {"run_type", "iteration"},
+          {"repetitions", 1},
+          {"repetition_index", 0},
+          {"threads", 1},
+          {"error_occurred", true},
+          {"error_message", "failed: " + reason},
+          {"gpubench",
+           {{"suite", c.suite->name()},
+            {"device", c.device.id()},
+            {"device_name", c.device.name},
+            {"axes", c.point.to_json()},
+            {"status", "failed"},
+            {"reason", reason}}}};
+}
 
 nlohmann::ordered_json derive_metrics(double flops, double bytes, const std::string& peak_key, double seconds_per_run,
                               std::optional<double> peak) {

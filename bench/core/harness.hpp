@@ -2,6 +2,7 @@
 // The harness registers each planned case with Google Benchmark, drives it through
 // setup -> verify -> warm-up -> measure, and writes every finished case to the results file.
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@ struct HarnessOptions {
   MeasureOptions measure;
   BenchmarkFlags benchmark;
   bool quiet = false;
+  bool show_context = true;  // Google Benchmark's machine banner (off in --isolate children)
   PeakLookup peak;
 };
 
@@ -38,8 +40,35 @@ struct RunSummary {
   int ok = 0, skipped = 0, failed = 0;
 };
 
-// Runs the plan; every case outcome (ok, skipped, failed) lands in `results` as it finishes.
+// Appends entries to the results file and keeps each suite's summary (Suite::summarize) current.
+class Recorder {
+ public:
+  explicit Recorder(ResultsFile& file) : file_(file) {}
+  void add(const Suite& suite, nlohmann::ordered_json entry);
+
+ private:
+  ResultsFile& file_;
+  std::map<std::string, std::vector<nlohmann::ordered_json>> by_suite_;
+};
+
+// Runs the plan in this process; every case outcome (ok, skipped, failed) lands in `results`
+// as it finishes.
 RunSummary run_plan(const std::vector<PlannedCase>& plan, const HarnessOptions& options, ResultsFile& results);
+
+// Runs each case of the plan in a child process (`gpubench run` with the same arguments plus
+// --isolated-case N), so a crash, a sticky CUDA error or a hang costs only that case. The
+// parent collects each child's entries into `results`; a child that crashes, or outlives
+// `case_timeout_s` (0: no limit) and is killed, is recorded as a failed case.
+struct IsolationOptions {
+  std::string executable = "/proc/self/exe";
+  std::vector<std::string> child_args;  // the run's arguments; the harness adds the case and output
+  double case_timeout_s = 0;
+};
+RunSummary run_plan_isolated(const std::vector<PlannedCase>& plan, const HarnessOptions& options,
+                             const IsolationOptions& isolation, ResultsFile& results);
+
+// A results entry for a case that produced no Google Benchmark run (it crashed or hung).
+nlohmann::ordered_json failure_entry(const PlannedCase& c, std::size_t index, const std::string& reason);
 
 // Derived metrics for one run of a case: rates in decimal units and % of the datasheet peak.
 nlohmann::ordered_json derive_metrics(double flops, double bytes, const std::string& peak_key, double seconds_per_run,

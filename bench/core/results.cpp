@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "errors.hpp"
+#include "interrupt.hpp"
 
 namespace gpubench {
 namespace fs = std::filesystem;
@@ -58,6 +59,11 @@ void check_output_path(const fs::path& path) {
     throw UsageError(fmt::format("--out '{}': directory {} is not writable: {}", path.string(), dir.string(),
                                  std::strerror(errno)));
   }
+  const fs::space_info space = fs::space(dir, ec);
+  if (!ec && space.available < kMinFreeBytes) {
+    throw UsageError(fmt::format("--out '{}': only {} KiB free in {}; the results file needs room", path.string(),
+                                 space.available / 1024, dir.string()));
+  }
   if (fs::exists(path, ec) && ::access(path.c_str(), W_OK) != 0) {
     throw UsageError(fmt::format("--out '{}': file is not writable: {}", path.string(), std::strerror(errno)));
   }
@@ -78,7 +84,11 @@ void ResultsFile::set_summary(const std::string& name, nlohmann::ordered_json su
   doc_["gpubench"]["summaries"][name] = std::move(summary);
 }
 
-void ResultsFile::flush() { write_file_atomically(path_, doc_.dump(2) + "\n"); }
+void ResultsFile::flush() {
+  const std::string text = doc_.dump(2) + "\n";
+  InterruptsHeld hold;  // an interruption waits until the new file is in place
+  write_file_atomically(path_, text);
+}
 
 fs::path default_results_path(const std::string& host) {
   const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());

@@ -2,6 +2,7 @@
 // The results file: Google Benchmark's JSON schema (context + benchmarks) with gpubench's
 // fields added (docs/results-format.md). The whole document is rewritten atomically after
 // every case, so the file on disk is always valid JSON holding every finished case.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -10,12 +11,14 @@
 namespace gpubench {
 
 inline constexpr int kResultsSchemaVersion = 1;
+inline constexpr std::uintmax_t kMinFreeBytes = std::uintmax_t{16} << 20;
 
 // Writes `text` to a temporary file beside `path`, flushes it to disk, then renames it over
 // `path`. Throws std::runtime_error naming the path on failure; `path` is never left partial.
 void write_file_atomically(const std::filesystem::path& path, const std::string& text);
 
-// Creates missing parent folders and checks that `path` can be written, before any case runs.
+// Creates missing parent folders and checks that `path` can be written and that its file
+// system has at least kMinFreeBytes free, before any case runs.
 // Throws UsageError with one line naming the path when it cannot.
 void check_output_path(const std::filesystem::path& path);
 

@@ -1,6 +1,10 @@
 #include "bench/suites/all_suites.hpp"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "bench/suites/gemm/gemm.hpp"
+#include "bench/suites/selftest/selftest.hpp"
 
 namespace gpubench::suites {
 
@@ -8,6 +12,8 @@ const std::vector<const Suite*>& all() {
   static const std::vector<std::unique_ptr<Suite>> owned = [] {
     std::vector<std::unique_ptr<Suite>> v;
     v.push_back(gemm::make_suite());
+    const char* selftest_env = std::getenv("GPUBENCH_ENABLE_SELFTEST");
+    if (selftest_env && std::strcmp(selftest_env, "1") == 0) v.push_back(selftest::make_suite());
     return v;
   }();
   static const std::vector<const Suite*> view = [] {

@@ -194,9 +194,99 @@ TEST_F(Cli, InterruptedRunKeepsFinishedCases) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   ASSERT_GT(finished, 0u);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
   auto doc = nlohmann::json::parse(slurp(results));
   EXPECT_GE(doc["benchmarks"].size(), finished);
   EXPECT_LT(doc["benchmarks"].size(), 16u);  // it was really interrupted
+}
+
+// Fault injection through the `selftest` suite (enabled by GPUBENCH_ENABLE_SELFTEST=1).
+struct Faults : Cli {
+  Output selftest(const std::string& modes, const std::string& extra = "", const std::string& prefix = "") {
+    return sh(fmt::format("{} GPUBENCH_ENABLE_SELFTEST=1 {} run --suite selftest --device cpu --axis mode={} --min-time 0.01 "
+                          "--warmup 0.001 --min-samples 3 -q -o {} {}",
+                          prefix, GPUBENCH_BINARY, modes, (dir / "r.json").string(), extra));
+  }
+  std::vector<std::pair<std::string, std::string>> outcomes() {
+    std::vector<std::pair<std::string, std::string>> out;
+    const auto doc = nlohmann::json::parse(slurp(dir / "r.json"));
+    for (const auto& b : doc["benchmarks"]) {
+      out.emplace_back(b["gpubench"]["status"].get<std::string>(), b["gpubench"].value("reason", ""));
+    }
+    return out;
+  }
+};
+
+TEST_F(Faults, ThrowingAndWrongCasesFailAndTheRunGoesOn) {
+  Output r = selftest("throw,wrong,ok");
+  EXPECT_EQ(r.code, 1) << r.err;  // a failed case fails the run, after the others ran
+  auto o = outcomes();
+  ASSERT_EQ(o.size(), 3u);
+  EXPECT_EQ(o[0], (std::pair<std::string, std::string>{"failed", "selftest: setup threw on purpose"}));
+  EXPECT_EQ(o[1].first, "failed");
+  EXPECT_NE(o[1].second.find("verification failed"), std::string::npos);
+  EXPECT_EQ(o[2].first, "ok");
+}
+
+TEST_F(Faults, UnboundedAllocationIsSkippedAndReleased) {
+  // ulimit -v makes the allocation fail instead of waking the kernel's OOM killer.
+  Output r = selftest("alloc,ok", "", "ulimit -v 2000000;");
+  EXPECT_EQ(r.code, 0) << r.err;
+  auto o = outcomes();
+  ASSERT_EQ(o.size(), 2u);
+  EXPECT_EQ(o[0], (std::pair<std::string, std::string>{"skipped", "out of host memory"}));
+  EXPECT_EQ(o[1].first, "ok");  // the memory was given back: the next case ran
+}
+
+TEST_F(Faults, IsolationSurvivesCrashesAndTimeouts) {
+  Output r = selftest("crash,hang,ok", "--case-timeout 3");
+  EXPECT_EQ(r.code, 1) << r.err;
+  auto o = outcomes();
+  ASSERT_EQ(o.size(), 3u);
+  EXPECT_EQ(o[0].first, "failed");
+  EXPECT_NE(o[0].second.find("crashed: signal 11"), std::string::npos) << o[0].second;
+  EXPECT_EQ(o[1].first, "failed");
+  EXPECT_NE(o[1].second.find("timed out after 3 s"), std::string::npos) << o[1].second;
+  EXPECT_EQ(o[2].first, "ok");  // the run went on after both
+  auto doc = nlohmann::json::parse(slurp(dir / "r.json"));
+  EXPECT_EQ(doc["benchmarks"][2]["family_index"], 2);
+  EXPECT_GT(doc["benchmarks"][2]["real_time"].get<double>(), 0);
+}
+
+TEST_F(Faults, SigtermDuringAnIsolatedHangKeepsResults) {
+  const fs::path results = dir / "r.json";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::setenv("GPUBENCH_ENABLE_SELFTEST", "1", 1);
+    const std::string out = results.string();
+    execl(GPUBENCH_BINARY, "gpubench", "run", "--suite", "selftest", "--device", "cpu", "--axis", "mode=ok,hang", "--isolate",
+          "--min-time", "0.01", "-q", "-o", out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::size_t finished = 0;
+  for (int i = 0; i < 600 && finished == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (fs::exists(results)) finished = nlohmann::json::parse(slurp(results))["benchmarks"].size();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the hanging child is running now
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 143);
+  auto doc = nlohmann::json::parse(slurp(results));
+  ASSERT_EQ(doc["benchmarks"].size(), 1u);
+  EXPECT_EQ(doc["benchmarks"][0]["gpubench"]["status"], "ok");
+  // The hanging child was killed with its parent: nothing of it is left running.
+  EXPECT_NE(std::system("pgrep -f 'selftes[t].*--isolated-cas[e]' >/dev/null"), 0);
+}
+
+TEST_F(Cli, IsolateRejectsBenchmarkOut) {
+  Output r = gpubench("run --isolate --benchmark_out=x.json -o " + (dir / "r.json").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("not available with --isolate"), std::string::npos) << r.err;
 }
 
 }  // namespace

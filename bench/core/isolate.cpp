@@ -1,0 +1,132 @@
+// Case isolation: every case runs in a child `gpubench run` process. CUDA state cannot be
+// shared across fork(), so the child is a fresh exec of the same binary with the same
+// arguments; it re-plans (planning is deterministic) and runs only case N into its own file.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness.hpp"
+#include "interrupt.hpp"
+#include "progress.hpp"
+
+namespace gpubench {
+namespace {
+namespace fs = std::filesystem;
+
+struct ChildResult {
+  bool timed_out = false;
+  bool exited = false;
+  int code = 0;    // exit status when exited
+  int signal = 0;  // terminating signal otherwise
+};
+
+ChildResult run_child(const std::string& exe, const std::vector<std::string>& args, double timeout_s) {
+  std::vector<std::string> storage{"gpubench"};
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& s : storage) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
+  if (pid == 0) {
+    ::setpgid(0, 0);  // its own process group: a timeout or an interruption kills all of it
+    ::execv(exe.c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  set_interruptible_child(pid);
+  ChildResult r;
+  const auto start = std::chrono::steady_clock::now();
+  int status = 0;
+  while (true) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) break;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (timeout_s > 0 && elapsed > timeout_s) {
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      r.timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  set_interruptible_child(0);
+  if (!r.timed_out) {
+    r.exited = WIFEXITED(status);
+    r.code = r.exited ? WEXITSTATUS(status) : 0;
+    r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  }
+  return r;
+}
+
+std::vector<nlohmann::ordered_json> child_entries(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) return {};
+  try {
+    auto doc = nlohmann::ordered_json::parse(in);
+    return doc.at("benchmarks").get<std::vector<nlohmann::ordered_json>>();
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+}  // namespace
+
+RunSummary run_plan_isolated(const std::vector<PlannedCase>& plan, const HarnessOptions& opt,
+                             const IsolationOptions& iso, ResultsFile& results) {
+  RunSummary summary;
+  Recorder recorder(results);
+  Progress progress(plan.size(), opt.quiet, ::isatty(STDERR_FILENO) != 0);
+  const fs::path scratch = fs::temp_directory_path() / fmt::format("gpubench-isolate-{}", ::getpid());
+  fs::create_directories(scratch);
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const PlannedCase& c = plan[i];
+    progress.started(i, c.name());
+    const fs::path out = scratch / fmt::format("case-{}.json", i);
+    std::vector<std::string> args = iso.child_args;
+    args.insert(args.end(), {"--isolated-case", std::to_string(i), "--isolated-out", out.string(), "--quiet"});
+    const ChildResult r = run_child(iso.executable, args, iso.case_timeout_s);
+    std::vector<nlohmann::ordered_json> entries = r.exited ? child_entries(out) : std::vector<nlohmann::ordered_json>{};
+    fs::remove(out);
+    std::string outcome;
+    if (entries.empty()) {
+      std::string reason;
+      if (r.timed_out) {
+        reason = fmt::format("timed out after {} s (--case-timeout); the case's process was killed", iso.case_timeout_s);
+      } else if (!r.exited) {
+        reason = fmt::format("the case's process crashed: signal {} ({})", r.signal, ::strsignal(r.signal));
+      } else {
+        reason = fmt::format("the case's process exited with status {} and wrote no result", r.code);
+      }
+      entries.push_back(failure_entry(c, i, reason));
+    }
+    std::string status = "ok";
+    for (auto& e : entries) {
+      e["family_index"] = i;  // each child numbered its only case 0
+      const std::string s = e["gpubench"].value("status", "failed");
+      if (s == "failed" || (s == "skipped" && status == "ok")) status = s;
+      if (outcome.empty() && s != "ok") outcome = s + ": " + e["gpubench"].value("reason", "");
+      recorder.add(*c.suite, std::move(e));
+    }
+    if (status == "ok") ++summary.ok;
+    if (status == "skipped") ++summary.skipped;
+    if (status == "failed") ++summary.failed;
+    progress.finished(c.name(), outcome.empty() ? "ok" : outcome);
+  }
+  progress.done();
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
+  return summary;
+}
+
+}  // namespace gpubench
