@@ -10,6 +10,7 @@
 #include "bench/core/harness.hpp"
 #include "bench/core/interrupt.hpp"
 #include "bench/suites/all_suites.hpp"
+#include "profilers/nvtx/nvtx.hpp"
 #include "reports/spec_sheet.hpp"
 
 namespace gpubench::app {
@@ -43,7 +44,7 @@ int cmd_run(const std::vector<std::string>& all_args) {
   SelectionOptions sel;
   MeasureOptions m;
   double max_noise_pct = m.max_noise * 100;
-  std::string out, spec_sheet, isolated_out;
+  std::string out, spec_sheet, isolated_out, profile = "nvtx";
   double case_timeout = 0;
   long isolated_case = -1;
   po::options_description desc(kRunUsage);
@@ -58,6 +59,8 @@ int cmd_run(const std::vector<std::string>& all_args) {
       ("batch-time", po::value(&m.batch_s)->default_value(m.batch_s),
        "seconds one timed sample (a batch of runs) should last")
       ("cold", po::bool_switch(&m.cold), "flush the L2 (CPU: last-level) cache before every sample; one run per sample")
+      ("profile", po::value(&profile)->default_value(profile),
+       "instruments observing every case: a comma list of nvtx (NVTX ranges for Nsight Systems), or none")
       ("spec-sheet", po::value(&spec_sheet), "GPU spec sheet JSON replacing the built-in data/gpus.json")
       ("isolate", po::bool_switch(), "run every case in its own process: a crash or a sticky CUDA error fails only that case")
       ("case-timeout", po::value(&case_timeout),
@@ -86,6 +89,13 @@ int cmd_run(const std::vector<std::string>& all_args) {
   const bool isolate = isolated_case < 0 && (vm["isolate"].as<bool>() || case_timeout > 0);
 
   HarnessOptions h;
+  std::vector<std::unique_ptr<Instrument>> instruments;
+  for (const std::string& name : split_list(profile, "--profile")) {
+    if (name == "none") continue;
+    if (name != "nvtx") throw UsageError(fmt::format("--profile '{}': unknown instrument (accepted: nvtx, none)", name));
+    instruments.push_back(profilers::make_nvtx_instrument());
+  }
+  for (const auto& i : instruments) h.instruments.push_back(i.get());
   h.benchmark = parse_benchmark_flags(bench_args);
   if (isolate) {
     for (const std::string& a : bench_args) {

@@ -31,18 +31,23 @@ po::variables_map parse_or_throw(const std::vector<std::string>& args, const po:
   return vm;
 }
 
+std::vector<std::string> split_list(const std::string& text, const char* option) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty()) throw UsageError(fmt::format("{} '{}': empty item", option, text));
+    out.push_back(std::move(item));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
 PlanRequest to_plan_request(const SelectionOptions& o, const std::string& filter) {
   PlanRequest r;
   for (const std::string& item : o.suites) {
-    std::size_t start = 0;
-    while (start <= item.size()) {
-      const std::size_t comma = item.find(',', start);
-      std::string name = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (name.empty()) throw UsageError(fmt::format("--suite '{}': empty suite name", item));
-      r.suites.push_back(name);
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
+    for (std::string& name : split_list(item, "--suite")) r.suites.push_back(std::move(name));
   }
   r.preset = o.preset;
   r.axis_overrides = o.axes;

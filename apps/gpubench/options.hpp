@@ -28,4 +28,7 @@ PlanRequest to_plan_request(const SelectionOptions& opts, const std::string& fil
 
 std::string join_args(const std::vector<std::string>& args);
 
+// Splits a comma list; UsageError naming `option` for an empty item.
+std::vector<std::string> split_list(const std::string& text, const char* option);
+
 }  // namespace gpubench::app

@@ -27,6 +27,23 @@ struct CaseSlot {
   std::optional<MeasurePlan> measure_plan;
   Metrics metrics;
   std::string timer_kind;
+  nlohmann::ordered_json profile = nlohmann::ordered_json::object();  // instruments' fields
+};
+
+// Tells every instrument that a phase of the case begins, and that it ended when destroyed.
+class Phase {
+ public:
+  Phase(const std::vector<Instrument*>& instruments, const char* name) : instruments_(instruments) {
+    for (Instrument* i : instruments_) i->begin_phase(name);
+  }
+  ~Phase() {
+    for (auto it = instruments_.rbegin(); it != instruments_.rend(); ++it) (*it)->end_phase();
+  }
+  Phase(const Phase&) = delete;
+  Phase& operator=(const Phase&) = delete;
+
+ private:
+  const std::vector<Instrument*>& instruments_;
 };
 
 void fail(benchmark::State& st, CaseSlot& slot, std::string status, std::string reason) {
@@ -35,15 +52,32 @@ void fail(benchmark::State& st, CaseSlot& slot, std::string status, std::string 
   st.SkipWithError((slot.status + ": " + slot.reason).c_str());
 }
 
+void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt);
+
 void run_case(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt, Progress& progress) {
+  progress.started(slot.index, slot.planned->name());
+  for (Instrument* i : opt.instruments) i->begin_case(slot.planned->name());
+  run_case_phases(st, slot, opt);
+  for (auto it = opt.instruments.rbegin(); it != opt.instruments.rend(); ++it) {
+    nlohmann::ordered_json fields = nlohmann::ordered_json::object();
+    (*it)->end_case(fields);
+    if (!fields.empty()) slot.profile[(*it)->name()] = std::move(fields);
+  }
+}
+
+void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt) {
   const PlannedCase& pc = *slot.planned;
-  progress.started(slot.index, pc.name());
   if (pc.skip_reason) return fail(st, slot, "skipped", *pc.skip_reason);
   if (slot.status != "ok") return fail(st, slot, slot.status, slot.reason);  // a later repetition
   try {
+    const auto& ins = opt.instruments;
     if (!slot.instance) {
-      slot.instance = pc.suite->make_case(pc.device, pc.point);
-      slot.instance->setup();
+      {
+        Phase phase(ins, "setup");
+        slot.instance = pc.suite->make_case(pc.device, pc.point);
+        slot.instance->setup();
+      }
+      Phase phase(ins, "verify");
       slot.verification = slot.instance->verify();
       slot.metrics = slot.instance->metrics();
       if (!slot.verification->passed) {
@@ -56,12 +90,16 @@ void run_case(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt, P
     slot.timer_kind = timer->kind();
     // Repetitions reuse the first plan: Google Benchmark's aggregates need equal iteration
     // counts, and equal sample counts keep the repetitions comparable.
-    if (slot.measure_plan) {
-      (void)warm_up(c, *timer, opt.measure);
-    } else {
-      slot.measure_plan = calibrate(c, *timer, opt.measure);
+    {
+      Phase phase(ins, "warm-up");
+      if (slot.measure_plan) {
+        (void)warm_up(c, *timer, opt.measure);
+      } else {
+        slot.measure_plan = calibrate(c, *timer, opt.measure);
+      }
     }
     const MeasurePlan plan = *slot.measure_plan;
+    Phase phase(ins, "measure");
     // One pass of Google Benchmark's loop covering exactly the planned runs: it then reports
     // iterations = runs and real_time = mean time per run, and its min_time budget is ours.
     while (st.KeepRunningBatch(plan.total_runs())) {
@@ -198,6 +236,7 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
         g["metrics"] = derive_metrics(slot.metrics.flops, slot.metrics.bytes, slot.metrics.peak_key, per_run, peak);
         g["measurement"] = measurement_json(slot, opt_.measure);
       }
+      if (!slot.profile.empty()) g["profile"] = slot.profile;
     }
     j["gpubench"] = std::move(g);
     return j;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "instrument.hpp"
 #include "measure.hpp"
 #include "plan.hpp"
 #include "results.hpp"
@@ -34,6 +35,7 @@ struct HarnessOptions {
   bool quiet = false;
   bool show_context = true;  // Google Benchmark's machine banner (off in --isolate children)
   PeakLookup peak;
+  std::vector<Instrument*> instruments;  // observe every case (not owned)
 };
 
 struct RunSummary {

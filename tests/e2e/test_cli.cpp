@@ -119,6 +119,7 @@ TEST_F(Cli, BadInputIsOneLineAndExitTwo) {
       {"run --preset huge", "--preset 'huge'"},
       {"run --device gpu", "--device 'gpu': unknown device"},
       {"run --min-time -1", "--min-time"},
+      {"run --profile cupti", "--profile 'cupti': unknown instrument"},
       {"run --benchmark_bogus=1", "unknown Google Benchmark flag '--benchmark_bogus=1'"},
       {"run -o " + (dir / "file" / "r.json").string(), "cannot create"},
       {"run -o " + dir.string(), "is a directory"},

@@ -6,6 +6,7 @@
 #include "bench/core/errors.hpp"
 #include "bench/core/harness.hpp"
 #include "fake_suite.hpp"
+#include "profilers/nvtx/nvtx.hpp"
 
 namespace gpubench {
 namespace {
@@ -97,6 +98,41 @@ TEST_F(HarnessTest, UnsupportedPointIsRecordedAsSkipped) {
   ASSERT_EQ(doc["benchmarks"].size(), 1u);
   EXPECT_EQ(doc["benchmarks"][0]["gpubench"]["status"], "skipped");
   EXPECT_EQ(doc["benchmarks"][0]["gpubench"]["reason"], "needs a GPU");
+}
+
+// Records the hooks it sees, and adds one field per case.
+class RecordingInstrument final : public Instrument {
+ public:
+  std::string name() const override { return "recorder"; }
+  void begin_case(const std::string& n) override { log.push_back("case " + n); }
+  void begin_phase(const char* p) override { log.push_back(std::string("begin ") + p); }
+  void end_phase() override { log.push_back("end"); }
+  void end_case(nlohmann::ordered_json& profile) override {
+    log.push_back("end case");
+    profile["seen"] = true;
+  }
+  std::vector<std::string> log;
+};
+
+TEST_F(HarnessTest, InstrumentsSeeEveryPhaseInOrder) {
+  RecordingInstrument rec;
+  HarnessOptions h = fast_options();
+  h.instruments = {&rec};
+  auto doc = run({"size=16", "mode=ok"}, h);
+  EXPECT_EQ(rec.log, (std::vector<std::string>{"case fake/size=16/twin=16/mode=ok/cpu", "begin setup", "end", "begin verify",
+                                               "end", "begin warm-up", "end", "begin measure", "end", "end case"}));
+  EXPECT_EQ(doc["benchmarks"][0]["gpubench"]["profile"]["recorder"]["seen"], true);
+}
+
+TEST(Nvtx, RangesAreHarmlessWithoutATool) {
+  auto nvtx = profilers::make_nvtx_instrument();
+  EXPECT_EQ(nvtx->name(), "nvtx");
+  nvtx->begin_case("x");
+  nvtx->begin_phase("setup");
+  nvtx->end_phase();
+  nlohmann::ordered_json profile = nlohmann::ordered_json::object();
+  nvtx->end_case(profile);
+  EXPECT_TRUE(profile.empty());  // NVTX only marks the timeline
 }
 
 TEST(BenchmarkFlags, SplitsOwnFlagsAndRejectsUnknown) {
