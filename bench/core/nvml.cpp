@@ -2,10 +2,10 @@
 
 #include <dlfcn.h>
 
-#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
+#include <regex>
 
 namespace gpubench::nvml {
 namespace {
@@ -329,14 +329,16 @@ std::optional<DeviceStatus> device_status(unsigned index) {
 }
 
 std::string normalize_pci_bus_id(const std::string& id) {
-  unsigned domain = 0, bus = 0, device = 0, function = 0;
-  char tail = 0;
-  if (std::sscanf(id.c_str(), "%x:%x:%x.%x%c", &domain, &bus, &device, &function, &tail) != 4 || domain > 0xffff ||
-      bus > 0xff || device > 0x1f || function > 0x7) {
-    return id;
-  }
+  // domain:bus:device.function, all hexadecimal; NVML pads the domain to 8 digits, sysfs to 4.
+  static const std::regex re(R"(([0-9a-fA-F]{1,8}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7]))");
+  std::smatch m;
+  if (!std::regex_match(id, m, re)) return id;
+  const unsigned long domain = std::stoul(m[1].str(), nullptr, 16);
+  const unsigned long device = std::stoul(m[3].str(), nullptr, 16);
+  if (domain > 0xffff || device > 0x1f) return id;
   char out[16];
-  std::snprintf(out, sizeof out, "%04x:%02x:%02x.%x", domain, bus, device, function);
+  std::snprintf(out, sizeof out, "%04lx:%02lx:%02lx.%s", domain, std::stoul(m[2].str(), nullptr, 16), device,
+                m[4].str().c_str());
   return out;
 }
 
