@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  fmt::print(stderr, "gpubench: unknown command '{}' (commands: run, list, report, doctor, version; see gpubench --help)\n",
+  fmt::print(stderr,
+             "gpubench: unknown command '{}' (commands: run, list, report, doctor, version; see gpubench --help)\n",
              command);
   return 2;
 }

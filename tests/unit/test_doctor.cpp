@@ -124,7 +124,8 @@ TEST(Doctor, DriverOlderThanRuntimeMajorIsAnErrorNamingTheDriverToInstall) {
   v.driver_version = 12080;
   v.driver_version_string = "570.86.10";
   v.cuda_device_count = 0;
-  v.cuda_unavailable_reason = "CUDA driver version is insufficient for CUDA runtime version (cudaErrorInsufficientDriver)";
+  v.cuda_unavailable_reason =
+      "CUDA driver version is insufficient for CUDA runtime version (cudaErrorInsufficientDriver)";
   v.gpus.at(0).cuda_ordinal.reset();  // NVML still sees the GPU
   const Finding f = one(v, "driver");
   EXPECT_EQ(f.severity, Severity::Error);
