@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -30,11 +31,19 @@ struct Doctor : ::testing::Test {
   Doctor() { fs::create_directories(dir); }
   ~Doctor() override { fs::remove_all(dir); }
 
-  Output gpubench(const std::string& args) {
+  // `env` is prepended to the command line: "VAR=value ...".
+  Output gpubench(const std::string& args, const std::string& env = "") {
     const fs::path out = dir / "stdout", err = dir / "stderr";
-    const int status =
-        std::system(fmt::format("{} {} >{} 2>{}", GPUBENCH_BINARY, args, out.string(), err.string()).c_str());
+    const int status = std::system(
+        fmt::format("{} {} {} >{} 2>{}", env, GPUBENCH_BINARY, args, out.string(), err.string()).c_str());
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  }
+  // doctor --json with the fake libnvidia-ml.so.1 of `variant` (tests/fakes/fake_nvml.cpp).
+  nlohmann::json with_fake_nvml(const std::string& variant, int expected_code, const std::string& env = "") {
+    const Output r = gpubench(fmt::format("doctor --json --results-dir {}", dir.string()),
+                              fmt::format("{} LD_LIBRARY_PATH={}/{}", env, GPUBENCH_FAKE_NVML_DIR, variant));
+    EXPECT_EQ(r.code, expected_code) << r.out << r.err;
+    return nlohmann::json::parse(r.out);
   }
 };
 
@@ -96,6 +105,81 @@ TEST_F(Doctor, TextAgreesWithJson) {
   if (find(doc, "cuda") && (*find(doc, "cuda"))["severity"] == "info") {
     EXPECT_NE(text.out.find("no CUDA device: "), std::string::npos) << text.out;
   }
+}
+
+std::vector<nlohmann::json> all(const nlohmann::json& doc, const std::string& check) {
+  std::vector<nlohmann::json> out;
+  for (const auto& f : doc["findings"]) {
+    if (f["check"] == check) out.push_back(f);
+  }
+  return out;
+}
+
+bool has(const nlohmann::json& finding, const std::string& part) {
+  return finding["message"].get<std::string>().find(part) != std::string::npos;
+}
+
+// The process list as the fake reports it: gpubench itself (left out), pid 1 with 1 GiB, and a
+// pid that does not exist whose memory NVML cannot tell.
+void expect_fake_processes(const nlohmann::json& doc) {
+  const nlohmann::json* p = find(doc, "processes");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ((*p)["severity"], "warning");
+  EXPECT_TRUE(has(*p, "2 other process(es)")) << p->dump();
+  EXPECT_TRUE(has(*p, "(pid 1, 1.0 GiB)")) << p->dump();
+  EXPECT_FALSE(has(*p, "512.0 MiB")) << "gpubench's own context counted: " << p->dump();
+  if (!fs::exists("/proc/4000000")) {
+    EXPECT_TRUE(has(*p, "? (pid 4000000)")) << p->dump();
+  }
+}
+
+TEST_F(Doctor, GpuSeenThroughNvmlOnly) {
+  const auto doc = with_fake_nvml("current", 0);
+  EXPECT_EQ(find(doc, "nvml"), nullptr);  // NVML loaded
+  const auto gpu = all(doc, "gpu");
+  ASSERT_FALSE(gpu.empty());
+  EXPECT_EQ(gpu[0]["subject"], "nvml:0");
+  EXPECT_TRUE(has(gpu[0], "Fake GPU at 0000:17:00.0: NVML sees it but CUDA does not")) << gpu[0].dump();
+  const nlohmann::json* pcie = find(doc, "pcie");
+  ASSERT_NE(pcie, nullptr);
+  EXPECT_EQ((*pcie)["severity"], "warning");
+  EXPECT_TRUE(has(*pcie, "PCIe Gen4 x8 (maximum Gen5 x16)")) << pcie->dump();
+  EXPECT_EQ((*find(doc, "persistence"))["severity"], "ok");
+  const auto ecc = all(doc, "ecc");
+  ASSERT_EQ(ecc.size(), 1u);
+  EXPECT_EQ(ecc[0]["severity"], "info");
+  EXPECT_TRUE(has(ecc[0], "3 corrected ECC error(s)"));
+  EXPECT_EQ(find(doc, "mig"), nullptr);  // NOT_SUPPORTED: left out, not guessed
+  const nlohmann::json* clocks = find(doc, "clocks");
+  ASSERT_NE(clocks, nullptr);
+  EXPECT_EQ((*clocks)["severity"], "ok");
+  EXPECT_TRUE(has(*clocks, "SM 345 of 1980 MHz, memory 2619 of 2619 MHz; application SM clock 1755 MHz (idle"))
+      << clocks->dump();
+  const nlohmann::json* power = find(doc, "power");
+  ASSERT_NE(power, nullptr);
+  EXPECT_EQ((*power)["severity"], "warning");
+  EXPECT_TRUE(has(*power, "450 W is below the default 700 W"));
+  EXPECT_TRUE(has(*find(doc, "temperature"), "GPU at 41 C (slowdown at 90 C)"));
+  EXPECT_TRUE(has(*find(doc, "numa"), "near CPUs 0-1"));
+  EXPECT_NE(find(doc, "profiling"), nullptr);  // asked because a GPU exists
+  expect_fake_processes(doc);
+}
+
+TEST_F(Doctor, UncorrectableEccErrorsExit1) {
+  const auto doc = with_fake_nvml("current", 1, "FAKE_NVML_UNCORRECTED_ECC=2");
+  const auto ecc = all(doc, "ecc");
+  ASSERT_FALSE(ecc.empty());
+  EXPECT_EQ(ecc[0]["severity"], "error");
+  EXPECT_TRUE(has(ecc[0], "2 uncorrectable ECC error(s)"));
+  EXPECT_EQ(doc["exit_code"], 1);
+}
+
+TEST_F(Doctor, LegacyDriverEntryPoints) {
+  // Only the unversioned process query and the old throttle-reasons name, plus an r530-style
+  // _v3 whose records are larger: the binding must not read those with the newer layout.
+  const auto doc = with_fake_nvml("legacy", 0);
+  expect_fake_processes(doc);
+  EXPECT_TRUE(has(*find(doc, "clocks"), "(idle")) << find(doc, "clocks")->dump();
 }
 
 TEST_F(Doctor, UnusableResultsFolderIsAnErrorAndExits1) {
