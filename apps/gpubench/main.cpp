@@ -18,6 +18,7 @@ Commands:
   run       run benchmark suites and write a results file
   list      list the cases a run would execute (--axes: suites, axes and presets)
   report    render results files as a Markdown report
+  doctor    check the machine (driver, GPUs, libraries, host, disk) and say what to fix
   version   print version, build and library versions
 
 `gpubench COMMAND --help` describes each command's options.
@@ -32,6 +33,7 @@ constexpr Command kCommands[] = {
     {"run", gpubench::app::cmd_run},
     {"list", gpubench::app::cmd_list},
     {"report", gpubench::app::cmd_report},
+    {"doctor", gpubench::app::cmd_doctor},
     {"version", gpubench::app::cmd_version},
 };
 
@@ -61,7 +63,8 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  fmt::print(stderr, "gpubench: unknown command '{}' (commands: run, list, report, version; see gpubench --help)\n",
+  fmt::print(stderr,
+             "gpubench: unknown command '{}' (commands: run, list, report, doctor, version; see gpubench --help)\n",
              command);
   return 2;
 }

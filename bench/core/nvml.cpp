@@ -2,32 +2,127 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
+#include <fstream>
 #include <mutex>
+#include <regex>
 
 namespace gpubench::nvml {
 namespace {
 
-// From NVML's public API (nvml.h): return codes are ints, 0 is NVML_SUCCESS; devices are
-// opaque handles; clock types NVML_CLOCK_GRAPHICS=0, NVML_CLOCK_SM=1, NVML_CLOCK_MEM=2.
+// From NVML's public API (nvml.h, "NVML API Reference"): return codes are ints, 0 is
+// NVML_SUCCESS and 7 NVML_ERROR_INSUFFICIENT_SIZE; devices are opaque handles; C enums are
+// passed as int. Only what this file uses is declared.
 using Return = int;
 using Device = struct nvmlDevice_st*;
+constexpr Return kSuccess = 0;
+constexpr Return kInsufficientSize = 7;
+// nvmlClockType_t
 constexpr int kClockSm = 1;
 constexpr int kClockMem = 2;
+// nvmlMemoryErrorType_t and nvmlEccCounterType_t
+constexpr int kEccCorrected = 0, kEccUncorrected = 1;
+constexpr int kEccVolatile = 0, kEccAggregate = 1;
+// nvmlTemperatureSensors_t and nvmlTemperatureThresholds_t
+constexpr int kTemperatureGpu = 0;
+constexpr int kTemperatureThresholdSlowdown = 1;
+// NVML_VALUE_NOT_AVAILABLE for unsigned long long fields
+constexpr unsigned long long kValueNotAvailable = ~0ULL;
+
+// nvmlPciInfo_t as filled by nvmlDeviceGetPciInfo_v3.
+struct PciInfo {
+  char bus_id_legacy[16];
+  unsigned domain;
+  unsigned bus;
+  unsigned device;
+  unsigned pci_device_id;
+  unsigned pci_sub_system_id;
+  char bus_id[32];
+};
+
+// nvmlProcessInfo_v2_t: the element type of nvmlDeviceGetComputeRunningProcesses_v2, and of
+// _v3 on drivers whose NVML also has nvmlDeviceGetRunningProcessDetailList. A few drivers
+// between those (r530 era) briefly gave _v3 a fifth field (usedGpuCcProtectedMemory), which
+// then moved to nvmlProcessDetail_v1_t; so _v3 is used only where that later entry point
+// exists, and _v2 otherwise. The legacy unversioned entry point takes {pid, usedGpuMemory}.
+struct ProcessInfoV2 {
+  unsigned pid;
+  unsigned long long used_gpu_memory;
+  unsigned gpu_instance_id;
+  unsigned compute_instance_id;
+};
+struct ProcessInfoV1 {
+  unsigned pid;
+  unsigned long long used_gpu_memory;
+};
+
+using GetUint = Return (*)(Device, unsigned*);
+using GetClock = Return (*)(Device, int, unsigned*);
+using GetProcesses = Return (*)(Device, unsigned*, void*);
 
 struct Api {
   void* lib = nullptr;
   std::string reason;
   Return (*init)() = nullptr;
   Return (*get_handle_by_pci)(const char*, Device*) = nullptr;
-  Return (*get_clock)(Device, int, unsigned*) = nullptr;
-  Return (*get_max_clock)(Device, int, unsigned*) = nullptr;
+  GetClock get_clock = nullptr;
+  GetClock get_max_clock = nullptr;
   Return (*driver_version)(char*, unsigned) = nullptr;
+  // Optional: a missing one leaves its fields empty.
+  Return (*get_count)(unsigned*) = nullptr;
+  Return (*get_handle_by_index)(unsigned, Device*) = nullptr;
+  Return (*get_name)(Device, char*, unsigned) = nullptr;
+  Return (*get_pci_info)(Device, PciInfo*) = nullptr;
+  GetUint pcie_gen = nullptr, pcie_max_gen = nullptr, pcie_width = nullptr, pcie_max_width = nullptr;
+  Return (*persistence)(Device, int*) = nullptr;
+  Return (*ecc_mode)(Device, int*, int*) = nullptr;
+  Return (*ecc_errors)(Device, int, int, unsigned long long*) = nullptr;
+  Return (*mig_mode)(Device, unsigned*, unsigned*) = nullptr;
+  GetClock app_clock = nullptr, default_app_clock = nullptr;
+  Return (*clocks_event_reasons)(Device, unsigned long long*) = nullptr;
+  GetUint power_limit = nullptr, default_power_limit = nullptr;
+  Return (*temperature)(Device, int, unsigned*) = nullptr;
+  Return (*temperature_threshold)(Device, int, unsigned*) = nullptr;
+  GetProcesses compute_processes = nullptr;
+  bool processes_v1_layout = false;
+  Return (*cpu_affinity)(Device, unsigned, unsigned long*) = nullptr;
 };
 
 template <typename F>
 bool resolve(void* lib, const char* name, F& fn) {
   fn = reinterpret_cast<F>(dlsym(lib, name));
   return fn != nullptr;
+}
+
+void resolve_optional(Api& a) {
+  resolve(a.lib, "nvmlDeviceGetCount_v2", a.get_count);
+  resolve(a.lib, "nvmlDeviceGetHandleByIndex_v2", a.get_handle_by_index);
+  resolve(a.lib, "nvmlDeviceGetName", a.get_name);
+  resolve(a.lib, "nvmlDeviceGetPciInfo_v3", a.get_pci_info);
+  resolve(a.lib, "nvmlDeviceGetCurrPcieLinkGeneration", a.pcie_gen);
+  resolve(a.lib, "nvmlDeviceGetMaxPcieLinkGeneration", a.pcie_max_gen);
+  resolve(a.lib, "nvmlDeviceGetCurrPcieLinkWidth", a.pcie_width);
+  resolve(a.lib, "nvmlDeviceGetMaxPcieLinkWidth", a.pcie_max_width);
+  resolve(a.lib, "nvmlDeviceGetPersistenceMode", a.persistence);
+  resolve(a.lib, "nvmlDeviceGetEccMode", a.ecc_mode);
+  resolve(a.lib, "nvmlDeviceGetTotalEccErrors", a.ecc_errors);
+  resolve(a.lib, "nvmlDeviceGetMigMode", a.mig_mode);
+  resolve(a.lib, "nvmlDeviceGetApplicationsClock", a.app_clock);
+  resolve(a.lib, "nvmlDeviceGetDefaultApplicationsClock", a.default_app_clock);
+  // The new name first; drivers before r535 only have the ...ThrottleReasons one.
+  if (!resolve(a.lib, "nvmlDeviceGetCurrentClocksEventReasons", a.clocks_event_reasons)) {
+    resolve(a.lib, "nvmlDeviceGetCurrentClocksThrottleReasons", a.clocks_event_reasons);
+  }
+  resolve(a.lib, "nvmlDeviceGetPowerManagementLimit", a.power_limit);
+  resolve(a.lib, "nvmlDeviceGetPowerManagementDefaultLimit", a.default_power_limit);
+  resolve(a.lib, "nvmlDeviceGetTemperature", a.temperature);
+  resolve(a.lib, "nvmlDeviceGetTemperatureThreshold", a.temperature_threshold);
+  void* detail_list = dlsym(a.lib, "nvmlDeviceGetRunningProcessDetailList");
+  if (!(detail_list && resolve(a.lib, "nvmlDeviceGetComputeRunningProcesses_v3", a.compute_processes)) &&
+      !resolve(a.lib, "nvmlDeviceGetComputeRunningProcesses_v2", a.compute_processes)) {
+    a.processes_v1_layout = resolve(a.lib, "nvmlDeviceGetComputeRunningProcesses", a.compute_processes);
+  }
+  resolve(a.lib, "nvmlDeviceGetCpuAffinity", a.cpu_affinity);
 }
 
 Api& api() {
@@ -48,12 +143,98 @@ Api& api() {
       a.init = nullptr;
       return;
     }
-    if (Return r = a.init(); r != 0) {
+    if (Return r = a.init(); r != kSuccess) {
       a.reason = "nvmlInit_v2 failed with code " + std::to_string(r);
       a.init = nullptr;
+      return;
     }
+    resolve_optional(a);
   });
   return a;
+}
+
+std::optional<Device> handle_by_pci(const std::string& pci_bus_id) {
+  if (!available() || pci_bus_id.empty()) return std::nullopt;
+  Device dev = nullptr;
+  if (api().get_handle_by_pci(pci_bus_id.c_str(), &dev) != kSuccess) return std::nullopt;
+  return dev;
+}
+
+std::optional<unsigned> get(GetUint fn, Device dev) {
+  unsigned v = 0;
+  if (!fn || fn(dev, &v) != kSuccess) return std::nullopt;
+  return v;
+}
+
+std::optional<unsigned> get_clock(GetClock fn, Device dev, int type) {
+  unsigned v = 0;
+  if (!fn || fn(dev, type, &v) != kSuccess) return std::nullopt;
+  return v;
+}
+
+std::optional<std::uint64_t> ecc_count(Device dev, int type, int counter) {
+  unsigned long long v = 0;
+  if (!api().ecc_errors || api().ecc_errors(dev, type, counter, &v) != kSuccess) return std::nullopt;
+  return v;
+}
+
+std::string process_name(unsigned pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+std::optional<std::vector<GpuProcess>> processes_of(Device dev) {
+  const Api& a = api();
+  if (!a.compute_processes) return std::nullopt;
+  const std::size_t stride = a.processes_v1_layout ? sizeof(ProcessInfoV1) : sizeof(ProcessInfoV2);
+  // Ask for the count, then fetch with room to spare: processes may start in between.
+  unsigned count = 0;
+  Return r = a.compute_processes(dev, &count, nullptr);
+  if (r == kSuccess) return std::vector<GpuProcess>{};
+  for (int attempt = 0; attempt < 3 && r == kInsufficientSize; ++attempt) {
+    unsigned capacity = count * 2 + 8;
+    std::vector<unsigned char> buffer(static_cast<std::size_t>(capacity) * stride, 0);
+    count = capacity;
+    r = a.compute_processes(dev, &count, buffer.data());
+    if (r != kSuccess) continue;
+    std::vector<GpuProcess> out;
+    for (unsigned i = 0; i < count && i < capacity; ++i) {
+      const unsigned char* p = buffer.data() + static_cast<std::size_t>(i) * stride;
+      unsigned pid = 0;
+      unsigned long long used = 0;
+      if (a.processes_v1_layout) {
+        const auto* info = reinterpret_cast<const ProcessInfoV1*>(p);
+        pid = info->pid, used = info->used_gpu_memory;
+      } else {
+        const auto* info = reinterpret_cast<const ProcessInfoV2*>(p);
+        pid = info->pid, used = info->used_gpu_memory;
+      }
+      GpuProcess proc;
+      proc.pid = pid;
+      if (used != kValueNotAvailable) proc.used_memory_bytes = used;
+      proc.name = process_name(pid);
+      out.push_back(std::move(proc));
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<unsigned>> affinity_of(Device dev) {
+  if (!api().cpu_affinity) return std::nullopt;
+  constexpr unsigned kWords = 64;  // 4096 CPUs with 64-bit longs
+  unsigned long set[kWords] = {};
+  if (api().cpu_affinity(dev, kWords, set) != kSuccess) return std::nullopt;
+  std::vector<unsigned> cpus;
+  constexpr unsigned kBits = sizeof(unsigned long) * 8;
+  for (unsigned w = 0; w < kWords; ++w) {
+    for (unsigned b = 0; b < kBits; ++b) {
+      if (set[w] & (1UL << b)) cpus.push_back(w * kBits + b);
+    }
+  }
+  return cpus;
 }
 
 }  // namespace
@@ -64,20 +245,101 @@ std::string unavailable_reason() { return api().reason; }
 std::optional<std::string> driver_version() {
   if (!available()) return std::nullopt;
   char buf[96] = {};
-  if (api().driver_version(buf, sizeof buf) != 0) return std::nullopt;
+  if (api().driver_version(buf, sizeof buf) != kSuccess) return std::nullopt;
   return std::string(buf);
 }
 
 Clocks clocks(const std::string& pci_bus_id) {
   Clocks c;
-  if (!available() || pci_bus_id.empty()) return c;
-  Device dev = nullptr;
-  if (api().get_handle_by_pci(pci_bus_id.c_str(), &dev) != 0) return c;
+  const auto dev = handle_by_pci(pci_bus_id);
+  if (!dev) return c;
   unsigned mhz = 0;
-  if (api().get_clock(dev, kClockSm, &mhz) == 0) c.sm_mhz = static_cast<int>(mhz);
-  if (api().get_clock(dev, kClockMem, &mhz) == 0) c.memory_mhz = static_cast<int>(mhz);
-  if (api().get_max_clock(dev, kClockSm, &mhz) == 0) c.max_sm_mhz = static_cast<int>(mhz);
+  if (api().get_clock(*dev, kClockSm, &mhz) == kSuccess) c.sm_mhz = static_cast<int>(mhz);
+  if (api().get_clock(*dev, kClockMem, &mhz) == kSuccess) c.memory_mhz = static_cast<int>(mhz);
+  if (api().get_max_clock(*dev, kClockSm, &mhz) == kSuccess) c.max_sm_mhz = static_cast<int>(mhz);
   return c;
+}
+
+std::optional<std::vector<GpuProcess>> compute_processes(const std::string& pci_bus_id) {
+  const auto dev = handle_by_pci(pci_bus_id);
+  if (!dev) return std::nullopt;
+  return processes_of(*dev);
+}
+
+std::optional<unsigned> device_count() {
+  if (!available() || !api().get_count) return std::nullopt;
+  unsigned n = 0;
+  if (api().get_count(&n) != kSuccess) return std::nullopt;
+  return n;
+}
+
+std::optional<DeviceStatus> device_status(unsigned index) {
+  if (!available() || !api().get_handle_by_index) return std::nullopt;
+  const Api& a = api();
+  Device dev = nullptr;
+  if (a.get_handle_by_index(index, &dev) != kSuccess) return std::nullopt;
+  DeviceStatus s;
+  s.index = index;
+  if (a.get_name) {
+    char name[96] = {};
+    if (a.get_name(dev, name, sizeof name) == kSuccess) s.name = name;
+  }
+  if (a.get_pci_info) {
+    PciInfo pci{};
+    if (a.get_pci_info(dev, &pci) == kSuccess) {
+      pci.bus_id[sizeof pci.bus_id - 1] = '\0';
+      s.pci_bus_id = normalize_pci_bus_id(pci.bus_id);
+    }
+  }
+  s.pcie_generation = get(a.pcie_gen, dev);
+  s.pcie_max_generation = get(a.pcie_max_gen, dev);
+  s.pcie_width = get(a.pcie_width, dev);
+  s.pcie_max_width = get(a.pcie_max_width, dev);
+  if (int mode = 0; a.persistence && a.persistence(dev, &mode) == kSuccess) s.persistence_mode = mode != 0;
+  if (int cur = 0, pending = 0; a.ecc_mode && a.ecc_mode(dev, &cur, &pending) == kSuccess) {
+    s.ecc_enabled = cur != 0;
+    s.ecc_enabled_pending = pending != 0;
+  }
+  s.ecc_corrected_volatile = ecc_count(dev, kEccCorrected, kEccVolatile);
+  s.ecc_uncorrected_volatile = ecc_count(dev, kEccUncorrected, kEccVolatile);
+  s.ecc_corrected_aggregate = ecc_count(dev, kEccCorrected, kEccAggregate);
+  s.ecc_uncorrected_aggregate = ecc_count(dev, kEccUncorrected, kEccAggregate);
+  if (unsigned cur = 0, pending = 0; a.mig_mode && a.mig_mode(dev, &cur, &pending) == kSuccess) {
+    s.mig_enabled = cur != 0;
+    s.mig_enabled_pending = pending != 0;
+  }
+  s.sm_clock_mhz = get_clock(a.get_clock, dev, kClockSm);
+  s.memory_clock_mhz = get_clock(a.get_clock, dev, kClockMem);
+  s.max_sm_clock_mhz = get_clock(a.get_max_clock, dev, kClockSm);
+  s.max_memory_clock_mhz = get_clock(a.get_max_clock, dev, kClockMem);
+  s.app_sm_clock_mhz = get_clock(a.app_clock, dev, kClockSm);
+  s.app_memory_clock_mhz = get_clock(a.app_clock, dev, kClockMem);
+  s.default_app_sm_clock_mhz = get_clock(a.default_app_clock, dev, kClockSm);
+  s.default_app_memory_clock_mhz = get_clock(a.default_app_clock, dev, kClockMem);
+  if (unsigned long long r = 0; a.clocks_event_reasons && a.clocks_event_reasons(dev, &r) == kSuccess) {
+    s.clocks_event_reasons = r;
+  }
+  s.power_limit_mw = get(a.power_limit, dev);
+  s.default_power_limit_mw = get(a.default_power_limit, dev);
+  s.temperature_c = get_clock(a.temperature, dev, kTemperatureGpu);
+  s.slowdown_temperature_c = get_clock(a.temperature_threshold, dev, kTemperatureThresholdSlowdown);
+  s.compute_processes = processes_of(dev);
+  s.cpu_affinity = affinity_of(dev);
+  return s;
+}
+
+std::string normalize_pci_bus_id(const std::string& id) {
+  // domain:bus:device.function, all hexadecimal; NVML pads the domain to 8 digits, sysfs to 4.
+  static const std::regex re(R"(([0-9a-fA-F]{1,8}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7]))");
+  std::smatch m;
+  if (!std::regex_match(id, m, re)) return id;
+  const unsigned long domain = std::stoul(m[1].str(), nullptr, 16);
+  const unsigned long device = std::stoul(m[3].str(), nullptr, 16);
+  if (domain > 0xffff || device > 0x1f) return id;
+  char out[16];
+  std::snprintf(out, sizeof out, "%04lx:%02lx:%02lx.%s", domain, std::stoul(m[2].str(), nullptr, 16), device,
+                m[4].str().c_str());
+  return out;
 }
 
 }  // namespace gpubench::nvml

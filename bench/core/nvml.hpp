@@ -1,9 +1,15 @@
 #pragma once
 // A minimal run-time binding to NVML (libnvidia-ml.so.1), loaded with dlopen so the binary
 // starts where there is no driver. The toolkit on build machines ships no nvml.h, so the few
-// types and entry points used are declared here from NVML's documented C API.
+// types and entry points used are declared in nvml.cpp from NVML's documented C API.
+//
+// Every query degrades field by field: a function the installed driver does not export, or
+// one that returns an error (NOT_SUPPORTED on a consumer GPU, NO_PERMISSION, ...), leaves its
+// field empty. Nothing is ever filled with a guess.
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpubench::nvml {
 
@@ -17,5 +23,69 @@ std::string unavailable_reason();
 std::optional<std::string> driver_version();
 // Clocks of the device with this PCI bus id ("0000:17:00.0"), as far as NVML reports them.
 Clocks clocks(const std::string& pci_bus_id);
+
+// A process holding a compute context on a GPU.
+struct GpuProcess {
+  unsigned pid = 0;
+  // Device memory the process uses; empty where NVML cannot tell (it reports
+  // NVML_VALUE_NOT_AVAILABLE, e.g. without permission or under some hypervisors).
+  std::optional<std::uint64_t> used_memory_bytes;
+  // /proc/<pid>/comm; empty when the process is not visible here (another PID namespace,
+  // a container) or has exited.
+  std::string name;
+};
+
+// The processes with a compute context on the GPU with this PCI bus id (either the CUDA form
+// "0000:17:00.0" or NVML's "00000000:17:00.0"), this process included when it holds one.
+// Empty optional when NVML cannot answer (no driver, unknown bus id, query refused); an empty
+// list means NVML answered that no process uses the GPU. Callers wanting "other processes"
+// filter out their own pid. Used by `doctor` and for busy-GPU warnings before a run.
+std::optional<std::vector<GpuProcess>> compute_processes(const std::string& pci_bus_id);
+
+// Everything `gpubench doctor` asks NVML about one GPU. Units as NVML reports them: clocks in
+// MHz, power in mW, temperature in degrees C.
+struct DeviceStatus {
+  unsigned index = 0;       // NVML's index (may differ from the CUDA ordinal)
+  std::string pci_bus_id;   // normalised: "0000:17:00.0"
+  std::string name;
+  // PCIe link: current and the maximum the GPU and its slot together allow.
+  std::optional<unsigned> pcie_generation, pcie_max_generation, pcie_width, pcie_max_width;
+  std::optional<bool> persistence_mode;
+  std::optional<bool> ecc_enabled, ecc_enabled_pending;
+  // ECC error counts: volatile = since the driver loaded, aggregate = over the GPU's life.
+  std::optional<std::uint64_t> ecc_corrected_volatile, ecc_uncorrected_volatile;
+  std::optional<std::uint64_t> ecc_corrected_aggregate, ecc_uncorrected_aggregate;
+  std::optional<bool> mig_enabled, mig_enabled_pending;
+  std::optional<unsigned> sm_clock_mhz, memory_clock_mhz, max_sm_clock_mhz, max_memory_clock_mhz;
+  std::optional<unsigned> app_sm_clock_mhz, app_memory_clock_mhz;
+  std::optional<unsigned> default_app_sm_clock_mhz, default_app_memory_clock_mhz;
+  // Bit mask of the reasons the clocks are held below their maximum (kClocksEvent* below).
+  std::optional<std::uint64_t> clocks_event_reasons;
+  std::optional<unsigned> power_limit_mw, default_power_limit_mw;
+  std::optional<unsigned> temperature_c, slowdown_temperature_c;
+  std::optional<std::vector<GpuProcess>> compute_processes;
+  // Logical CPUs NVML reports as close to the GPU (its CPU affinity).
+  std::optional<std::vector<unsigned>> cpu_affinity;
+};
+
+// Clock event ("throttle") reason bits, as NVML documents them.
+constexpr std::uint64_t kClocksEventGpuIdle = 0x1;
+constexpr std::uint64_t kClocksEventApplicationsClocksSetting = 0x2;
+constexpr std::uint64_t kClocksEventSwPowerCap = 0x4;
+constexpr std::uint64_t kClocksEventHwSlowdown = 0x8;
+constexpr std::uint64_t kClocksEventSyncBoost = 0x10;
+constexpr std::uint64_t kClocksEventSwThermalSlowdown = 0x20;
+constexpr std::uint64_t kClocksEventHwThermalSlowdown = 0x40;
+constexpr std::uint64_t kClocksEventHwPowerBrakeSlowdown = 0x80;
+
+// Number of GPUs NVML sees; empty when NVML is unavailable.
+std::optional<unsigned> device_count();
+// The state of the GPU with this NVML index; empty when NVML is unavailable or has no such
+// device. Fields NVML does not answer stay empty.
+std::optional<DeviceStatus> device_status(unsigned index);
+
+// "00000000:17:00.0" or "0000:17:00.0" (any case) -> "0000:17:00.0", the form sysfs uses under
+// /sys/bus/pci/devices; the input unchanged when it does not parse.
+std::string normalize_pci_bus_id(const std::string& id);
 
 }  // namespace gpubench::nvml

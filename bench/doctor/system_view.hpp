@@ -1,0 +1,66 @@
+#pragma once
+// What `gpubench doctor` knows about the machine: a plain struct that probe_system() fills
+// from the real machine and tests fill by hand. Every optional field is empty when the
+// machine did not answer; checks then say "unknown" instead of guessing.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/core/nvml.hpp"
+
+namespace gpubench::doctor {
+
+// One GPU, as CUDA and/or NVML see it (matched by PCI bus id).
+struct GpuView {
+  std::optional<int> cuda_ordinal;  // empty when only NVML sees it (e.g. the driver is too old for CUDA)
+  std::string name;
+  std::string pci_bus_id;                   // "0000:17:00.0"
+  std::optional<nvml::DeviceStatus> nvml;   // empty when NVML is unavailable or does not know it
+  std::optional<int> numa_node;             // from sysfs; -1 where the platform has no NUMA affinity
+
+  std::string label() const;  // "cuda:0", or "nvml:1" for a GPU CUDA cannot use
+};
+
+struct LibraryView {
+  std::string name;                    // "cuBLAS", "NCCL", "cuDNN"
+  std::optional<std::string> version;  // "12.9.1"; empty when not found
+  std::string missing_reason;          // why not, when empty
+};
+
+struct DiskView {
+  std::string results_dir;              // as given
+  std::string checked_dir;              // the directory statvfs looked at (nearest existing one)
+  std::optional<std::uint64_t> free_bytes;
+  std::optional<std::uint64_t> total_bytes;
+  bool writable = false;
+  std::string error;                    // when nothing could be checked
+};
+
+struct SystemView {
+  // CUDA
+  int runtime_version = 0;              // 13000
+  int driver_version = 0;               // CUDA version the driver supports; 0 without a driver
+  std::string driver_version_string;    // NVML's "580.65.06", when NVML answered
+  int cuda_device_count = 0;
+  std::string cuda_unavailable_reason;  // empty when CUDA found at least one device
+  // NVML
+  bool nvml_available = false;
+  std::string nvml_unavailable_reason;
+  std::vector<GpuView> gpus;
+  // GPU performance counters (CUPTI profiling): the driver's RmProfilingAdminOnly setting and
+  // whether this process counts as an administrator for it.
+  std::optional<bool> profiling_admin_only;
+  bool profiling_privileged = false;    // root or CAP_SYS_ADMIN (or CAP_PERFMON on r565+ drivers)
+  std::vector<LibraryView> libraries;
+  // Host
+  std::map<std::string, int> cpu_governors;            // governor -> number of CPUs; empty when not exposed
+  std::optional<std::vector<unsigned>> process_cpus;   // CPUs this process may run on
+  std::optional<std::uint64_t> memlock_bytes;          // RLIMIT_MEMLOCK soft limit; empty = unknown
+  bool memlock_unlimited = false;
+  DiskView disk;
+  unsigned self_pid = 0;                               // excluded from "other processes"
+};
+
+}  // namespace gpubench::doctor

@@ -1,0 +1,184 @@
+// A stand-in for libnvidia-ml.so.1, for end-to-end tests of the NVML binding and `gpubench
+// doctor` on machines without a driver. Loaded by putting its folder on LD_LIBRARY_PATH. It
+// reports one GPU ("Fake GPU" at 0000:17:00.0) whose state the tests know; every value here
+// is a test fixture, not a measurement.
+//
+// Two builds: the default one exports the current entry points (nvmlDeviceGetComputeRunning
+// Processes_v3 with the four-field process record, next to nvmlDeviceGetRunningProcessDetail
+// List); FAKE_NVML_LEGACY exports what an old driver has plus the r530-era _v3 whose record had
+// a fifth field, so a binding that picked _v3 there would misread the list.
+//
+// FAKE_NVML_UNCORRECTED_ECC=N in the environment makes it report N uncorrectable errors.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+using Return = int;
+struct nvmlDevice_st {
+  int unused;
+};
+nvmlDevice_st the_gpu;
+
+constexpr Return kSuccess = 0, kInvalidArgument = 2, kNotSupported = 3, kNotFound = 6, kInsufficientSize = 7,
+                 kUnknown = 999;
+
+bool is_ours(nvmlDevice_st* d) { return d == &the_gpu; }
+
+struct ProcessV1 {
+  unsigned pid;
+  unsigned long long used;
+};
+struct ProcessV2 {
+  unsigned pid;
+  unsigned long long used;
+  unsigned gpu_instance, compute_instance;
+};
+struct ProcessR530 {
+  unsigned pid;
+  unsigned long long used;
+  unsigned gpu_instance, compute_instance;
+  unsigned long long used_cc_protected;
+};
+
+constexpr unsigned kProcesses = 3;
+// The calling process itself (gpubench, which must leave itself out), pid 1 with 1 GiB, and a
+// pid that no longer exists whose memory NVML cannot tell.
+void process(unsigned i, unsigned& pid, unsigned long long& used) {
+  const unsigned pids[kProcesses] = {static_cast<unsigned>(::getpid()), 1u, 4000000u};
+  const unsigned long long mem[kProcesses] = {512ULL << 20, 1ULL << 30, ~0ULL};
+  pid = pids[i];
+  used = mem[i];
+}
+
+template <typename Record>
+Return list_processes(nvmlDevice_st* d, unsigned* count, Record* infos) {
+  if (!is_ours(d) || !count) return kInvalidArgument;
+  if (*count < kProcesses || !infos) {
+    *count = kProcesses;
+    return kInsufficientSize;
+  }
+  for (unsigned i = 0; i < kProcesses; ++i) {
+    std::memset(&infos[i], 0xab, sizeof(Record));  // padding and extra fields hold junk
+    process(i, infos[i].pid, infos[i].used);
+  }
+  *count = kProcesses;
+  return kSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+Return nvmlInit_v2() { return kSuccess; }
+Return nvmlSystemGetDriverVersion(char* buf, unsigned len) {
+  if (len < 10) return kInsufficientSize;
+  std::strcpy(buf, "580.65.06");
+  return kSuccess;
+}
+Return nvmlDeviceGetCount_v2(unsigned* n) {
+  *n = 1;
+  return kSuccess;
+}
+Return nvmlDeviceGetHandleByIndex_v2(unsigned index, nvmlDevice_st** d) {
+  if (index != 0) return kInvalidArgument;
+  *d = &the_gpu;
+  return kSuccess;
+}
+Return nvmlDeviceGetHandleByPciBusId_v2(const char* id, nvmlDevice_st** d) {
+  if (std::strcmp(id, "0000:17:00.0") != 0 && std::strcmp(id, "00000000:17:00.0") != 0) return kNotFound;
+  *d = &the_gpu;
+  return kSuccess;
+}
+Return nvmlDeviceGetName(nvmlDevice_st* d, char* buf, unsigned len) {
+  if (!is_ours(d) || len < 9) return kInvalidArgument;
+  std::strcpy(buf, "Fake GPU");
+  return kSuccess;
+}
+struct PciInfo {
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_sub_system_id;
+  char bus_id[32];
+};
+Return nvmlDeviceGetPciInfo_v3(nvmlDevice_st* d, PciInfo* p) {
+  if (!is_ours(d)) return kInvalidArgument;
+  std::memset(p, 0, sizeof *p);
+  std::strcpy(p->bus_id_legacy, "0000:17:00.0");
+  p->bus = 0x17;
+  std::strcpy(p->bus_id, "00000000:17:00.0");
+  return kSuccess;
+}
+Return nvmlDeviceGetClockInfo(nvmlDevice_st* d, int type, unsigned* mhz) {
+  if (!is_ours(d)) return kInvalidArgument;
+  *mhz = type == 2 ? 2619 : 345;
+  return kSuccess;
+}
+Return nvmlDeviceGetMaxClockInfo(nvmlDevice_st* d, int type, unsigned* mhz) {
+  if (!is_ours(d)) return kInvalidArgument;
+  *mhz = type == 2 ? 2619 : 1980;
+  return kSuccess;
+}
+Return nvmlDeviceGetApplicationsClock(nvmlDevice_st*, int type, unsigned* mhz) {
+  *mhz = type == 2 ? 2619 : 1755;
+  return kSuccess;
+}
+Return nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_st*, int type, unsigned* mhz) {
+  *mhz = type == 2 ? 2619 : 1755;
+  return kSuccess;
+}
+// Degraded width (x8 of x16) and an idle GPU.
+Return nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_st*, unsigned* v) { return *v = 4, kSuccess; }
+Return nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_st*, unsigned* v) { return *v = 5, kSuccess; }
+Return nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_st*, unsigned* v) { return *v = 8, kSuccess; }
+Return nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_st*, unsigned* v) { return *v = 16, kSuccess; }
+Return nvmlDeviceGetPersistenceMode(nvmlDevice_st*, int* mode) { return *mode = 1, kSuccess; }
+Return nvmlDeviceGetEccMode(nvmlDevice_st*, int* current, int* pending) {
+  *current = 1, *pending = 1;
+  return kSuccess;
+}
+Return nvmlDeviceGetTotalEccErrors(nvmlDevice_st*, int type, int counter, unsigned long long* n) {
+  const char* uncorrected = std::getenv("FAKE_NVML_UNCORRECTED_ECC");
+  if (type == 1) *n = counter == 0 && uncorrected ? std::strtoull(uncorrected, nullptr, 10) : 0;
+  else *n = counter == 0 ? 3 : 40;
+  return kSuccess;
+}
+Return nvmlDeviceGetMigMode(nvmlDevice_st*, unsigned*, unsigned*) { return kNotSupported; }
+#ifdef FAKE_NVML_LEGACY
+Return nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_st*, unsigned long long* r) { return *r = 0x1, kSuccess; }
+#else
+Return nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_st*, unsigned long long* r) { return *r = 0x1, kSuccess; }
+#endif
+Return nvmlDeviceGetPowerManagementLimit(nvmlDevice_st*, unsigned* mw) { return *mw = 450000, kSuccess; }
+Return nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_st*, unsigned* mw) { return *mw = 700000, kSuccess; }
+Return nvmlDeviceGetTemperature(nvmlDevice_st*, int sensor, unsigned* c) {
+  if (sensor != 0) return kInvalidArgument;
+  return *c = 41, kSuccess;
+}
+Return nvmlDeviceGetTemperatureThreshold(nvmlDevice_st*, int type, unsigned* c) {
+  if (type != 1) return kNotSupported;
+  return *c = 90, kSuccess;
+}
+Return nvmlDeviceGetCpuAffinity(nvmlDevice_st*, unsigned size, unsigned long* set) {
+  if (size < 1) return kInvalidArgument;
+  std::memset(set, 0, size * sizeof(unsigned long));
+  set[0] = 0x3;  // CPUs 0 and 1
+  return kSuccess;
+}
+#ifdef FAKE_NVML_LEGACY
+Return nvmlDeviceGetComputeRunningProcesses(nvmlDevice_st* d, unsigned* n, ProcessV1* p) {
+  return list_processes(d, n, p);
+}
+Return nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_st* d, unsigned* n, ProcessR530* p) {
+  return list_processes(d, n, p);
+}
+#else
+Return nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_st* d, unsigned* n, ProcessV2* p) {
+  return list_processes(d, n, p);
+}
+Return nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_st*, unsigned*, ProcessV2*) { return kUnknown; }
+Return nvmlDeviceGetRunningProcessDetailList(nvmlDevice_st*, void*) { return kNotSupported; }
+#endif
+
+}  // extern "C"
