@@ -1,10 +1,13 @@
 // gpubench run: plan, check the output path, run every case, write the results file.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <iostream>
 
 #include "apps/gpubench/commands.hpp"
 #include "apps/gpubench/options.hpp"
+#include "bench/core/busy.hpp"
 #include "bench/core/context.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/core/harness.hpp"
@@ -62,6 +65,7 @@ int cmd_run(const std::vector<std::string>& all_args) {
       ("profile", po::value(&profile)->default_value(profile),
        "instruments observing every case: a comma list of nvtx (NVTX ranges for Nsight Systems), or none")
       ("spec-sheet", po::value(&spec_sheet), "GPU spec sheet JSON replacing the built-in data/gpus.json")
+      ("exclusive", po::bool_switch(), "refuse to run when another process computes on a selected GPU")
       ("isolate", po::bool_switch(), "run every case in its own process: a crash or a sticky CUDA error fails only that case")
       ("case-timeout", po::value(&case_timeout),
        "seconds a case may take (setup, verification and timing) before it is killed and recorded as failed; "
@@ -140,7 +144,21 @@ int cmd_run(const std::vector<std::string>& all_args) {
     return missing_gpu ? 1 : 0;
   }
 
-  ResultsFile results(out_path, capture_context(inventory, selection.devices, selected, description));
+  // Other processes on a GPU being measured make its numbers untrustworthy: say so, or refuse.
+  const std::vector<BusyDevice> busy =
+      find_busy_devices(selection.devices, nvml::compute_processes, static_cast<unsigned>(::getpid()));
+  for (const BusyDevice& b : busy) {
+    fmt::print(stderr, "{}: {}; its measurements are not trustworthy\n",
+               vm["exclusive"].as<bool>() ? "error" : "warning", describe(b));
+  }
+  if (!busy.empty() && vm["exclusive"].as<bool>()) {
+    fmt::print(stderr, "gpubench: refusing to run on a busy GPU (--exclusive)\n");
+    return 1;
+  }
+
+  nlohmann::ordered_json context = capture_context(inventory, selection.devices, selected, description);
+  for (const BusyDevice& b : busy) context["gpubench"]["busy_devices"].push_back(to_json(b));
+  ResultsFile results(out_path, std::move(context));
   install_interrupt_handlers(out_path.string());
   RunSummary s;
   if (isolate) {
