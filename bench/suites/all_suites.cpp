@@ -1,6 +1,7 @@
 #include "bench/suites/all_suites.hpp"
 
 #include "bench/suites/gemm/gemm.hpp"
+#include "bench/suites/memory/memory.hpp"
 
 namespace gpubench::suites {
 
@@ -8,6 +9,7 @@ const std::vector<const Suite*>& all() {
   static const std::vector<std::unique_ptr<Suite>> owned = [] {
     std::vector<std::unique_ptr<Suite>> v;
     v.push_back(gemm::make_suite());
+    v.push_back(memory::make_suite());
     return v;
   }();
   static const std::vector<const Suite*> view = [] {
