@@ -40,12 +40,12 @@ class MemorySuite final : public Suite {
     }
     const std::string g = fmt::format("{}", fmt::join(gpu, ",")), c = fmt::format("{}", fmt::join(cpu, ","));
     return {
-        {"quick", {{"test", g}, {"size", "0,4k,8M,1024M"}, {"peer", "0:15"}}, {{"test", c}, {"size", "0,64M"}, {"peer", "0"}}},
+        {"quick", {{"test", g}, {"size", "0,4k,8M,1024M"}, {"peer", "0:15:1"}}, {{"test", c}, {"size", "0,64M"}, {"peer", "0"}}},
         {"standard",
-         {{"test", g}, {"size", "0,4k:4096M:x4"}, {"peer", "0:15"}},
+         {{"test", g}, {"size", "0,4k:4096M:x4"}, {"peer", "0:15:1"}},
          {{"test", c}, {"size", "0,256k:256M:x4"}, {"peer", "0"}}},
         {"full",
-         {{"test", g}, {"size", "0,4k:8192M:x2"}, {"peer", "0:15"}},
+         {{"test", g}, {"size", "0,4k:8192M:x2"}, {"peer", "0:15:1"}},
          {{"test", c}, {"size", "0,16k:1024M:x2"}, {"peer", "0"}}},
     };
   }
