@@ -32,6 +32,11 @@ class LatencyCase final : public CudaCase {
   }
 
   void setup() override {
+    if (test_ == "malloc_async") {
+      int pools = 0;
+      GPUBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device().ordinal));
+      if (!pools) throw CaseSkipped("this device or driver has no stream-ordered allocator (memory pools)");
+    }
     flag_ = cuda::DeviceBuffer(sizeof(int));
     if (test_.rfind("graph_", 0) == 0) {
       // Capture one empty-kernel launch into a graph and instantiate it once.
