@@ -130,7 +130,11 @@ __global__ void fma_i32(double* out, long long iterations, unsigned long long* c
 #pragma unroll 8
   for (long long i = 0; i < iterations; ++i) {
 #pragma unroll
-    for (int k = 0; k < kFmaChainsPerThread; ++k) x[k] = x[k] * kIntA + kIntB;
+    for (int k = 0; k < kFmaChainsPerThread; ++k) {
+      // In PTX: integer arithmetic wraps, so the compiler may legally fold unrolled steps of
+      // x*a+b into one (x*a^8 + c), which would do an eighth of the counted work.
+      asm volatile("mad.lo.u32 %0, %0, %1, %2;" : "+r"(x[k]) : "r"(kIntA), "r"(kIntB));
+    }
   }
   unsigned acc = 0;
 #pragma unroll
