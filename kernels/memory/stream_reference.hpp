@@ -52,10 +52,11 @@ struct DotReference {
 };
 DotReference stream_dot_reference(std::size_t n);
 
-// CPU implementation over every OpenMP thread (static schedule; first touch in init matches it).
+// CPU implementation over every thread of HostPool::shared() (static slices; the first touch
+// in init uses the same slices).
 void host_stream_init(double* a, double* b, double* c, std::size_t n);
 // Returns the dot product for StreamOp::Dot, 0 otherwise.
 double host_stream_run(StreamOp op, double* a, double* b, double* c, std::size_t n);
-int host_threads();  // OpenMP threads a parallel region uses
+int host_threads();  // threads of the shared host pool
 
 }  // namespace gpubench::kernels

@@ -4,7 +4,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <atomic>
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include "bench/core/harness.hpp"
 #include "bench/core/plan.hpp"
@@ -12,6 +15,7 @@
 #include "fake_suite.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/memory/host_fma.hpp"
+#include "kernels/memory/host_pool.hpp"
 #include "kernels/memory/peak_reference.hpp"
 #include "kernels/memory/stream_reference.hpp"
 
@@ -199,6 +203,27 @@ TEST(MemoryReference, MmaWarpSumIsLayoutFreeSumOfA) {
     EXPECT_GT(values.size(), 8u);  // random, not constant
     EXPECT_DOUBLE_EQ(kernels::mma_warp_sum(t, 4, 100), 100.0 * kernels::kMmaAccumulators * 8 * kernels::mma_b_constant(t) * a_sum);
   }
+}
+
+TEST(MemoryReference, HostPoolRunsEveryThreadOnceAndSlicesCoverTheRange) {
+  kernels::HostPool pool(3);
+  ASSERT_EQ(pool.threads(), 3);
+  for (int round = 0; round < 200; ++round) {  // back to back, and after the workers fell asleep
+    std::vector<std::atomic<int>> calls(3);
+    pool.run([&](int t) { calls[static_cast<std::size_t>(t)]++; });
+    for (auto& c : calls) ASSERT_EQ(c.load(), 1);
+    if (round == 100) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::size_t next = 0;
+  for (int t = 0; t < 7; ++t) {
+    auto [begin, end] = kernels::HostPool::slice(1000, t, 7);
+    EXPECT_EQ(begin, next);
+    EXPECT_GE(end - begin, 142u);
+    next = end;
+  }
+  EXPECT_EQ(next, 1000u);
+  EXPECT_GE(kernels::HostPool::shared().threads(), 1);
+  EXPECT_EQ(kernels::host_threads(), kernels::usable_cpus());
 }
 
 TEST(MemoryReference, SampleIndices) {

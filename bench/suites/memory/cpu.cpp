@@ -1,13 +1,13 @@
 // CPU ceilings: host memory bandwidth over every core (the array operations of
-// stream_reference.hpp under OpenMP) and vectorized FMA peak, on one core and on all of them.
+// stream_reference.hpp on the shared host thread pool) and vectorized FMA peak, on one core and on all of them.
 #include <fmt/format.h>
-#include <omp.h>
 
 #include <cmath>
 #include <new>
 
 #include "bench/core/errors.hpp"
 #include "bench/suites/memory/memory.hpp"
+#include "kernels/memory/host_pool.hpp"
 
 namespace gpubench::suites::memory {
 namespace {
@@ -82,8 +82,8 @@ class HostBandwidthCase final : public HostCase {
 
 class HostFmaCase final : public HostCase {
  public:
-  // Steps per run: about a millisecond per core, well over an OpenMP fork/join even on large
-  // hosts (tens of microseconds), which the all-core run pays once per run.
+  // Steps per run: about a millisecond per core, well over waking and joining the pool's threads
+  // (tens of microseconds even on large hosts), which the all-core run pays once per run.
   static constexpr std::int64_t kIterations = std::int64_t{1} << 18;
 
   HostFmaCase(kernels::HostFmaType type, bool all_cores)
@@ -125,8 +125,9 @@ class HostFmaCase final : public HostCase {
       kernels::host_fma_run(type_, kIterations, out_.data());
       return;
     }
-#pragma omp parallel num_threads(threads_)
-    kernels::host_fma_run(type_, kIterations, out_.data() + static_cast<std::size_t>(omp_get_thread_num()) * stride_);
+    kernels::HostPool::shared().run([this](int t) {
+      kernels::host_fma_run(type_, kIterations, out_.data() + static_cast<std::size_t>(t) * stride_);
+    });
   }
 
   Metrics metrics() const override {
