@@ -307,6 +307,39 @@ cudaError_t launch_mma(MmaType t, double* warp_sums, std::int64_t iterations, un
   return cudaGetLastError();
 }
 
+namespace {
+int occupancy(const void* kernel, unsigned block) {
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, static_cast<int>(block), 0) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return blocks;
+}
+}  // namespace
+
+int fma_blocks_per_sm(FmaType t, unsigned block) {
+  switch (t) {
+    case FmaType::F64: return occupancy(reinterpret_cast<const void*>(&fma_f64), block);
+    case FmaType::F32: return occupancy(reinterpret_cast<const void*>(&fma_f32), block);
+    case FmaType::F16x2: return occupancy(reinterpret_cast<const void*>(&fma_f16x2), block);
+    case FmaType::BF16x2: return occupancy(reinterpret_cast<const void*>(&fma_bf16x2), block);
+    case FmaType::I32: return occupancy(reinterpret_cast<const void*>(&fma_i32), block);
+  }
+  return 0;
+}
+
+int mma_blocks_per_sm(MmaType t, unsigned block) {
+  switch (t) {
+    case MmaType::F16: return occupancy(reinterpret_cast<const void*>(&mma_kernel<MmaType::F16>), block);
+    case MmaType::BF16: return occupancy(reinterpret_cast<const void*>(&mma_kernel<MmaType::BF16>), block);
+    case MmaType::TF32: return occupancy(reinterpret_cast<const void*>(&mma_kernel<MmaType::TF32>), block);
+    case MmaType::I8: return occupancy(reinterpret_cast<const void*>(&mma_kernel<MmaType::I8>), block);
+    case MmaType::FP8: return occupancy(reinterpret_cast<const void*>(&mma_kernel<MmaType::FP8>), block);
+  }
+  return 0;
+}
+
 cudaError_t launch_empty(int* flag, cudaStream_t stream) {
   empty_kernel<<<1, 1, 0, stream>>>(flag);
   return cudaGetLastError();

@@ -19,6 +19,11 @@ cudaError_t launch_fma_chain(FmaType t, double* out, std::int64_t iterations, un
 cudaError_t launch_mma(MmaType t, double* warp_sums, std::int64_t iterations, unsigned grid, unsigned block,
                        unsigned long long* clock, cudaStream_t stream);
 
+// Blocks of `block` threads of the kernel that one SM holds at once (0 on error): the peak
+// cases launch SMs x this, one full wave, so no partial second wave dilutes the rate.
+int fma_blocks_per_sm(FmaType t, unsigned block);
+int mma_blocks_per_sm(MmaType t, unsigned block);
+
 // An empty kernel (one block of one thread); with a non-null `flag` it stores 1 there.
 cudaError_t launch_empty(int* flag, cudaStream_t stream);
 // The same kernel's entry point, for CUDA Graph kernel nodes (argument: int* flag).

@@ -81,6 +81,31 @@ cudaError_t launch_stream(StreamOp op, double* a, double* b, double* c, std::siz
   return cudaGetLastError();
 }
 
+namespace {
+int occupancy(const void* kernel) {
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kStreamBlock, 0) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return blocks;
+}
+}  // namespace
+
+int stream_blocks_per_sm(StreamOp op) {
+  switch (op) {
+    case StreamOp::Copy: return occupancy(reinterpret_cast<const void*>(&copy_kernel));
+    case StreamOp::Scale: return occupancy(reinterpret_cast<const void*>(&scale_kernel));
+    case StreamOp::Add: return occupancy(reinterpret_cast<const void*>(&add_kernel));
+    case StreamOp::Triad: return occupancy(reinterpret_cast<const void*>(&triad_kernel));
+    case StreamOp::Dot: return occupancy(reinterpret_cast<const void*>(&dot_kernel));
+    case StreamOp::Fill: return occupancy(reinterpret_cast<const void*>(&fill_kernel));
+  }
+  return 0;
+}
+
+int copy16_blocks_per_sm() { return occupancy(reinterpret_cast<const void*>(&copy16_kernel)); }
+
 cudaError_t launch_copy16(void* dst, const void* src, std::size_t bytes, unsigned grid, cudaStream_t stream) {
   if (bytes % 16 != 0 || grid == 0) return cudaErrorInvalidValue;
   copy16_kernel<<<grid, kStreamBlock, 0, stream>>>(static_cast<const uint4*>(src), static_cast<uint4*>(dst), bytes / 16);

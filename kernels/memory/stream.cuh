@@ -17,6 +17,11 @@ inline constexpr unsigned kStreamBlock = 256;
 cudaError_t launch_stream(StreamOp op, double* a, double* b, double* c, std::size_t n, double* partials, unsigned grid,
                           cudaStream_t stream);
 
+// Blocks of kStreamBlock threads of `op`'s kernel (of the copy kernel for copy16) that one SM
+// holds at once: grid = SMs x this is one full wave (0 on error).
+int stream_blocks_per_sm(StreamOp op);
+int copy16_blocks_per_sm();
+
 // dst[i] = src[i] for `bytes` bytes (a multiple of 16), read and written by the SMs.
 cudaError_t launch_copy16(void* dst, const void* src, std::size_t bytes, unsigned grid, cudaStream_t stream);
 

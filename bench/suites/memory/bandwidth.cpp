@@ -18,8 +18,11 @@ class BandwidthCase final : public CudaCase {
       : CudaCase(device), op_(op), n_(static_cast<std::size_t>(bytes) / sizeof(double)) {}
 
   void setup() override {
-    // Enough blocks of 256 threads to fill every SM (2048 resident threads each) once.
-    grid_ = static_cast<unsigned>(std::max(1, device().sm_count) * 8);
+    // One full wave of grid-stride blocks: every SM holds all of its blocks at once, so none
+    // waits for a second turn while the others finish.
+    const int per_sm = kernels::stream_blocks_per_sm(op_);
+    if (per_sm <= 0) throw cuda::CudaError("cudaOccupancyMaxActiveBlocksPerMultiprocessor failed for the stream kernel");
+    grid_ = static_cast<unsigned>(std::max(1, device().sm_count) * per_sm);
     const std::size_t bytes = n_ * sizeof(double);
     a_ = cuda::DeviceBuffer(bytes);
     b_ = cuda::DeviceBuffer(bytes);

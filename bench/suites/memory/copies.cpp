@@ -51,7 +51,7 @@ class CopyCase final : public CudaCase {
     }
     if (up_ && down_) second_ = std::make_unique<cuda::Stream>();
     if (sm_) mapped_ = device_view(up_ ? host_up_ : host_down_);  // looked up once, outside the timed runs
-    grid_ = static_cast<unsigned>(std::max(1, device().sm_count) * 8);
+    grid_ = static_cast<unsigned>(std::max(1, device().sm_count) * std::max(1, kernels::copy16_blocks_per_sm()));
   }
 
   Verification verify() override {

@@ -36,10 +36,12 @@ class PeakCase final : public CudaCase {
   }
 
   void setup() override {
-    // FMA: 2048 resident threads per SM (8 blocks); mma: 1024 (4 blocks of 8 warps), enough
-    // warps per SM sub-partition to keep the Tensor Cores issuing.
+    // One full wave: as many blocks as every SM holds at once (registers and thread limits
+    // differ per GPU and kernel), so no partial second wave dilutes the rate.
     const int sms = std::max(1, device().sm_count);
-    grid_ = static_cast<unsigned>(sms * (mma_ ? 4 : 8));
+    const int per_sm = mma_ ? kernels::mma_blocks_per_sm(*mma_, kBlock) : kernels::fma_blocks_per_sm(*fma_, kBlock);
+    if (per_sm <= 0) throw cuda::CudaError("cudaOccupancyMaxActiveBlocksPerMultiprocessor failed for " + test_);
+    grid_ = static_cast<unsigned>(sms * per_sm);
     threads_ = static_cast<std::int64_t>(grid_) * kBlock;
     const std::size_t outputs = static_cast<std::size_t>(mma_ ? threads_ / 32 : threads_);
     out_ = cuda::DeviceBuffer(outputs * sizeof(double));
