@@ -32,6 +32,24 @@ step gemm-paths run --device "$device" --suite gemm --axis m=64,200 --axis dtype
 # Non-square problem with sampled verification (m*n > 1024) and the cold-L2 path.
 step gemm-cold run --device "$device" --suite gemm --axis m=1536 --axis n=512 --axis k=256 --axis dtype=bf16,fp32 \
   --cold --min-time 0.05 --out "$out/gemm-cold.json"
+# memory: every GPU path of the ceilings suite at small sizes (each verifies its answer).
+step memory-bandwidth run --device "$device" --suite memory --axis test=copy,scale,add,triad,dot,fill \
+  --axis size=1M,4000016 --min-time 0.05 --out "$out/memory-bandwidth.json"
+step memory-copies run --device "$device" --suite memory \
+  --axis test=h2d_pinned,h2d_pageable,d2h_pinned,d2h_pageable,bidir_pinned,bidir_pageable,d2d,h2d_sm,d2h_sm \
+  --axis size=4k,1000,8M --min-time 0.05 --out "$out/memory-copies.json"
+# Peer copies run where there are two GPUs or more (none planned otherwise).
+step memory-peer run --device cuda --suite memory --axis test=p2p,p2p_noaccess,p2p_bidir --axis size=4k,8M \
+  --min-time 0.05 --out "$out/memory-peer.json"
+# fp8 is skipped with a reason below sm_89.
+step memory-peak run --device "$device" --suite memory \
+  --axis test=fma_fp64,fma_fp32,fma_fp16x2,fma_bf16x2,fma_int32,mma_fp16,mma_bf16,mma_tf32,mma_int8,mma_fp8 \
+  --min-time 0.05 --out "$out/memory-peak.json"
+step memory-overheads run --device "$device" --suite memory \
+  --axis test=launch,launch_queue,graph_launch,graph_queue,sync,malloc,malloc_async --axis size=0,4k,64M \
+  --min-time 0.05 --out "$out/memory-overheads.json"
+step memory-cold run --device "$device" --suite memory --axis test=triad,launch --axis size=0,64M --cold \
+  --min-time 0.05 --out "$out/memory-cold.json"
 # The quick preset, as scripts/run.sh runs it.
 step quick run --device "$device" --preset quick --out "$out/quick.json"
 for f in "$out"/*.json; do "$gpubench" report "$f" --output "${f%.json}.md" || fail=1; done

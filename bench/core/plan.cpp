@@ -152,6 +152,7 @@ std::vector<PlannedCase> make_plan(const std::vector<const Suite*>& all, const P
       std::vector<AxisValue> scratch(values.size());
       cartesian(values, 0, scratch, points);
       for (Point& p : points) {
+        if (!suite->applies(device, p)) continue;
         PlannedCase c{suite, device, std::move(p), std::nullopt};
         if (!matches_filter(c.name(), req.filter)) continue;
         c.skip_reason = suite->unsupported(device, c.point);

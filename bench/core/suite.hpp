@@ -49,6 +49,15 @@ class Suite {
   virtual std::vector<Preset> presets() const = 0;
   // Why this point cannot run on this device (unsupported dtype, too old a GPU), or nullopt.
   virtual std::optional<std::string> unsupported(const DeviceInfo& device, const Point& point) const = 0;
+  // Whether this point exists at all for this device. A suite whose axes do not all apply to
+  // every benchmark (a size axis that only some of them read) returns false for the
+  // combinations that mean nothing; the planner drops them silently instead of listing them as
+  // skipped. Default: every point applies.
+  virtual bool applies(const DeviceInfo& device, const Point& point) const {
+    (void)device;
+    (void)point;
+    return true;
+  }
   // Called only for supported points. Constructing a case allocates nothing large: that is
   // setup()'s job, where an out-of-memory becomes a skipped case.
   virtual std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const = 0;

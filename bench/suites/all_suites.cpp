@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "bench/suites/gemm/gemm.hpp"
+#include "bench/suites/memory/memory.hpp"
 #include "bench/suites/selftest/selftest.hpp"
 
 namespace gpubench::suites {
@@ -12,6 +13,7 @@ const std::vector<const Suite*>& all() {
   static const std::vector<std::unique_ptr<Suite>> owned = [] {
     std::vector<std::unique_ptr<Suite>> v;
     v.push_back(gemm::make_suite());
+    v.push_back(memory::make_suite());
     const char* selftest_env = std::getenv("GPUBENCH_ENABLE_SELFTEST");
     if (selftest_env && std::strcmp(selftest_env, "1") == 0) v.push_back(selftest::make_suite());
     return v;

@@ -44,7 +44,7 @@ struct Cli : ::testing::Test {
   Output gpubench(const std::string& args) { return sh(fmt::format("{} {}", GPUBENCH_BINARY, args)); }
   // A short CPU run: two small GEMMs.
   Output quick_cpu_run(const fs::path& out, const std::string& extra = "") {
-    return gpubench(fmt::format("run --device cpu --axis m=48,64 --axis dtype=fp32 --min-time 0.02 --warmup 0.005 "
+    return gpubench(fmt::format("run --device cpu --suite gemm --axis m=48,64 --axis dtype=fp32 --min-time 0.02 --warmup 0.005 "
                                 "--min-samples 3 -q -o {} {}",
                                 out.string(), extra));
   }
@@ -85,7 +85,8 @@ TEST_F(Cli, NoGpuLineAndCpuCasesByDefault) {
   if (list.err.find("no CUDA device:") == std::string::npos) GTEST_SKIP() << "a CUDA device is present";
   EXPECT_NE(list.err.find("; GPU cases skipped"), std::string::npos);
   EXPECT_NE(list.out.find("gemm/m=256/n=256/k=256/dtype=fp32/cpu"), std::string::npos);
-  EXPECT_EQ(count_lines(list.out), 4);
+  EXPECT_NE(list.out.find("memory/test=triad/size=67108864/peer=0/cpu"), std::string::npos);
+  EXPECT_EQ(count_lines(list.out), 4 + 10);  // gemm: 4 quick CPU cases; memory: 6 bandwidth + 4 FMA
   // Asking for a GPU explicitly on a machine without one fails, with the same line.
   Output run = gpubench("run --device cuda -q -o " + (dir / "x.json").string());
   EXPECT_EQ(run.code, 1);
@@ -110,7 +111,7 @@ TEST_F(Cli, BadInputIsOneLineAndExitTwo) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"frobnicate", "unknown command 'frobnicate'"},
       {"run --bogus", "unrecognised option '--bogus'"},
-      {"run --suite nope", "--suite 'nope': unknown suite (available: gemm)"},
+      {"run --suite nope", "--suite 'nope': unknown suite (available: gemm, memory)"},
       {"run --axis q=1", "unknown axis 'q'"},
       {"run --axis m=abc", "'abc' is not an integer"},
       {"run --axis m=", "empty value list"},

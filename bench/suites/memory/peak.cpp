@@ -1,0 +1,117 @@
+// GPU arithmetic peak: FMA chains per precision and mma.sync loops per Tensor Core type
+// (kernels/memory/peak.cu). TFLOP/s against the datasheet; the SM clock the kernel measured
+// goes to the summary, which scales the datasheet figure to it.
+#include <cmath>
+
+#include "bench/core/cuda_case.hpp"
+#include "bench/suites/memory/cuda_util.hpp"
+#include "kernels/memory/peak.cuh"
+
+namespace gpubench::suites::memory {
+namespace {
+
+using kernels::FmaType;
+using kernels::MmaType;
+
+// Steps per thread (FMA) or per accumulator (mma) in one launch: about a millisecond on a
+// large GPU, and small enough that the mma check stays exact in fp32 (see peak_reference.hpp).
+constexpr std::int64_t kIterations = 4096;
+constexpr unsigned kBlock = 256;
+
+std::string peak_key_of(const std::string& test) {
+  if (test == "fma_fp64") return "fp64";
+  if (test == "fma_fp32") return "fp32";
+  if (test.rfind("mma_", 0) == 0) return test.substr(4) + "_tensor";
+  return "";  // fp16x2, bf16x2, int32: no datasheet figure for the non-tensor paths
+}
+
+class PeakCase final : public CudaCase {
+ public:
+  PeakCase(const DeviceInfo& device, std::string test, std::shared_ptr<Observations> observations)
+      : CudaCase(device), test_(std::move(test)), observations_(std::move(observations)) {
+    const std::string dtype = test_.substr(4);
+    if (test_.rfind("mma_", 0) == 0) mma_ = kernels::parse_mma_type(dtype);
+    else fma_ = kernels::parse_fma_type(dtype);
+    if (!mma_ && !fma_) throw std::logic_error("memory: unknown peak test " + test_);
+  }
+
+  void setup() override {
+    // One full wave: as many blocks as every SM holds at once (registers and thread limits
+    // differ per GPU and kernel), so no partial second wave dilutes the rate.
+    const int sms = std::max(1, device().sm_count);
+    const int per_sm = mma_ ? kernels::mma_blocks_per_sm(*mma_, kBlock) : kernels::fma_blocks_per_sm(*fma_, kBlock);
+    if (per_sm <= 0) throw cuda::CudaError("cudaOccupancyMaxActiveBlocksPerMultiprocessor failed for " + test_);
+    grid_ = static_cast<unsigned>(sms * per_sm);
+    threads_ = static_cast<std::int64_t>(grid_) * kBlock;
+    const std::size_t outputs = static_cast<std::size_t>(mma_ ? threads_ / 32 : threads_);
+    out_ = cuda::DeviceBuffer(outputs * sizeof(double));
+    clock_ = cuda::DeviceBuffer(2 * sizeof(unsigned long long));
+  }
+
+  Verification verify() override {
+    for (int i = 0; i < 5; ++i) launch(nullptr);  // let the clocks ramp up before the clock reading
+    launch(clock_.as<unsigned long long>());
+    synchronize();
+    unsigned long long clk[2] = {0, 0};
+    GPUBENCH_CUDA_CHECK(cudaMemcpy(clk, clock_.get(), sizeof clk, cudaMemcpyDeviceToHost));
+    if (clk[1] > 0) observations_->record_clock(device().id(), test_, static_cast<double>(clk[0]) / clk[1] * 1e3);
+
+    Verification v;
+    v.passed = true;
+    const std::int64_t outputs = mma_ ? threads_ / 32 : threads_;
+    v.method = mma_ ? "sum of D over sampled warps vs iterations * accumulators * N * r * sum(A)"
+                    : "sampled threads' chain results vs a scalar CPU chain";
+    for (std::size_t i : sample_indices(static_cast<std::size_t>(outputs), 256)) {
+      double got = 0;
+      GPUBENCH_CUDA_CHECK(cudaMemcpy(&got, out_.as<double>() + i, sizeof got, cudaMemcpyDeviceToHost));
+      const auto idx = static_cast<std::int64_t>(i);
+      const double want = mma_ ? kernels::mma_warp_sum(*mma_, idx, kIterations) : kernels::fma_reference(*fma_, idx, kIterations);
+      // The mma sums are exact in fp32 (peak_reference.hpp); fp8 gets room for Tensor Cores that
+      // accumulate fp8 products with fewer mantissa bits than fp32.
+      const double mma_tol = mma_ == MmaType::FP8 ? 2e-2 : 1e-6;
+      const double tol = (mma_ ? mma_tol : kernels::fma_tolerance(*fma_)) * std::max(1.0, std::fabs(want));
+      const double err = tol > 0 ? std::fabs(got - want) / tol : (got == want ? 0.0 : 2.0);
+      v.max_error = std::max(v.max_error, err);
+      ++v.checked;
+      if (!(err <= 1.0) && v.passed) {
+        v.passed = false;
+        v.detail = fmt::format("{} {} = {}, expected {}", mma_ ? "warp" : "thread", i, got, want);
+      }
+    }
+    return v;
+  }
+
+  void run() override { launch(nullptr); }
+
+  Metrics metrics() const override {
+    const double flops = mma_ ? kernels::mma_flops(*mma_, threads_ / 32, kIterations)
+                              : kernels::fma_flops(*fma_, threads_, kIterations);
+    return {flops, 0, peak_key_of(test_)};
+  }
+
+ private:
+  void launch(unsigned long long* clock) {
+    if (mma_) {
+      GPUBENCH_CUDA_CHECK(kernels::launch_mma(*mma_, out_.as<double>(), kIterations, grid_, kBlock, clock, stream()));
+    } else {
+      GPUBENCH_CUDA_CHECK(kernels::launch_fma_chain(*fma_, out_.as<double>(), kIterations, grid_, kBlock, clock, stream()));
+    }
+  }
+
+  std::string test_;
+  std::shared_ptr<Observations> observations_;
+  std::optional<FmaType> fma_;
+  std::optional<MmaType> mma_;
+  unsigned grid_ = 1;
+  std::int64_t threads_ = 0;
+  cuda::DeviceBuffer out_, clock_;
+};
+
+}  // namespace
+
+std::unique_ptr<Case> make_peak_case(const DeviceInfo& device, const std::string& test,
+                                     std::shared_ptr<Observations> observations) {
+  return std::make_unique<PeakCase>(device, test, std::move(observations));
+}
+
+}  // namespace gpubench::suites::memory

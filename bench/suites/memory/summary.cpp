@@ -1,0 +1,121 @@
+// The ceilings summary: per device, the best measured figure of each kind, for rooflines and
+// "% of measured ceiling" in reports. Shape documented in docs/results-format.md.
+#include <fmt/format.h>
+
+#include "bench/suites/memory/memory.hpp"
+
+namespace gpubench::suites::memory {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// "fp32" for fma_fp32, "fp32_core" for fma_fp32_core, "fp16_tensor" for mma_fp16.
+std::string peak_label(const std::string& test) {
+  if (test.rfind("mma_", 0) == 0) return test.substr(4) + "_tensor";
+  return test.substr(4);
+}
+
+double number(const Json& j, const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0; }
+
+// Keeps `candidate` in `slot` when its `key` is larger.
+void keep_best(Json& slot, const Json& candidate, const char* key) {
+  if (!slot.is_object() || number(candidate, key) > number(slot, key)) slot = candidate;
+}
+
+}  // namespace
+
+Json summarize(const std::vector<Json>& entries, const Observations& observations) {
+  std::lock_guard lock(observations.mutex);
+  Json devices = Json::object();
+  // Largest size measured per device among bandwidth tests: its best rate is the DRAM plateau.
+  std::map<std::string, std::int64_t> largest;
+  for (const Json& e : entries) {
+    const Json& g = e["gpubench"];
+    if (e.value("run_type", "") != "iteration" || g.value("status", "") != "ok") continue;
+    const TestInfo* t = find_test(g["axes"].value("test", ""));
+    if (t && t->group == Group::Bandwidth) {
+      auto& l = largest[g.value("device", "")];
+      l = std::max<std::int64_t>(l, g["axes"].value("size", std::int64_t{0}));
+    }
+  }
+  for (const Json& e : entries) {
+    const Json& g = e["gpubench"];
+    if (e.value("run_type", "") != "iteration" || g.value("status", "") != "ok" || !g.contains("metrics")) continue;
+    const std::string test = g["axes"].value("test", "");
+    const TestInfo* t = find_test(test);
+    if (t == nullptr) continue;
+    const std::string dev = g.value("device", "");
+    const std::int64_t size = g["axes"].value("size", std::int64_t{0});
+    const Json& m = g["metrics"];
+    const double mean_s = g.contains("measurement") ? number(g["measurement"], "mean_s") : 0.0;
+    Json& d = devices[dev];
+    if (!d.contains("device_name")) d["device_name"] = g.value("device_name", "");
+
+    switch (t->group) {
+      case Group::Bandwidth: {
+        Json c{{"gbps", number(m, "gbps")}, {"test", test}, {"size", size}};
+        if (m.contains("pct_of_peak")) c["pct_of_peak"] = m["pct_of_peak"];
+        if (size == largest[dev]) keep_best(d["memory_bandwidth"], c, "gbps");
+        keep_best(d["best_bandwidth_any_size"], c, "gbps");
+        break;
+      }
+      case Group::Copy:
+      case Group::Peer: {
+        Json& slot = t->group == Group::Copy ? d["copies"][test]
+                                             : d["peer"][fmt::format("cuda:{}", g["axes"].value("peer", 0))][test];
+        const double gbps = number(m, "gbps");
+        if (!slot.contains("best_gbps") || gbps > number(slot, "best_gbps")) {
+          slot["best_gbps"] = gbps;
+          slot["best_size"] = size;
+        }
+        // Latency: the time of one transfer at the smallest size measured.
+        if (!slot.contains("latency_size") || size < slot["latency_size"].get<std::int64_t>() ||
+            (size == slot["latency_size"].get<std::int64_t>() && mean_s * 1e6 < number(slot, "latency_us"))) {
+          slot["latency_us"] = mean_s * 1e6;
+          slot["latency_size"] = size;
+        }
+        if (test == "h2d_pinned" || test == "d2h_pinned") {
+          const std::string key = test + "_gbps";
+          if (gbps > number(d, key.c_str())) d[key] = gbps;
+        }
+        break;
+      }
+      case Group::Peak: {
+        Json c{{"tflops", number(m, "tflops")}, {"test", test}};
+        if (m.contains("peak_key")) c["peak_key"] = m["peak_key"];
+        if (m.contains("pct_of_peak")) {
+          c["pct_of_peak"] = m["pct_of_peak"];
+          auto clock = observations.sm_clock_mhz.find(dev + "/" + test);
+          auto info = observations.devices.find(dev);
+          if (clock != observations.sm_clock_mhz.end() && clock->second > 0 && info != observations.devices.end() &&
+              info->second.max_sm_clock_mhz > 0) {
+            // The datasheet figure assumes the maximum boost clock; scale it to the clock measured.
+            c["sm_clock_mhz"] = clock->second;
+            c["max_sm_clock_mhz"] = info->second.max_sm_clock_mhz;
+            c["pct_of_clock_scaled_peak"] =
+                m["pct_of_peak"].get<double>() * info->second.max_sm_clock_mhz / clock->second;
+          }
+        }
+        keep_best(d["peak"][peak_label(test)], c, "tflops");
+        break;
+      }
+      case Group::Latency: {
+        const double us = mean_s * 1e6;
+        if (t->sized) {
+          Json& slot = d["overheads_us"][test][std::to_string(size)];
+          if (!slot.is_number() || us < slot.get<double>()) slot = us;
+        } else {
+          Json& slot = d["overheads_us"][test];
+          if (!slot.is_number() || us < slot.get<double>()) slot = us;
+          if (test == "launch") d["launch_latency_us"] = slot;
+        }
+        break;
+      }
+    }
+  }
+  if (devices.empty()) return Json::object();
+  return {{"units", "GB/s and TFLOP/s (TOP/s for integer tests) in decimal units; times in microseconds"},
+          {"devices", std::move(devices)}};
+}
+
+}  // namespace gpubench::suites::memory

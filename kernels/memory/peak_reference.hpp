@@ -1,0 +1,62 @@
+#pragma once
+// GPU arithmetic peak kernels (peak.cu) and their plain C++ references and accounting.
+//
+// FMA chains: every thread runs kFmaChains independent chains x = x * a + b for `iterations`
+// steps (independent so the FMA latency is covered; no memory traffic inside the loop) and
+// writes one double combining its chains' final values. FLOP per step and chain: 2 for fp64,
+// fp32 and int32 (an integer multiply-add counts as 2 operations), 4 for the packed fp16x2 and
+// bf16x2 (two lanes).
+//   FLOP per launch = threads * kFmaChains * iterations * flop_per_step
+// Start values lie in [0.5, 1) and a, b keep x there, so x*a+b is exact in float before the one
+// rounding to the 16-bit type: the reference reproduces the GPU's fused result bit for bit.
+//
+// mma.sync: every warp holds one A fragment of random values k/8 (k in -8..8: exact in fp16,
+// bf16, tf32, fp8 e4m3; int8 uses k itself), a B fragment whose every element is the constant
+// r, and kMmaAccumulators independent accumulators, each updated by `iterations` mma.sync with
+// D = A*B + D. Then every element D[i][j] = iterations * r * sum_k A[i][k], so the sum of D over
+// a warp is iterations * kMmaAccumulators * N * r * sum(A over the warp), whatever the
+// fragment layouts are: the check needs only which values a warp's lanes hold, and the values
+// stay exact in fp32 for the iteration counts used.
+//   FLOP per mma = 2 * M * N * K;  FLOP per launch = warps * kMmaAccumulators * iterations * that
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace gpubench::kernels {
+
+enum class FmaType { F64, F32, F16x2, BF16x2, I32 };
+enum class MmaType { F16, BF16, TF32, I8, FP8 };
+
+inline constexpr int kFmaChains = 8;
+inline constexpr int kMmaAccumulators = 4;
+
+std::optional<FmaType> parse_fma_type(const std::string& dtype);  // fp64 fp32 fp16x2 bf16x2 int32
+std::optional<MmaType> parse_mma_type(const std::string& dtype);  // fp16 bf16 tf32 int8 fp8
+
+// FLOP (or integer operations) per chain step.
+int fma_flop_per_step(FmaType t);
+double fma_flops(FmaType t, std::int64_t threads, std::int64_t iterations);
+// Chain start value for thread t, chain k (one lane; packed types use lane 0 and 1 of the pair).
+double fma_start(std::int64_t thread, int chain, int lane);
+// The double a thread writes: the sum of its chains' (and lanes') final values (int32: the
+// XOR of the chains' final values, as an unsigned integer).
+double fma_reference(FmaType t, std::int64_t thread, std::int64_t iterations);
+// Largest acceptable |got - expected| for a value near 1 (0 where the result is exact).
+double fma_tolerance(FmaType t);
+
+struct MmaShape {
+  int m, n, k;
+  int a_elements_per_lane;  // A values each lane holds
+};
+MmaShape mma_shape(MmaType t);
+double mma_flops(MmaType t, std::int64_t warps, std::int64_t iterations);
+// Value of A element e of lane `lane` in warp `warp` (k/8, or k for int8).
+double mma_a_value(MmaType t, std::int64_t warp, int lane, int e);
+double mma_b_constant(MmaType t);  // r
+// Expected sum of D over warp `warp`.
+double mma_warp_sum(MmaType t, std::int64_t warp, std::int64_t iterations);
+// Device compute capability needed (major*10+minor).
+int mma_min_arch(MmaType t);
+
+}  // namespace gpubench::kernels
