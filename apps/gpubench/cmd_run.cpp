@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <sstream>
 
 #include "apps/gpubench/commands.hpp"
 #include "apps/gpubench/options.hpp"
@@ -35,14 +36,15 @@ double positive(double v, const char* name) {
 
 }  // namespace
 
-int cmd_run(const std::vector<std::string>& all_args) {
+RunOptions parse_run_options(const std::vector<std::string>& all_args) {
   std::vector<std::string> args, bench_args;
   for (const std::string& a : all_args) (a.rfind("--benchmark_", 0) == 0 ? bench_args : args).push_back(a);
 
-  SelectionOptions sel;
-  MeasureOptions m;
+  RunOptions o;
+  SelectionOptions& sel = o.selection;
+  MeasureOptions& m = o.measure;
   double max_noise_pct = m.max_noise * 100;
-  std::string out, spec_sheet;
+  std::string &out = o.out, &spec_sheet = o.spec_sheet;
   po::options_description desc(kRunUsage);
   add_selection_options(desc, sel);
   desc.add_options()
@@ -60,8 +62,11 @@ int cmd_run(const std::vector<std::string>& all_args) {
       ("help,h", "show this help");
   po::variables_map vm = parse_or_throw(args, desc);
   if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
+    std::ostringstream text;
+    text << desc;
+    o.help = true;
+    o.help_text = text.str();
+    return o;
   }
   positive(m.min_time_s, "min-time");
   positive(m.warmup_s, "warmup");
@@ -69,11 +74,26 @@ int cmd_run(const std::vector<std::string>& all_args) {
   if (m.min_samples < 2) throw UsageError("--min-samples: at least 2 samples are needed to measure noise");
   m.max_noise = positive(max_noise_pct, "max-noise") / 100;
 
+  o.benchmark = parse_benchmark_flags(bench_args);
+  if (o.benchmark.min_time_s) m.min_time_s = *o.benchmark.min_time_s;
+  o.quiet = vm["quiet"].as<bool>();
+  return o;
+}
+
+int cmd_run(const std::vector<std::string>& all_args) {
+  const RunOptions o = parse_run_options(all_args);
+  if (o.help) {
+    std::cout << o.help_text << "\n";
+    return 0;
+  }
+  const SelectionOptions& sel = o.selection;
+  const MeasureOptions& m = o.measure;
+  const std::string &out = o.out, &spec_sheet = o.spec_sheet;
+
   HarnessOptions h;
-  h.benchmark = parse_benchmark_flags(bench_args);
-  if (h.benchmark.min_time_s) m.min_time_s = *h.benchmark.min_time_s;
+  h.benchmark = o.benchmark;
   h.measure = m;
-  h.quiet = vm["quiet"].as<bool>();
+  h.quiet = o.quiet;
   const reports::SpecSheet specs = spec_sheet.empty() ? reports::SpecSheet::builtin() : reports::SpecSheet::from_file(spec_sheet);
   h.peak = [&specs](const std::string& device, const std::string& key) { return specs.peak(device, key); };
 
