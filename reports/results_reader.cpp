@@ -49,7 +49,7 @@ std::string load_text(const std::filesystem::path& path) {
 ordered parse_json(std::string_view text, const std::filesystem::path& path) {
   try {
     return ordered::parse(text);
-  } catch (const ordered::parse_error& e) {
+  } catch (const ordered::exception& e) {  // parse_error, and out_of_range for a number too large (1e999)
     fail(path, fmt::format("not valid JSON ({})", one_line_parse_message(e.what())));
   }
 }
