@@ -2,6 +2,7 @@
 #include "reports/results_reader.hpp"
 
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include <fmt/format.h>
@@ -36,14 +37,19 @@ std::string one_line_parse_message(const std::string& what) {
   return msg;
 }
 
-ordered load_json(const std::filesystem::path& path) {
+// Reads the whole file; parsing happens in read_results_text.
+std::string load_text(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) fail(path, "cannot open (it is a directory)");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, "cannot open");
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+ordered parse_json(std::string_view text, const std::filesystem::path& path) {
   try {
-    return ordered::parse(in);
-  } catch (const ordered::parse_error& e) {
+    return ordered::parse(text);
+  } catch (const ordered::exception& e) {  // parse_error, and out_of_range for a number too large (1e999)
     fail(path, fmt::format("not valid JSON ({})", one_line_parse_message(e.what())));
   }
 }
@@ -170,8 +176,10 @@ std::string ResultsFile::host() const {
   return it->get<std::string>();
 }
 
-ResultsFile read_results(const std::filesystem::path& path) {
-  ordered doc = load_json(path);
+ResultsFile read_results(const std::filesystem::path& path) { return read_results_text(load_text(path), path); }
+
+ResultsFile read_results_text(std::string_view text, const std::filesystem::path& path) {
+  ordered doc = parse_json(text, path);
   check_gpubench_context(path, doc);
 
   ResultsFile file;

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,5 +38,9 @@ struct ResultsFile {
 // Throws gpubench::UsageError with one line naming the file and what is wrong with it
 // (missing, not JSON, not a gpubench results file, unsupported schema version).
 ResultsFile read_results(const std::filesystem::path& path);
+
+// The same for a file's contents already in memory; `origin` stands for the file in the
+// result's path and in error messages. read_results reads the file and calls this.
+ResultsFile read_results_text(std::string_view text, const std::filesystem::path& origin);
 
 }  // namespace gpubench::reports

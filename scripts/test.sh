@@ -8,3 +8,8 @@ ensure_packages "${GPUBENCH_BUILD_PACKAGES[@]}" "${GPUBENCH_TEST_PACKAGES[@]}"
 build=$(build_preset "${GPUBENCH_PRESET:-ci}" -DGPUBENCH_BUILD_TESTS=ON)
 cd "$GPUBENCH_ROOT"
 ctest --test-dir "$build" --output-on-failure -j "${GPUBENCH_JOBS:-$(nproc)}"
+
+# In CI, also fuzz the parsers for a bounded time (scripts/fuzz.sh; about a minute per target).
+if [ "${CI:-}" = "true" ]; then
+  "$GPUBENCH_ROOT/scripts/fuzz.sh"
+fi

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <iostream>
+#include <sstream>
 
 #include "apps/gpubench/commands.hpp"
 #include "apps/gpubench/options.hpp"
@@ -37,9 +38,10 @@ void describe_suites(const std::vector<const Suite*>& suites) {
 
 }  // namespace
 
-int cmd_list(const std::vector<std::string>& args) {
-  SelectionOptions sel;
-  std::string filter;
+ListOptions parse_list_options(const std::vector<std::string>& args) {
+  ListOptions o;
+  SelectionOptions& sel = o.selection;
+  std::string& filter = o.filter;
   po::options_description desc(
       "Usage: gpubench list [options]\n\nPrints the cases `gpubench run` would execute with the same options "
       "(name, then axis values; skipped cases with the reason), without running them.\n\nOptions");
@@ -50,11 +52,26 @@ int cmd_list(const std::vector<std::string>& args) {
       ("help,h", "show this help");
   po::variables_map vm = parse_or_throw(args, desc);
   if (vm.count("help")) {
-    std::cout << desc << "\n";
+    std::ostringstream text;
+    text << desc;
+    o.help = true;
+    o.help_text = text.str();
+    return o;
+  }
+  o.axes = vm.count("axes") > 0;
+  return o;
+}
+
+int cmd_list(const std::vector<std::string>& args) {
+  const ListOptions o = parse_list_options(args);
+  if (o.help) {
+    std::cout << o.help_text << "\n";
     return 0;
   }
+  const SelectionOptions& sel = o.selection;
+  const std::string& filter = o.filter;
   const PlanRequest request = to_plan_request(sel, filter);
-  if (vm.count("axes")) {
+  if (o.axes) {
     describe_suites(select_suites(suites::all(), request.suites));
     return 0;
   }

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <sstream>
 
 #include "apps/gpubench/commands.hpp"
 #include "apps/gpubench/options.hpp"
@@ -11,9 +12,10 @@
 
 namespace gpubench::app {
 
-int cmd_report(const std::vector<std::string>& args) {
-  std::vector<std::string> files;
-  std::string out, spec_sheet, format = "markdown";
+ReportOptions parse_report_options(const std::vector<std::string>& args) {
+  ReportOptions o;
+  std::vector<std::string>& files = o.files;
+  std::string &out = o.out, &spec_sheet = o.spec_sheet, &format = o.format;
   po::options_description desc(
       "Usage: gpubench report [options] RESULTS.json...\n\nWrites a Markdown report of one or more results files: "
       "one table per suite with device, axis values, time, rate, % of datasheet peak and noise.\n\nOptions");
@@ -30,11 +32,25 @@ int cmd_report(const std::vector<std::string>& args) {
   pos.add("files", -1);
   po::variables_map vm = parse_or_throw(args, all, &pos);
   if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
+    std::ostringstream text;
+    text << desc;
+    o.help = true;
+    o.help_text = text.str();
+    return o;
   }
   if (format != "markdown") throw UsageError(fmt::format("--format '{}': accepted formats are: markdown", format));
   if (files.empty()) throw UsageError("report: no results file given (usage: gpubench report RESULTS.json...)");
+  return o;
+}
+
+int cmd_report(const std::vector<std::string>& args) {
+  const ReportOptions o = parse_report_options(args);
+  if (o.help) {
+    std::cout << o.help_text << "\n";
+    return 0;
+  }
+  const std::vector<std::string>& files = o.files;
+  const std::string &out = o.out, &spec_sheet = o.spec_sheet;
   if (!out.empty()) check_output_path(out);
 
   std::vector<reports::ResultsFile> loaded;

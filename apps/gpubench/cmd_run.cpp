@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <sstream>
 
 #include "apps/gpubench/commands.hpp"
 #include "apps/gpubench/options.hpp"
@@ -40,16 +41,16 @@ double positive(double v, const char* name) {
 
 }  // namespace
 
-int cmd_run(const std::vector<std::string>& all_args) {
+RunOptions parse_run_options(const std::vector<std::string>& all_args) {
   std::vector<std::string> args, bench_args;
   for (const std::string& a : all_args) (a.rfind("--benchmark_", 0) == 0 ? bench_args : args).push_back(a);
 
-  SelectionOptions sel;
-  MeasureOptions m;
+  RunOptions o;
+  SelectionOptions& sel = o.selection;
+  MeasureOptions& m = o.measure;
   double max_noise_pct = m.max_noise * 100;
-  std::string out, spec_sheet, isolated_out, profile = "nvtx";
-  double case_timeout = 0;
-  long isolated_case = -1;
+  std::string &out = o.out, &spec_sheet = o.spec_sheet;
+  std::string profile = "nvtx";
   po::options_description desc(kRunUsage);
   add_selection_options(desc, sel);
   desc.add_options()
@@ -65,9 +66,10 @@ int cmd_run(const std::vector<std::string>& all_args) {
       ("profile", po::value(&profile)->default_value(profile),
        "instruments observing every case: a comma list of nvtx (NVTX ranges for Nsight Systems), or none")
       ("spec-sheet", po::value(&spec_sheet), "GPU spec sheet JSON replacing the built-in data/gpus.json")
-      ("exclusive", po::bool_switch(), "refuse to run when another process computes on a selected GPU")
-      ("isolate", po::bool_switch(), "run every case in its own process: a crash or a sticky CUDA error fails only that case")
-      ("case-timeout", po::value(&case_timeout),
+      ("exclusive", po::bool_switch(&o.exclusive), "refuse to run when another process computes on a selected GPU")
+      ("isolate", po::bool_switch(&o.isolate),
+       "run every case in its own process: a crash or a sticky CUDA error fails only that case")
+      ("case-timeout", po::value(&o.case_timeout_s),
        "seconds a case may take (setup, verification and timing) before it is killed and recorded as failed; "
        "implies --isolate")
       ("quiet,q", po::bool_switch(), "no progress on stderr")
@@ -75,42 +77,63 @@ int cmd_run(const std::vector<std::string>& all_args) {
   // Used by --isolate to start one case in a child process; not for people.
   po::options_description internal;
   internal.add_options()
-      ("isolated-case", po::value(&isolated_case))
-      ("isolated-out", po::value(&isolated_out));
+      ("isolated-case", po::value(&o.isolated_case))
+      ("isolated-out", po::value(&o.isolated_out));
   po::options_description all;
   all.add(desc).add(internal);
   po::variables_map vm = parse_or_throw(args, all);
   if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
+    std::ostringstream text;
+    text << desc;
+    o.help = true;
+    o.help_text = text.str();
+    return o;
   }
   positive(m.min_time_s, "min-time");
   positive(m.warmup_s, "warmup");
   positive(m.batch_s, "batch-time");
   if (m.min_samples < 2) throw UsageError("--min-samples: at least 2 samples are needed to measure noise");
   m.max_noise = positive(max_noise_pct, "max-noise") / 100;
-  if (vm.count("case-timeout")) positive(case_timeout, "case-timeout");
-  const bool isolate = isolated_case < 0 && (vm["isolate"].as<bool>() || case_timeout > 0);
-
-  HarnessOptions h;
-  std::vector<std::unique_ptr<Instrument>> instruments;
+  if (vm.count("case-timeout")) positive(o.case_timeout_s, "case-timeout");
+  o.isolate = o.isolated_case < 0 && (o.isolate || o.case_timeout_s > 0);
   for (const std::string& name : split_list(profile, "--profile")) {
     if (name == "none") continue;
     if (name != "nvtx") throw UsageError(fmt::format("--profile '{}': unknown instrument (accepted: nvtx, none)", name));
-    instruments.push_back(profilers::make_nvtx_instrument());
+    o.instruments.push_back(name);
   }
-  for (const auto& i : instruments) h.instruments.push_back(i.get());
-  h.benchmark = parse_benchmark_flags(bench_args);
-  if (isolate) {
+
+  o.benchmark = parse_benchmark_flags(bench_args);
+  if (o.isolate) {
     for (const std::string& a : bench_args) {
       if (a.rfind("--benchmark_out", 0) == 0) {
         throw UsageError(fmt::format("{}: not available with --isolate (each case runs in its own process)", a));
       }
     }
   }
-  if (h.benchmark.min_time_s) m.min_time_s = *h.benchmark.min_time_s;
+  if (o.benchmark.min_time_s) m.min_time_s = *o.benchmark.min_time_s;
+  o.quiet = vm["quiet"].as<bool>();
+  return o;
+}
+
+int cmd_run(const std::vector<std::string>& all_args) {
+  const RunOptions o = parse_run_options(all_args);
+  if (o.help) {
+    std::cout << o.help_text << "\n";
+    return 0;
+  }
+  const SelectionOptions& sel = o.selection;
+  const MeasureOptions& m = o.measure;
+  const std::string &out = o.out, &spec_sheet = o.spec_sheet;
+
+  HarnessOptions h;
+  std::vector<std::unique_ptr<Instrument>> instruments;
+  for (const std::string& name : o.instruments) {
+    if (name == "nvtx") instruments.push_back(profilers::make_nvtx_instrument());
+  }
+  for (const auto& i : instruments) h.instruments.push_back(i.get());
+  h.benchmark = o.benchmark;
   h.measure = m;
-  h.quiet = vm["quiet"].as<bool>();
+  h.quiet = o.quiet;
   const reports::SpecSheet specs = spec_sheet.empty() ? reports::SpecSheet::builtin() : reports::SpecSheet::from_file(spec_sheet);
   h.peak = [&specs](const std::string& device, const std::string& key) { return specs.peak(device, key); };
 
@@ -122,13 +145,13 @@ int cmd_run(const std::vector<std::string>& all_args) {
   RunDescription description{"gpubench run " + join_args(all_args), sel.preset, {}, m};
   for (const Suite* s : selected) description.suites.push_back(s->name());
 
-  if (isolated_case >= 0) {  // a child of --isolate: run case N of the same plan into isolated-out
-    if (static_cast<std::size_t>(isolated_case) >= plan.size() || isolated_out.empty()) {
+  if (o.isolated_case >= 0) {  // a child of --isolate: run case N of the same plan into isolated-out
+    if (static_cast<std::size_t>(o.isolated_case) >= plan.size() || o.isolated_out.empty()) {
       throw UsageError("--isolated-case: no such case in this plan");
     }
-    plan = {plan[static_cast<std::size_t>(isolated_case)]};
+    plan = {plan[static_cast<std::size_t>(o.isolated_case)]};
     h.show_context = false;  // the parent's run already showed the machine
-    ResultsFile results(isolated_out, capture_context(inventory, selection.devices, selected, description));
+    ResultsFile results(o.isolated_out, capture_context(inventory, selection.devices, selected, description));
     const RunSummary s = run_plan(plan, h, results);
     return s.failed > 0 ? 1 : 0;
   }
@@ -149,9 +172,9 @@ int cmd_run(const std::vector<std::string>& all_args) {
       find_busy_devices(selection.devices, nvml::compute_processes, static_cast<unsigned>(::getpid()));
   for (const BusyDevice& b : busy) {
     fmt::print(stderr, "{}: {}; its measurements are not trustworthy\n",
-               vm["exclusive"].as<bool>() ? "error" : "warning", describe(b));
+               o.exclusive ? "error" : "warning", describe(b));
   }
-  if (!busy.empty() && vm["exclusive"].as<bool>()) {
+  if (!busy.empty() && o.exclusive) {
     fmt::print(stderr, "gpubench: refusing to run on a busy GPU (--exclusive)\n");
     return 1;
   }
@@ -161,9 +184,9 @@ int cmd_run(const std::vector<std::string>& all_args) {
   ResultsFile results(out_path, std::move(context));
   install_interrupt_handlers(out_path.string());
   RunSummary s;
-  if (isolate) {
+  if (o.isolate) {
     IsolationOptions iso;
-    iso.case_timeout_s = case_timeout;
+    iso.case_timeout_s = o.case_timeout_s;
     for (const std::string& a : all_args) {
       // Children re-plan from the same arguments; the harness adds --quiet and the case.
       if (a != "--isolate" && a != "--quiet" && a != "-q") iso.child_args.push_back(a);

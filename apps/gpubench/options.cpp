@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "bench/core/errors.hpp"
 
 namespace gpubench::app {
@@ -16,6 +18,29 @@ void add_selection_options(po::options_description& desc, SelectionOptions& o) {
       ("device,d", po::value(&o.device)->default_value("all"), "devices: all, cuda, cuda:N, cpu (comma-separated)");
 }
 
+namespace {
+
+// Boost.Program_options builds an error message by replacing each %placeholder% of its template
+// until none is left, so an argument that itself contains one (`--min-time %value%`) made what()
+// loop forever (found by tests/fuzz/fuzz_cli). The substituted texts get '%' swapped out for
+// the message and back afterwards. (Reads the substitutions through a member pointer formed in a
+// derived class: they are protected.)
+struct PoErrorAccess : po::error_with_option_name {
+  static auto substitutions() { return &PoErrorAccess::m_substitutions; }
+};
+
+std::string message_of(po::error& e) {
+  auto* named = dynamic_cast<po::error_with_option_name*>(&e);
+  if (!named) return e.what();
+  constexpr char kStandIn = '\x1a';  // ASCII SUB: not in any message template
+  for (auto& [key, value] : named->*PoErrorAccess::substitutions()) std::replace(value.begin(), value.end(), '%', kStandIn);
+  std::string message = named->what();
+  std::replace(message.begin(), message.end(), kStandIn, '%');
+  return message;
+}
+
+}  // namespace
+
 po::variables_map parse_or_throw(const std::vector<std::string>& args, const po::options_description& desc,
                                  const po::positional_options_description* positional) {
   po::variables_map vm;
@@ -25,8 +50,8 @@ po::variables_map parse_or_throw(const std::vector<std::string>& args, const po:
     if (positional) parser.positional(*positional);
     po::store(parser.run(), vm);
     po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
+  } catch (po::error& e) {
+    throw UsageError(message_of(e));
   }
   return vm;
 }

@@ -5,6 +5,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "bench/core/harness.hpp"
+#include "bench/core/measure.hpp"
 #include "bench/core/plan.hpp"
 
 namespace gpubench::app {
@@ -30,5 +32,41 @@ std::string join_args(const std::vector<std::string>& args);
 
 // Splits a comma list; UsageError naming `option` for an empty item.
 std::vector<std::string> split_list(const std::string& text, const char* option);
+
+// Each command's options, parsed and checked before anything is run, read or written
+// (the fuzzers in tests/fuzz drive these). `help` is set by --help, with the text to print.
+struct RunOptions {
+  bool help = false;
+  std::string help_text;
+  SelectionOptions selection;
+  MeasureOptions measure;    // --benchmark_min_time applied
+  BenchmarkFlags benchmark;
+  std::string out, spec_sheet;
+  bool quiet = false;
+  std::vector<std::string> instruments;  // --profile, validated; empty for none
+  bool exclusive = false;
+  bool isolate = false;        // --isolate, or implied by --case-timeout
+  double case_timeout_s = 0;   // 0: none
+  long isolated_case = -1;     // set in the child processes of --isolate
+  std::string isolated_out;
+};
+RunOptions parse_run_options(const std::vector<std::string>& args);  // cmd_run.cpp
+
+struct ListOptions {
+  bool help = false;
+  std::string help_text;
+  SelectionOptions selection;
+  std::string filter;
+  bool axes = false;
+};
+ListOptions parse_list_options(const std::vector<std::string>& args);  // cmd_list.cpp
+
+struct ReportOptions {
+  bool help = false;
+  std::string help_text;
+  std::vector<std::string> files;
+  std::string out, spec_sheet, format = "markdown";
+};
+ReportOptions parse_report_options(const std::vector<std::string>& args);  // cmd_report.cpp
 
 }  // namespace gpubench::app

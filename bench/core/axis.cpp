@@ -98,11 +98,18 @@ void parse_range(const AxisSpec& spec, std::string_view item, std::vector<AxisVa
     if (inc < 1) {
       throw UsageError(fmt::format("axis {}: range '{}' needs a step of at least 1", spec.name, item));
     }
-    if ((stop - start) / inc >= static_cast<std::int64_t>(kMaxAxisValues)) {
+    // In unsigned arithmetic: stop - start, and start + i * inc past the last value, can
+    // exceed the int64 range (e.g. 9223372036854775800:9223372036854775807:5).
+    const std::uint64_t span = static_cast<std::uint64_t>(stop) - static_cast<std::uint64_t>(start);
+    const std::uint64_t last = span / static_cast<std::uint64_t>(inc);
+    if (last >= kMaxAxisValues) {
       throw UsageError(fmt::format("axis {}: range '{}' has more than {} values", spec.name, item,
                                    kMaxAxisValues));
     }
-    for (std::int64_t v = start; v <= stop; v += inc) push_unique(out, v, spec);
+    for (std::uint64_t i = 0; i <= last; ++i) {
+      push_unique(out, static_cast<std::int64_t>(static_cast<std::uint64_t>(start) + i * static_cast<std::uint64_t>(inc)),
+                  spec);
+    }
   }
 }
 

@@ -358,6 +358,17 @@ BenchmarkFlags parse_benchmark_flags(const std::vector<std::string>& args) {
       }
       flags.format = *v;
     } else {
+      // benchmark::Initialize prints its usage and exits on these bad values instead of
+      // rejecting the flag (found by tests/fuzz/fuzz_cli): refuse them here, as usage errors.
+      if (auto v = value_of("--benchmark_out_format"); v && *v != "console" && *v != "json" && *v != "csv") {
+        throw UsageError(fmt::format("{}: accepted formats are console, json, csv", a));
+      }
+      if (auto v = value_of("--benchmark_time_unit"); v && *v != "ns" && *v != "us" && *v != "ms" && *v != "s") {
+        throw UsageError(fmt::format("{}: accepted units are ns, us, ms, s", a));
+      }
+      if (auto v = value_of("--benchmark_color"); v && v->empty()) {
+        throw UsageError(fmt::format("{}: expected a value (auto, true or false)", a));
+      }
       flags.passthrough.push_back(a);
     }
   }

@@ -120,6 +120,7 @@ std::vector<PlannedCase> make_plan(const std::vector<const Suite*>& all, const P
   }
 
   std::vector<PlannedCase> plan;
+  std::size_t combinations = 0;  // over every suite and device so far
   for (const Suite* suite : suites) {
     const std::vector<Preset> presets = suite->presets();
     auto preset = std::find_if(presets.begin(), presets.end(), [&](const Preset& p) { return p.name == req.preset; });
@@ -147,6 +148,18 @@ std::vector<PlannedCase> make_plan(const std::vector<const Suite*>& all, const P
                                              preset->name, spec.name));
         }
         values.push_back(axis_values(axes, i, text));
+      }
+      // Count before expanding: a product of long axes would exhaust time and memory (found
+      // by tests/fuzz/fuzz_cli).
+      std::size_t count = 1;
+      for (const AxisValues& v : values) {
+        if (v.same_as < 0) count = v.values.size() > kMaxPlannedCases / count ? kMaxPlannedCases + 1 : count * v.values.size();
+      }
+      combinations = count > kMaxPlannedCases - combinations ? kMaxPlannedCases + 1 : combinations + count;
+      if (combinations > kMaxPlannedCases) {
+        throw UsageError(fmt::format("the axes give more than {} cases (suite {}, device {}): narrow --axis, --suite "
+                                     "or --device",
+                                     kMaxPlannedCases, suite->name(), device.id()));
       }
       std::vector<Point> points;
       std::vector<AxisValue> scratch(values.size());

@@ -28,7 +28,12 @@ struct PlannedCase {
   std::string name() const;
 };
 
-// Throws UsageError for an unknown suite, preset or axis, or malformed axis values.
+// At most this many axis combinations per run (all suites and devices together), counted
+// before --benchmark_filter: `-a m=1:4096:1 -a n=1:4096:1` is refused, not expanded.
+inline constexpr std::size_t kMaxPlannedCases = 65536;
+
+// Throws UsageError for an unknown suite, preset or axis, malformed axis values, or a plan of
+// more than kMaxPlannedCases combinations.
 std::vector<PlannedCase> make_plan(const std::vector<const Suite*>& all_suites, const PlanRequest& request,
                                    const std::vector<DeviceInfo>& devices);
 

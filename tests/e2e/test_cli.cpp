@@ -122,6 +122,12 @@ TEST_F(Cli, BadInputIsOneLineAndExitTwo) {
       {"run --min-time -1", "--min-time"},
       {"run --profile cupti", "--profile 'cupti': unknown instrument"},
       {"run --benchmark_bogus=1", "unknown Google Benchmark flag '--benchmark_bogus=1'"},
+      // Found by tests/fuzz/fuzz_cli: Google Benchmark printed its usage and exited 0 on these,
+      // and Boost.Program_options never finished an error message quoting a %placeholder%.
+      {"run --benchmark_out_format=xml", "--benchmark_out_format=xml: accepted formats are console, json, csv"},
+      {"run --benchmark_time_unit=h", "accepted units are ns, us, ms, s"},
+      {"run --min-time %value%", "('%value%') for option '--min-time' is invalid"},
+      {"list --x%canonical_option%%option%", "unrecognised option '--x%canonical_option%%option%'"},
       {"run -o " + (dir / "file" / "r.json").string(), "cannot create"},
       {"run -o " + dir.string(), "is a directory"},
       {"report", "no results file given"},

@@ -63,6 +63,15 @@ TEST(Axis, GeometricRangeDoesNotOverflow) {
   EXPECT_EQ(v.back(), std::int64_t{1} << 62);
 }
 
+// Found by tests/fuzz/fuzz_axis (UBSan: signed overflow stepping past stop near INT64_MAX).
+TEST(Axis, LinearRangeDoesNotOverflow) {
+  EXPECT_EQ(ints("9223372036854775800:9223372036854775807:5"),
+            (std::vector<std::int64_t>{9223372036854775800, 9223372036854775805}));
+  EXPECT_EQ(ints("9223372036854775807:9223372036854775807:9223372036854775807"),
+            (std::vector<std::int64_t>{9223372036854775807}));
+  EXPECT_EQ(ints("1:9223372036854775807:9223372036854775807"), (std::vector<std::int64_t>{1}));
+}
+
 TEST(Axis, SplitAssignment) {
   AxisAssignment a = split_axis_assignment("m=1024,4096");
   EXPECT_EQ(a.name, "m");

@@ -145,6 +145,11 @@ TEST(BenchmarkFlags, SplitsOwnFlagsAndRejectsUnknown) {
   EXPECT_THROW(parse_benchmark_flags({"--benchmark_nonsense=1"}), UsageError);
   EXPECT_THROW(parse_benchmark_flags({"--benchmark_min_time=abc"}), UsageError);
   EXPECT_THROW(parse_benchmark_flags({"--benchmark_format=xml"}), UsageError);
+  // Google Benchmark would print its usage and exit (found by tests/fuzz/fuzz_cli).
+  EXPECT_THROW(parse_benchmark_flags({"--benchmark_out_format=xml"}), UsageError);
+  EXPECT_THROW(parse_benchmark_flags({"--benchmark_time_unit=h"}), UsageError);
+  EXPECT_THROW(parse_benchmark_flags({"--benchmark_color="}), UsageError);
+  EXPECT_EQ(parse_benchmark_flags({"--benchmark_out_format=csv", "--benchmark_time_unit=ms"}).passthrough.size(), 2u);
   parse_benchmark_flags({});  // leave Google Benchmark's flags at their defaults for other tests
 }
 

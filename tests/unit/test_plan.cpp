@@ -71,6 +71,21 @@ TEST_F(PlanTest, FilterUsesGoogleBenchmarkSyntax) {
   EXPECT_THROW(plan(r), UsageError);
 }
 
+// Found by tests/fuzz/fuzz_cli: each axis within its limit, the product not (16M points, GBs).
+TEST_F(PlanTest, TooManyCombinationsAreRefusedBeforeExpanding) {
+  PlanRequest r;
+  r.axis_overrides = {"size=1:4096:1", "twin=1:4096:1"};
+  try {
+    plan(r);
+    ADD_FAILURE() << "expected a UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 65536 cases"), std::string::npos) << e.what();
+  }
+  r.axis_overrides = {"size=1:4096:1", "twin=1:16:1"};  // 65536: at the limit
+  EXPECT_EQ(plan(r).size(), kMaxPlannedCases);
+  EXPECT_THROW(plan(r, {testing::fake_cpu(), testing::fake_cpu()}), UsageError);  // summed over devices
+}
+
 TEST_F(PlanTest, UsageErrors) {
   auto error = [&](PlanRequest r) {
     try {

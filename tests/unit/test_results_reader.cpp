@@ -157,6 +157,24 @@ TEST(ResultsReader, UnknownTimeUnitIsAnError) {
       << msg;
 }
 
+// Found by tests/fuzz/fuzz_results_reader: nlohmann reports a number beyond double as
+// out_of_range, not parse_error, and it escaped as an uncaught non-usage error.
+TEST(ResultsReader, NumberTooLargeIsNotJson) {
+  const auto path = write_temp("gpubench_huge_number.json", one_entry_file(R"("real_time": 1e999)"));
+  const std::string msg = read_error(path);
+  EXPECT_EQ(msg.rfind(path.string() + ": not valid JSON (number overflow", 0), 0u) << msg;
+}
+
+TEST(ResultsReader, TextOverloadReadsLikeTheFile) {
+  const std::string text = one_entry_file(R"("real_time": 2, "time_unit": "ms", "iterations": 5)");
+  const ResultsFile file = gpubench::reports::read_results_text(text, "in-memory.json");
+  EXPECT_EQ(file.path, "in-memory.json");
+  ASSERT_EQ(file.entries.size(), 1u);
+  EXPECT_DOUBLE_EQ(*file.entries[0].real_time_s, 2e-3);
+  const std::string msg = usage_error([] { gpubench::reports::read_results_text("{", "in-memory.json"); });
+  EXPECT_EQ(msg.rfind("in-memory.json: not valid JSON (", 0), 0u) << msg;
+}
+
 TEST(ResultsReader, FileWithNoFinishedCaseHasNoEntries) {
   const auto path = write_temp(
       "gpubench_no_cases.json",

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Build the libFuzzer targets (tests/fuzz: clang, AddressSanitizer + UndefinedBehaviorSanitizer)
+# and run each for a bounded time over its seed corpus in tests/fuzz/corpus/<target>/.
+# Exits non-zero on any finding: a crash, a sanitizer report, an exception other than the
+# expected UsageError, a broken promise, a timeout or running out of memory. The input that
+# caused it is kept in build/fuzz/findings/; `build/fuzz/fuzz_<target> FILE` replays it.
+#
+#   FUZZ_SECONDS   seconds per target (default 60)
+#   FUZZ_TARGETS   targets to run (default "axis cli results_reader")
+# Extra arguments go to every fuzzer (libFuzzer flags, e.g. -jobs=2 or -dict=FILE).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+seconds="${FUZZ_SECONDS:-60}"
+targets="${FUZZ_TARGETS:-axis cli results_reader}"
+
+ensure_packages "${GPUBENCH_BUILD_PACKAGES[@]}" clang
+# libFuzzer and the sanitizer runtimes: part of clang up to LLVM 14 on some distributions,
+# libclang-rt-dev (Debian 12, Ubuntu 24.04) on others.
+fuzzer_links() {
+  local probe
+  probe="$(mktemp -d)"
+  printf 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }\n' > "$probe/p.cpp"
+  clang++ -fsanitize=fuzzer,address,undefined "$probe/p.cpp" -o "$probe/p" >/dev/null 2>&1
+  local rc=$?
+  rm -rf "$probe"
+  return $rc
+}
+if ! fuzzer_links; then
+  ensure_packages libclang-rt-dev
+  fuzzer_links || die "clang++ cannot link -fsanitize=fuzzer,address,undefined: install libFuzzer (libclang-rt-dev)"
+fi
+find_cuda  # cudart headers and library (host code only: nvcc compiles nothing here)
+
+build="$GPUBENCH_ROOT/build/fuzz"
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$GPUBENCH_ROOT/tests/fuzz" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" >&2 ||
+  die "fuzzer configuration failed"
+cmake --build "$build" -j "${GPUBENCH_JOBS:-$(nproc)}" >&2 || die "fuzzer build failed"
+
+findings="$build/findings"
+mkdir -p "$findings"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+failed=()
+for t in $targets; do
+  corpus="$GPUBENCH_ROOT/tests/fuzz/corpus/$t"
+  [ -d "$corpus" ] || die "no seed corpus $corpus"
+  # New inputs go to a scratch folder: the seed corpus in the tree stays as committed.
+  scratch="$(mktemp -d)"
+  log="$build/fuzz_$t.log"
+  log "fuzzing $t for ${seconds}s (log: $log)"
+  if "$build/fuzz_$t" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 \
+       -artifact_prefix="$findings/$t-" "$@" "$scratch" "$corpus" >"$log" 2>&1; then
+    log "$t: no findings ($(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?') inputs)"
+  else
+    failed+=("$t")
+    log "$t: FINDING; the input is in $findings/, the end of the log follows"
+    grep -v '^0x' "$log" | tail -n 40 >&2
+  fi
+  rm -rf "$scratch"
+done
+[ ${#failed[@]} -eq 0 ] || die "fuzzers with findings: ${failed[*]}"
+log "fuzzing: no findings"
