@@ -16,32 +16,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_fixture.hpp"
+
+namespace gpubench {
 namespace {
 namespace fs = std::filesystem;
 
-struct Output {
-  int code = -1;
-  std::string out, err;
-};
+using e2e::Output;
+using e2e::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-struct Cli : ::testing::Test {
-  fs::path dir = fs::temp_directory_path() / fmt::format("gpubench-e2e-{}-{}", ::getpid(),
-                                                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  Cli() { fs::create_directories(dir); }
-  ~Cli() override { fs::remove_all(dir); }
-
-  // Runs a shell command line; stdout and stderr are captured to files.
-  Output sh(const std::string& cmd) {
-    const fs::path out = dir / "stdout", err = dir / "stderr";
-    const int status = std::system(fmt::format("{} >{} 2>{}", cmd, out.string(), err.string()).c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  }
-  Output gpubench(const std::string& args) { return sh(fmt::format("{} {}", GPUBENCH_BINARY, args)); }
+struct Cli : e2e::CliTest {
   // A short CPU run: two small GEMMs.
   Output quick_cpu_run(const fs::path& out, const std::string& extra = "") {
     return gpubench(fmt::format("run --device cpu --suite gemm --axis m=48,64 --axis dtype=fp32 --min-time 0.02 --warmup 0.005 "
@@ -299,3 +283,4 @@ TEST_F(Cli, IsolateRejectsBenchmarkOut) {
 }
 
 }  // namespace
+}  // namespace gpubench

@@ -12,32 +12,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_fixture.hpp"
+
+namespace gpubench {
 namespace {
 namespace fs = std::filesystem;
 
-struct Output {
-  int code = -1;
-  std::string out, err;
-};
+using e2e::Output;
+using e2e::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-struct Doctor : ::testing::Test {
-  fs::path dir = fs::temp_directory_path() / fmt::format("gpubench-doctor-e2e-{}-{}", ::getpid(),
-                                                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  Doctor() { fs::create_directories(dir); }
-  ~Doctor() override { fs::remove_all(dir); }
-
-  // `env` is prepended to the command line: "VAR=value ...".
-  Output gpubench(const std::string& args, const std::string& env = "") {
-    const fs::path out = dir / "stdout", err = dir / "stderr";
-    const int status = std::system(
-        fmt::format("{} {} {} >{} 2>{}", env, GPUBENCH_BINARY, args, out.string(), err.string()).c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  }
+struct Doctor : e2e::CliTest {
   // doctor --json with the fake libnvidia-ml.so.1 of `variant` (tests/fakes/fake_nvml.cpp).
   nlohmann::json with_fake_nvml(const std::string& variant, int expected_code, const std::string& env = "") {
     const Output r = gpubench(fmt::format("doctor --json --results-dir {}", dir.string()),
@@ -208,3 +192,4 @@ TEST_F(Doctor, HelpAndUsageErrors) {
 }
 
 }  // namespace
+}  // namespace gpubench

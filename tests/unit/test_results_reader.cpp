@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "test_util.hpp"
 #include "bench/core/errors.hpp"
 #include "reports/results_reader.hpp"
 
@@ -18,16 +19,7 @@ using gpubench::reports::ResultsFile;
 
 const std::filesystem::path kFixtures = GPUBENCH_FIXTURES_DIR;
 
-template <class F>
-std::string usage_error(F&& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected gpubench::UsageError";
-  return {};
-}
+using gpubench::testing::usage_error;
 
 std::string read_error(const std::filesystem::path& path) {
   return usage_error([&] { read_results(path); });

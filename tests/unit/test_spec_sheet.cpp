@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "test_util.hpp"
 #include "bench/core/errors.hpp"
 #include "reports/spec_sheet.hpp"
 
@@ -17,17 +18,7 @@ using gpubench::UsageError;
 using gpubench::reports::GpuSpec;
 using gpubench::reports::SpecSheet;
 
-// The message of the UsageError `f` throws; a test failure if it throws none.
-template <class F>
-std::string usage_error(F&& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected gpubench::UsageError";
-  return {};
-}
+using gpubench::testing::usage_error;
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
