@@ -1,4 +1,5 @@
 // Reading gpubench results files (docs/results-format.md).
+#include "reports/json_error.hpp"
 #include "reports/results_reader.hpp"
 
 #include <fstream>
@@ -22,19 +23,6 @@ constexpr int kSchemaVersion = 1;
 
 [[noreturn]] void fail(const std::filesystem::path& path, std::string_view problem) {
   throw UsageError(fmt::format("{}: {}", path.string(), problem));
-}
-
-// nlohmann's parse messages start with "[json.exception.parse_error.101] ", which means
-// nothing to a user; newlines are flattened so the error stays on one line.
-std::string one_line_parse_message(const std::string& what) {
-  std::string msg = what;
-  if (!msg.empty() && msg.front() == '[') {
-    if (auto close = msg.find("] "); close != std::string::npos) msg.erase(0, close + 2);
-  }
-  for (char& c : msg) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return msg;
 }
 
 // Reads the whole file; parsing happens in read_results_text.

@@ -1,4 +1,5 @@
 // The GPU spec sheet (data/gpus.json): parsing, validation and lookup by CUDA device name.
+#include "reports/json_error.hpp"
 #include "reports/spec_sheet.hpp"
 
 #include <cmath>
@@ -26,19 +27,6 @@ constexpr int kSchemaVersion = 1;
 // Every problem is reported the same way, naming where the sheet came from.
 [[noreturn]] void fail(std::string_view origin, std::string_view problem) {
   throw UsageError(fmt::format("spec sheet {}: {}", origin, problem));
-}
-
-// nlohmann's messages start with "[json.exception.parse_error.101] "; the prefix says nothing
-// to a user. Newlines are flattened so the message stays on one line.
-std::string one_line_parse_message(const std::string& what) {
-  std::string msg = what;
-  if (!msg.empty() && msg.front() == '[') {
-    if (auto close = msg.find("] "); close != std::string::npos) msg.erase(0, close + 2);
-  }
-  for (char& c : msg) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return msg;
 }
 
 std::string required_string(const json& gpu, const char* field, std::string_view origin,

@@ -52,10 +52,8 @@ ListOptions parse_list_options(const std::vector<std::string>& args) {
       ("help,h", "show this help");
   po::variables_map vm = parse_or_throw(args, desc);
   if (vm.count("help")) {
-    std::ostringstream text;
-    text << desc;
     o.help = true;
-    o.help_text = text.str();
+    o.help_text = help_text(desc);
     return o;
   }
   o.axes = vm.count("axes") > 0;
@@ -64,10 +62,7 @@ ListOptions parse_list_options(const std::vector<std::string>& args) {
 
 int cmd_list(const std::vector<std::string>& args) {
   const ListOptions o = parse_list_options(args);
-  if (o.help) {
-    std::cout << o.help_text << "\n";
-    return 0;
-  }
+  if (o.help) return print_help(o.help_text);
   const SelectionOptions& sel = o.selection;
   const std::string& filter = o.filter;
   const PlanRequest request = to_plan_request(sel, filter);

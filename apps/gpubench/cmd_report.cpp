@@ -32,10 +32,8 @@ ReportOptions parse_report_options(const std::vector<std::string>& args) {
   pos.add("files", -1);
   po::variables_map vm = parse_or_throw(args, all, &pos);
   if (vm.count("help")) {
-    std::ostringstream text;
-    text << desc;
     o.help = true;
-    o.help_text = text.str();
+    o.help_text = help_text(desc);
     return o;
   }
   if (format != "markdown") throw UsageError(fmt::format("--format '{}': accepted formats are: markdown", format));
@@ -45,10 +43,7 @@ ReportOptions parse_report_options(const std::vector<std::string>& args) {
 
 int cmd_report(const std::vector<std::string>& args) {
   const ReportOptions o = parse_report_options(args);
-  if (o.help) {
-    std::cout << o.help_text << "\n";
-    return 0;
-  }
+  if (o.help) return print_help(o.help_text);
   const std::vector<std::string>& files = o.files;
   const std::string &out = o.out, &spec_sheet = o.spec_sheet;
   if (!out.empty()) check_output_path(out);

@@ -83,10 +83,8 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
   all.add(desc).add(internal);
   po::variables_map vm = parse_or_throw(args, all);
   if (vm.count("help")) {
-    std::ostringstream text;
-    text << desc;
     o.help = true;
-    o.help_text = text.str();
+    o.help_text = help_text(desc);
     return o;
   }
   positive(m.min_time_s, "min-time");
@@ -117,10 +115,7 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
 
 int cmd_run(const std::vector<std::string>& all_args) {
   const RunOptions o = parse_run_options(all_args);
-  if (o.help) {
-    std::cout << o.help_text << "\n";
-    return 0;
-  }
+  if (o.help) return print_help(o.help_text);
   const SelectionOptions& sel = o.selection;
   const MeasureOptions& m = o.measure;
   const std::string &out = o.out, &spec_sheet = o.spec_sheet;

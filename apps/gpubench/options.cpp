@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
+#include <sstream>
+
 #include <algorithm>
 
 #include "bench/core/errors.hpp"
@@ -54,6 +57,17 @@ po::variables_map parse_or_throw(const std::vector<std::string>& args, const po:
     throw UsageError(message_of(e));
   }
   return vm;
+}
+
+std::string help_text(const po::options_description& desc) {
+  std::ostringstream text;
+  text << desc;
+  return text.str();
+}
+
+int print_help(const std::string& text) {
+  std::cout << text << "\n";
+  return 0;
 }
 
 std::vector<std::string> split_list(const std::string& text, const char* option) {

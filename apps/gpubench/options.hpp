@@ -30,6 +30,10 @@ PlanRequest to_plan_request(const SelectionOptions& opts, const std::string& fil
 
 std::string join_args(const std::vector<std::string>& args);
 
+// A command's --help: the options' description as text, and printing it (returns exit code 0).
+std::string help_text(const po::options_description& desc);
+int print_help(const std::string& text);
+
 // Splits a comma list; UsageError naming `option` for an empty item.
 std::vector<std::string> split_list(const std::string& text, const char* option);
 
