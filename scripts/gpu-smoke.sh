@@ -50,6 +50,9 @@ step memory-overheads run --device "$device" --suite memory \
   --min-time 0.05 --out "$out/memory-overheads.json"
 step memory-cold run --device "$device" --suite memory --axis test=triad,launch --axis size=0,64M --cold \
   --min-time 0.05 --out "$out/memory-cold.json"
+# Case isolation with CUDA: each case in a fresh child process, under a timeout.
+step isolate run --device "$device" --suite gemm --axis m=256 --axis dtype=bf16,fp32 --isolate --case-timeout 120 \
+  --min-time 0.05 --out "$out/isolate.json"
 # The quick preset, as scripts/run.sh runs it.
 step quick run --device "$device" --preset quick --out "$out/quick.json"
 for f in "$out"/*.json; do "$gpubench" report "$f" --output "${f%.json}.md" || fail=1; done
