@@ -22,10 +22,14 @@
 
 #include "bench/core/harness.hpp"
 #include "bench/suites/all_suites.hpp"
+#include "perf/perf_common.hpp"
 #include "kernels/common/fill.cuh"
 
 namespace gb = gpubench;
 namespace fs = std::filesystem;
+
+using gpubench::perf::median;
+using gpubench::perf::through_harness;
 
 namespace {
 
@@ -57,43 +61,6 @@ class MicroSuite final : public gb::Suite {
     return std::make_unique<MicroCase>();
   }
 };
-
-double median(std::vector<double> v) {
-  // Upper median for even counts; the program defaults to an odd number of rounds.
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Mean seconds per run of the single case `overrides` select, measured through the harness.
-double through_harness(const gb::Suite& suite, const std::vector<std::string>& overrides, double min_time) {
-  gb::PlanRequest req;
-  req.axis_overrides = overrides;
-  gb::DeviceInfo cpu = gb::describe_cpu();
-  auto plan = gb::make_plan({&suite}, req, {cpu});
-  gb::HarnessOptions h;
-  h.quiet = true;
-  h.measure.min_time_s = min_time;
-  const fs::path file = fs::temp_directory_path() / "gpubench-perf.json";
-  gb::ResultsFile results(file, {{"host_name", "perf"}});
-  // Google Benchmark's display goes to stdout: send it to /dev/null for the measurement.
-  std::fflush(stdout);
-  std::cerr.flush();
-  const int saved = ::dup(STDOUT_FILENO), saved_err = ::dup(STDERR_FILENO), devnull = ::open("/dev/null", O_WRONLY);
-  ::dup2(devnull, STDOUT_FILENO);
-  ::dup2(devnull, STDERR_FILENO);  // its context banner goes to stderr
-  gb::run_plan(plan, h, results);
-  std::cout.flush();
-  std::fflush(stdout);
-  std::cerr.flush();
-  ::dup2(saved, STDOUT_FILENO);
-  ::dup2(saved_err, STDERR_FILENO);
-  ::close(saved);
-  ::close(saved_err);
-  ::close(devnull);
-  const auto& b = results.document()["benchmarks"].at(0);
-  fs::remove(file);
-  return b["gpubench"]["measurement"]["mean_s"].get<double>();
-}
 
 template <typename F>
 double bare_loop(F&& f, double min_time) {
@@ -142,7 +109,7 @@ int main(int argc, char** argv) {
   }
   ok &= report("1 us CPU case", bare, harness, 5.0);
 
-  const gb::Suite* gemm = gb::suites::all().front();
+  const gb::Suite* gemm = &gpubench::perf::suite_named("gemm");
   const int n = 2048;
   std::vector<float> a(static_cast<std::size_t>(n) * n), b(a.size()), c(a.size());
   gb::kernels::fill_uniform_host(a.data(), gb::kernels::Storage::F32, a.size(), 1);

@@ -17,6 +17,7 @@
 
 #include "bench/core/harness.hpp"
 #include "bench/suites/all_suites.hpp"
+#include "perf/perf_common.hpp"
 
 namespace bare {
 void init(double* a, double* b, double* c, std::size_t n);
@@ -27,42 +28,6 @@ namespace gb = gpubench;
 namespace fs = std::filesystem;
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Mean seconds per run of memory/test=triad/size=<bytes> on the CPU, through plan, Google
-// Benchmark registration, harness measurement and results file.
-double through_harness(std::int64_t bytes, double min_time) {
-  const gb::Suite* memory = nullptr;
-  for (const gb::Suite* s : gb::suites::all())
-    if (s->name() == "memory") memory = s;
-  gb::PlanRequest req;
-  req.axis_overrides = {"test=triad", fmt::format("size={}", bytes)};
-  auto plan = gb::make_plan({memory}, req, {gb::describe_cpu()});
-  gb::HarnessOptions h;
-  h.quiet = true;
-  h.measure.min_time_s = min_time;
-  const fs::path file = fs::temp_directory_path() / "gpubench-perf-triad.json";
-  gb::ResultsFile results(file, {{"host_name", "perf"}});
-  std::fflush(stdout);
-  const int saved = ::dup(STDOUT_FILENO), saved_err = ::dup(STDERR_FILENO), devnull = ::open("/dev/null", O_WRONLY);
-  ::dup2(devnull, STDOUT_FILENO);
-  ::dup2(devnull, STDERR_FILENO);
-  gb::run_plan(plan, h, results);
-  std::cout.flush();
-  std::fflush(stdout);
-  ::dup2(saved, STDOUT_FILENO);
-  ::dup2(saved_err, STDERR_FILENO);
-  ::close(saved);
-  ::close(saved_err);
-  ::close(devnull);
-  const auto& b = results.document()["benchmarks"].at(0);
-  fs::remove(file);
-  return b["gpubench"]["measurement"]["mean_s"].get<double>();
-}
 
 // Same shape as the harness: a warm-up run, then runs until min_time has passed; mean per run.
 double bare_seconds(double* a, const double* b, const double* c, std::size_t n, double min_time) {
@@ -93,7 +58,8 @@ int main(int argc, char** argv) {
   std::vector<double> bare_s, harness_s;
   for (int r = 0; r < rounds; ++r) {
     bare_s.push_back(bare_seconds(a.get(), b.get(), c.get(), n, 1.0));
-    harness_s.push_back(through_harness(bytes, 1.0));
+    harness_s.push_back(gpubench::perf::through_harness(gpubench::perf::suite_named("memory"),
+                                                       {"test=triad", fmt::format("size={}", bytes)}, 1.0));
   }
   const double moved = 3.0 * static_cast<double>(bytes);
   for (int r = 0; r < rounds; ++r) {
@@ -106,6 +72,6 @@ int main(int argc, char** argv) {
   const bool ok = diff < 5.0;
   fmt::print("CPU triad, {} MiB per array: best bare {:.2f} GB/s, gpubench {:.2f} GB/s, time difference {:+.2f}% (goal < 5%) {}\n",
              mib, moved / bb / 1e9, moved / hb / 1e9, diff, ok ? "PASS" : "FAIL");
-  fmt::print("medians: bare {:.2f} GB/s, gpubench {:.2f} GB/s\n", moved / median(bare_s) / 1e9, moved / median(harness_s) / 1e9);
+  fmt::print("medians: bare {:.2f} GB/s, gpubench {:.2f} GB/s\n", moved / gpubench::perf::median(bare_s) / 1e9, moved / gpubench::perf::median(harness_s) / 1e9);
   return ok ? 0 : 1;
 }
