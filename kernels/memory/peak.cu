@@ -35,110 +35,103 @@ struct ClockProbe {
 
 // ---- FMA chains: kFmaChainsPerThread independent x = x*a + b per thread -------------------
 // FLOP per thread: chains * iterations * (2, or 4 for the packed 16-bit pairs).
+// Fma<T> gives each type's start value, step (with its coefficients, converted once before the
+// loop), the loop's unroll factor, and how a thread folds its chains into its output.
 
-__global__ void fma_f64(double* out, long long iterations, unsigned long long* clock) {
-  ClockProbe probe(clock);
-  const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-  double x[kFmaChainsPerThread];
-#pragma unroll
-  for (int k = 0; k < kFmaChainsPerThread; ++k) x[k] = fma_start_value(t, k, 0);
-#pragma unroll 4
-  for (long long i = 0; i < iterations; ++i) {
-#pragma unroll
-    for (int k = 0; k < kFmaChainsPerThread; ++k) x[k] = fma(x[k], 0.999, 0.001);
-  }
-  double sum = 0;
-#pragma unroll
-  for (int k = 0; k < kFmaChainsPerThread; ++k) sum += x[k];
-  out[t] = sum;
-  probe.finish(clock);
-}
+template <FmaType T>
+struct Fma;
 
-__global__ void fma_f32(double* out, long long iterations, unsigned long long* clock) {
-  ClockProbe probe(clock);
-  const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-  float x[kFmaChainsPerThread];
-#pragma unroll
-  for (int k = 0; k < kFmaChainsPerThread; ++k) x[k] = static_cast<float>(fma_start_value(t, k, 0));
-#pragma unroll 8
-  for (long long i = 0; i < iterations; ++i) {
-#pragma unroll
-    for (int k = 0; k < kFmaChainsPerThread; ++k) x[k] = fmaf(x[k], 0.999f, 0.001f);
-  }
-  double sum = 0;
-#pragma unroll
-  for (int k = 0; k < kFmaChainsPerThread; ++k) sum += x[k];
-  out[t] = sum;
-  probe.finish(clock);
-}
+template <>
+struct Fma<FmaType::F64> {
+  using V = double;
+  using Acc = double;
+  struct Coeffs {};
+  static constexpr int kUnroll = 4;
+  __device__ static V start(long long t, int k) { return fma_start_value(t, k, 0); }
+  __device__ static Coeffs coeffs() { return {}; }
+  __device__ static V step(V x, Coeffs) { return fma(x, 0.999, 0.001); }
+  __device__ static Acc fold(Acc acc, V x) { return acc + x; }
+};
 
-__global__ void fma_f16x2(double* out, long long iterations, unsigned long long* clock) {
-  ClockProbe probe(clock);
-  const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-  __half2 x[kFmaChainsPerThread];
-#pragma unroll
-  for (int k = 0; k < kFmaChainsPerThread; ++k) {
-    x[k] = __halves2half2(__float2half_rn(static_cast<float>(fma_start_value(t, k, 0))),
+template <>
+struct Fma<FmaType::F32> {
+  using V = float;
+  using Acc = double;
+  struct Coeffs {};
+  static constexpr int kUnroll = 8;
+  __device__ static V start(long long t, int k) { return static_cast<float>(fma_start_value(t, k, 0)); }
+  __device__ static Coeffs coeffs() { return {}; }
+  __device__ static V step(V x, Coeffs) { return fmaf(x, 0.999f, 0.001f); }
+  __device__ static Acc fold(Acc acc, V x) { return acc + x; }
+};
+
+template <>
+struct Fma<FmaType::F16x2> {
+  using V = __half2;
+  using Acc = double;
+  struct Coeffs {
+    V a, b;
+  };
+  static constexpr int kUnroll = 8;
+  __device__ static V start(long long t, int k) {
+    return __halves2half2(__float2half_rn(static_cast<float>(fma_start_value(t, k, 0))),
                           __float2half_rn(static_cast<float>(fma_start_value(t, k, 1))));
   }
-  const __half2 a = __float2half2_rn(0.99f), b = __float2half2_rn(0.01f);
-#pragma unroll 8
-  for (long long i = 0; i < iterations; ++i) {
-#pragma unroll
-    for (int k = 0; k < kFmaChainsPerThread; ++k) x[k] = __hfma2(x[k], a, b);
-  }
-  double sum = 0;
-#pragma unroll
-  for (int k = 0; k < kFmaChainsPerThread; ++k) {
-    sum += __low2float(x[k]);
-    sum += __high2float(x[k]);
-  }
-  out[t] = sum;
-  probe.finish(clock);
-}
+  __device__ static Coeffs coeffs() { return {__float2half2_rn(0.99f), __float2half2_rn(0.01f)}; }
+  __device__ static V step(V x, Coeffs c) { return __hfma2(x, c.a, c.b); }
+  __device__ static Acc fold(Acc acc, V x) { return acc + __low2float(x) + __high2float(x); }
+};
 
-__global__ void fma_bf16x2(double* out, long long iterations, unsigned long long* clock) {
+template <>
+struct Fma<FmaType::BF16x2> {
+  using V = __nv_bfloat162;
+  using Acc = double;
+  struct Coeffs {
+    V a, b;
+  };
+  static constexpr int kUnroll = 8;
+  __device__ static V start(long long t, int k) {
+    return __floats2bfloat162_rn(static_cast<float>(fma_start_value(t, k, 0)), static_cast<float>(fma_start_value(t, k, 1)));
+  }
+  __device__ static Coeffs coeffs() { return {__float2bfloat162_rn(0.99f), __float2bfloat162_rn(0.01f)}; }
+  __device__ static V step(V x, Coeffs c) { return __hfma2(x, c.a, c.b); }
+  __device__ static Acc fold(Acc acc, V x) { return acc + __low2float(x) + __high2float(x); }
+};
+
+template <>
+struct Fma<FmaType::I32> {
+  using V = unsigned;
+  using Acc = unsigned;  // chains are combined with xor: the output checks every bit
+  struct Coeffs {};
+  static constexpr int kUnroll = 8;
+  __device__ static V start(long long t, int k) { return fma_int_start(t, k); }
+  __device__ static Coeffs coeffs() { return {}; }
+  __device__ static V step(V x, Coeffs) {
+    // In PTX: integer arithmetic wraps, so the compiler may legally fold unrolled steps of
+    // x*a+b into one (x*a^8 + c), which would do an eighth of the counted work.
+    asm volatile("mad.lo.u32 %0, %0, %1, %2;" : "+r"(x) : "r"(kIntA), "r"(kIntB));
+    return x;
+  }
+  __device__ static Acc fold(Acc acc, V x) { return acc ^ x; }
+};
+
+template <FmaType T>
+__global__ void fma_chain(double* out, long long iterations, unsigned long long* clock) {
+  using F = Fma<T>;
   ClockProbe probe(clock);
   const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-  __nv_bfloat162 x[kFmaChainsPerThread];
+  typename F::V x[kFmaChainsPerThread];
 #pragma unroll
-  for (int k = 0; k < kFmaChainsPerThread; ++k) {
-    x[k] = __floats2bfloat162_rn(static_cast<float>(fma_start_value(t, k, 0)), static_cast<float>(fma_start_value(t, k, 1)));
-  }
-  const __nv_bfloat162 a = __float2bfloat162_rn(0.99f), b = __float2bfloat162_rn(0.01f);
-#pragma unroll 8
+  for (int k = 0; k < kFmaChainsPerThread; ++k) x[k] = F::start(t, k);
+  const typename F::Coeffs c = F::coeffs();
+#pragma unroll F::kUnroll
   for (long long i = 0; i < iterations; ++i) {
 #pragma unroll
-    for (int k = 0; k < kFmaChainsPerThread; ++k) x[k] = __hfma2(x[k], a, b);
+    for (int k = 0; k < kFmaChainsPerThread; ++k) x[k] = F::step(x[k], c);
   }
-  double sum = 0;
+  typename F::Acc acc = 0;
 #pragma unroll
-  for (int k = 0; k < kFmaChainsPerThread; ++k) {
-    sum += __low2float(x[k]);
-    sum += __high2float(x[k]);
-  }
-  out[t] = sum;
-  probe.finish(clock);
-}
-
-__global__ void fma_i32(double* out, long long iterations, unsigned long long* clock) {
-  ClockProbe probe(clock);
-  const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-  unsigned x[kFmaChainsPerThread];
-#pragma unroll
-  for (int k = 0; k < kFmaChainsPerThread; ++k) x[k] = fma_int_start(t, k);
-#pragma unroll 8
-  for (long long i = 0; i < iterations; ++i) {
-#pragma unroll
-    for (int k = 0; k < kFmaChainsPerThread; ++k) {
-      // In PTX: integer arithmetic wraps, so the compiler may legally fold unrolled steps of
-      // x*a+b into one (x*a^8 + c), which would do an eighth of the counted work.
-      asm volatile("mad.lo.u32 %0, %0, %1, %2;" : "+r"(x[k]) : "r"(kIntA), "r"(kIntB));
-    }
-  }
-  unsigned acc = 0;
-#pragma unroll
-  for (int k = 0; k < kFmaChainsPerThread; ++k) acc ^= x[k];
+  for (int k = 0; k < kFmaChainsPerThread; ++k) acc = F::fold(acc, x[k]);
   out[t] = static_cast<double>(acc);
   probe.finish(clock);
 }
@@ -285,11 +278,11 @@ __global__ void empty_kernel(int* flag) {
 cudaError_t launch_fma_chain(FmaType t, double* out, std::int64_t iterations, unsigned grid, unsigned block,
                              unsigned long long* clock, cudaStream_t stream) {
   switch (t) {
-    case FmaType::F64: fma_f64<<<grid, block, 0, stream>>>(out, iterations, clock); break;
-    case FmaType::F32: fma_f32<<<grid, block, 0, stream>>>(out, iterations, clock); break;
-    case FmaType::F16x2: fma_f16x2<<<grid, block, 0, stream>>>(out, iterations, clock); break;
-    case FmaType::BF16x2: fma_bf16x2<<<grid, block, 0, stream>>>(out, iterations, clock); break;
-    case FmaType::I32: fma_i32<<<grid, block, 0, stream>>>(out, iterations, clock); break;
+    case FmaType::F64: fma_chain<FmaType::F64><<<grid, block, 0, stream>>>(out, iterations, clock); break;
+    case FmaType::F32: fma_chain<FmaType::F32><<<grid, block, 0, stream>>>(out, iterations, clock); break;
+    case FmaType::F16x2: fma_chain<FmaType::F16x2><<<grid, block, 0, stream>>>(out, iterations, clock); break;
+    case FmaType::BF16x2: fma_chain<FmaType::BF16x2><<<grid, block, 0, stream>>>(out, iterations, clock); break;
+    case FmaType::I32: fma_chain<FmaType::I32><<<grid, block, 0, stream>>>(out, iterations, clock); break;
   }
   return cudaGetLastError();
 }
@@ -320,11 +313,11 @@ int occupancy(const void* kernel, unsigned block) {
 
 int fma_blocks_per_sm(FmaType t, unsigned block) {
   switch (t) {
-    case FmaType::F64: return occupancy(reinterpret_cast<const void*>(&fma_f64), block);
-    case FmaType::F32: return occupancy(reinterpret_cast<const void*>(&fma_f32), block);
-    case FmaType::F16x2: return occupancy(reinterpret_cast<const void*>(&fma_f16x2), block);
-    case FmaType::BF16x2: return occupancy(reinterpret_cast<const void*>(&fma_bf16x2), block);
-    case FmaType::I32: return occupancy(reinterpret_cast<const void*>(&fma_i32), block);
+    case FmaType::F64: return occupancy(reinterpret_cast<const void*>(&fma_chain<FmaType::F64>), block);
+    case FmaType::F32: return occupancy(reinterpret_cast<const void*>(&fma_chain<FmaType::F32>), block);
+    case FmaType::F16x2: return occupancy(reinterpret_cast<const void*>(&fma_chain<FmaType::F16x2>), block);
+    case FmaType::BF16x2: return occupancy(reinterpret_cast<const void*>(&fma_chain<FmaType::BF16x2>), block);
+    case FmaType::I32: return occupancy(reinterpret_cast<const void*>(&fma_chain<FmaType::I32>), block);
   }
   return 0;
 }
