@@ -6,22 +6,14 @@
 #include "bench/core/errors.hpp"
 #include "bench/core/harness.hpp"
 #include "fake_suite.hpp"
+#include "test_util.hpp"
 #include "profilers/nvtx/nvtx.hpp"
 
 namespace gpubench {
 namespace {
 namespace fs = std::filesystem;
 
-HarnessOptions fast_options() {
-  HarnessOptions h;
-  h.measure.min_time_s = 0.01;
-  h.measure.warmup_s = 0.001;
-  h.measure.batch_s = 0.0005;
-  h.measure.min_samples = 5;
-  h.quiet = true;
-  h.benchmark = parse_benchmark_flags({});
-  return h;
-}
+HarnessOptions fast_options() { return testing::fast_harness_options(); }
 
 struct HarnessTest : ::testing::Test {
   testing::FakeSuite suite;

@@ -13,6 +13,7 @@
 #include "bench/core/plan.hpp"
 #include "bench/suites/memory/memory.hpp"
 #include "fake_suite.hpp"
+#include "test_util.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/memory/host_fma.hpp"
 #include "kernels/memory/host_pool.hpp"
@@ -447,13 +448,7 @@ TEST(MemorySummary, WrittenToTheResultsFileThroughTheHarness) {
   r.axis_overrides = {"test=triad,fma_fp32_core", "size=0,256k"};
   auto plan = make_plan({suite.get()}, r, {testing::fake_cpu()});
   ASSERT_EQ(plan.size(), 2u);
-  HarnessOptions h;
-  h.measure.min_time_s = 0.01;
-  h.measure.warmup_s = 0.001;
-  h.measure.batch_s = 0.0005;
-  h.measure.min_samples = 3;
-  h.quiet = true;
-  h.benchmark = parse_benchmark_flags({});
+  const HarnessOptions h = testing::fast_harness_options(3);
   const auto file = std::filesystem::temp_directory_path() / ("gpubench-memory-" + std::to_string(::getpid()) + ".json");
   {
     ResultsFile results(file, {{"host_name", "test"}});
