@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "errors.hpp"
+#include "phase.hpp"
 #include "progress.hpp"
 
 namespace gpubench {
@@ -30,21 +31,9 @@ struct CaseSlot {
   nlohmann::ordered_json profile = nlohmann::ordered_json::object();  // instruments' fields
 };
 
-// Tells every instrument that a phase of the case begins, and that it ended when destroyed.
-class Phase {
- public:
-  Phase(const std::vector<Instrument*>& instruments, const char* name) : instruments_(instruments) {
-    for (Instrument* i : instruments_) i->begin_phase(name);
-  }
-  ~Phase() {
-    for (auto it = instruments_.rbegin(); it != instruments_.rend(); ++it) (*it)->end_phase();
-  }
-  Phase(const Phase&) = delete;
-  Phase& operator=(const Phase&) = delete;
-
- private:
-  const std::vector<Instrument*>& instruments_;
-};
+// The harness's phases are PhaseScopes too: while a case runs, the instruments observing it
+// are the ones PhaseScope reaches (set in run_case), so a suite's own phases nest inside these.
+using Phase = PhaseScope;
 
 void fail(benchmark::State& st, CaseSlot& slot, std::string status, std::string reason) {
   slot.status = std::move(status);
@@ -57,7 +46,13 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
 void run_case(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt, Progress& progress) {
   progress.started(slot.index, slot.planned->name());
   for (Instrument* i : opt.instruments) i->begin_case(slot.planned->name());
-  run_case_phases(st, slot, opt);
+  {
+    struct Reach {  // PhaseScopes reach these instruments only while this case runs
+      explicit Reach(const std::vector<Instrument*>* i) { detail::set_phase_instruments(i); }
+      ~Reach() { detail::set_phase_instruments(nullptr); }
+    } reach(&opt.instruments);
+    run_case_phases(st, slot, opt);
+  }
   for (auto it = opt.instruments.rbegin(); it != opt.instruments.rend(); ++it) {
     nlohmann::ordered_json fields = nlohmann::ordered_json::object();
     (*it)->end_case(fields);
@@ -70,14 +65,13 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
   if (pc.skip_reason) return fail(st, slot, "skipped", *pc.skip_reason);
   if (slot.status != "ok") return fail(st, slot, slot.status, slot.reason);  // a later repetition
   try {
-    const auto& ins = opt.instruments;
     if (!slot.instance) {
       {
-        Phase phase(ins, "setup");
+        Phase phase("setup");
         slot.instance = pc.suite->make_case(pc.device, pc.point);
         slot.instance->setup();
       }
-      Phase phase(ins, "verify");
+      Phase phase("verify");
       slot.verification = slot.instance->verify();
       slot.metrics = slot.instance->metrics();
       if (!slot.verification->passed) {
@@ -91,7 +85,7 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
     // Repetitions reuse the first plan: Google Benchmark's aggregates need equal iteration
     // counts, and equal sample counts keep the repetitions comparable.
     {
-      Phase phase(ins, "warm-up");
+      Phase phase("warm-up");
       if (slot.measure_plan) {
         (void)warm_up(c, *timer, opt.measure);
       } else {
@@ -99,7 +93,7 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
       }
     }
     const MeasurePlan plan = *slot.measure_plan;
-    Phase phase(ins, "measure");
+    Phase phase("measure");
     // One pass of Google Benchmark's loop covering exactly the planned runs: it then reports
     // iterations = runs and real_time = mean time per run, and its min_time budget is ours.
     while (st.KeepRunningBatch(plan.total_runs())) {

@@ -1,12 +1,13 @@
 #pragma once
 // A CPU-only suite for harness and planner tests. Axis `mode` picks the behaviour of a case:
 // ok (sums a small array), wrong (verification fails), skip (setup throws CaseSkipped),
-// throw (setup throws a runtime error).
+// throw (setup throws a runtime error), phased (run() opens a suite phase "inner").
 #include <numeric>
 #include <stdexcept>
 #include <vector>
 
 #include "bench/core/errors.hpp"
+#include "bench/core/phase.hpp"
 #include "bench/core/suite.hpp"
 
 namespace gpubench::testing {
@@ -29,6 +30,7 @@ class FakeCase final : public HostCase {
     return v;
   }
   void run() override {
+    PhaseScope inner(mode_ == "phased" ? "inner" : nullptr);
     sum_ = std::accumulate(data_.begin(), data_.end(), 0.0);
     benchmark_sink_ = sum_;
   }
@@ -48,7 +50,7 @@ class FakeSuite final : public Suite {
   std::vector<AxisSpec> axes() const override {
     return {{"size", AxisKind::Int, "elements", {}, 1},
             {"twin", AxisKind::Int, "copies size by default", {}, 1},
-            {"mode", AxisKind::Enum, "behaviour", {"ok", "wrong", "skip", "throw", "gpuonly"}, 1}};
+            {"mode", AxisKind::Enum, "behaviour", {"ok", "wrong", "skip", "throw", "gpuonly", "phased"}, 1}};
   }
   std::vector<Preset> presets() const override {
     return {{"quick", {{"size", "1024"}, {"twin", "@size"}, {"mode", "ok"}}, {{"size", "64,128"}, {"twin", "@size"}, {"mode", "ok"}}},

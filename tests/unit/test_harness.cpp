@@ -1,10 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "bench/core/errors.hpp"
 #include "bench/core/harness.hpp"
+#include "bench/core/phase.hpp"
 #include "fake_suite.hpp"
 #include "test_util.hpp"
 #include "profilers/nvtx/nvtx.hpp"
@@ -114,6 +116,22 @@ TEST_F(HarnessTest, InstrumentsSeeEveryPhaseInOrder) {
   EXPECT_EQ(rec.log, (std::vector<std::string>{"case fake/size=16/twin=16/mode=ok/cpu", "begin setup", "end", "begin verify",
                                                "end", "begin warm-up", "end", "begin measure", "end", "end case"}));
   EXPECT_EQ(doc["benchmarks"][0]["gpubench"]["profile"]["recorder"]["seen"], true);
+}
+
+TEST_F(HarnessTest, SuitePhasesNestInsideTheHarnessPhases) {
+  RecordingInstrument rec;
+  HarnessOptions h = fast_options();
+  h.instruments = {&rec};
+  (void)run({"size=16", "mode=phased"}, h);
+  // verify() calls run() once: its "inner" phase sits inside "verify"; the timed runs repeat it
+  // inside "warm-up" and "measure".
+  ASSERT_GE(rec.log.size(), 6u);
+  EXPECT_EQ(rec.log[3], "begin verify");
+  EXPECT_EQ(rec.log[4], "begin inner");
+  EXPECT_EQ(rec.log[5], "end");
+  EXPECT_EQ(rec.log[6], "end");
+  { PhaseScope outside("outside"); }  // no case running: reaches no instrument
+  EXPECT_EQ(std::count(rec.log.begin(), rec.log.end(), "begin outside"), 0);
 }
 
 TEST(Nvtx, RangesAreHarmlessWithoutATool) {
