@@ -39,10 +39,21 @@ find_cuda() {
   export CUDACXX="$nvcc"
 }
 
+# The official nvml.h (PyPI nvidia-nvml-dev, matching CUDA 13.0) in build/deps/nvml, where the
+# CUDA Toolkit lacks it: the build checks gpubench's NVML declarations against it. Optional:
+# without pip or the network the build goes on unchecked.
+ensure_nvml_header() {
+  [ -f "${CUDA_HOME:-/usr/local/cuda}/include/nvml.h" ] && return 0
+  [ -f "$GPUBENCH_ROOT/build/deps/nvml/nvidia/cu13/include/nvml.h" ] && return 0
+  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$GPUBENCH_ROOT/build/deps/nvml" \
+    nvidia-nvml-dev==13.0.87 >/dev/null 2>&1 || log "nvml.h not installed (pip failed): NVML declarations go unchecked"
+}
+
 # build_preset NAME [extra cmake -D...]: configure (once) and build; prints the build folder.
 build_preset() {
   local preset="$1"; shift
   find_cuda
+  ensure_nvml_header
   if command -v ccache >/dev/null; then
     export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
   fi

@@ -14,7 +14,7 @@
 #include "bench/core/harness.hpp"
 #include "bench/core/interrupt.hpp"
 #include "bench/suites/all_suites.hpp"
-#include "profilers/nvtx/nvtx.hpp"
+#include "profilers/profile.hpp"
 #include "reports/spec_sheet.hpp"
 
 namespace gpubench::app {
@@ -39,6 +39,26 @@ double positive(double v, const char* name) {
   return v;
 }
 
+// One trace per run, named after the results file; an --isolate child writes its own.
+std::string trace_file_path(const std::string& dir, const std::filesystem::path& out, long isolated_case) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir)) throw UsageError(fmt::format("--trace-dir {}: cannot create the folder", dir));
+  const std::string stem = out.stem().string();
+  const std::string name = isolated_case >= 0 ? fmt::format("case{}-{}.trace.json", isolated_case, ::getpid())
+                                              : stem + ".trace.json";
+  return (std::filesystem::path(dir) / name).string();
+}
+
+// gpubench.profile in the results context: each instrument's "on" or "off: <reason>".
+nlohmann::ordered_json profile_context(const std::vector<std::unique_ptr<Instrument>>& instruments, const RunOptions& o) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& i : instruments) j[i->name()] = i->status();
+  if (o.profile.telemetry || o.profile.host) j["sample_interval_ms"] = o.sample_interval_ms;
+  if (o.cupti_timer) j["timer"] = "cupti";
+  return j;
+}
+
 }  // namespace
 
 RunOptions parse_run_options(const std::vector<std::string>& all_args) {
@@ -50,7 +70,7 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
   MeasureOptions& m = o.measure;
   double max_noise_pct = m.max_noise * 100;
   std::string &out = o.out, &spec_sheet = o.spec_sheet;
-  std::string profile = "nvtx";
+  std::string profile = profilers::kDefaultProfile, timer = "default";
   po::options_description desc(kRunUsage);
   add_selection_options(desc, sel);
   desc.add_options()
@@ -64,7 +84,14 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
        "seconds one timed sample (a batch of runs) should last")
       ("cold", po::bool_switch(&m.cold), "flush the L2 (CPU: last-level) cache before every sample; one run per sample")
       ("profile", po::value(&profile)->default_value(profile),
-       "instruments observing every case: a comma list of nvtx (NVTX ranges for Nsight Systems), or none")
+       "instruments observing every case, a comma list: nvtx (NVTX ranges for Nsight Systems), telemetry (NVML power, "
+       "energy, clocks, throttling), host (process CPU and memory), trace (CUPTI kernel breakdown), "
+       "metrics[=NAME:NAME...] (CUPTI hardware counters, replayed after timing); or none")
+      ("trace-dir", po::value(&o.trace_dir), "write a Chrome/Perfetto trace of the run into this folder (implies trace)")
+      ("timer", po::value(&timer)->default_value(timer),
+       "GPU case timer: default (CUDA events around batches) or cupti (sum of the case's kernel durations)")
+      ("sample-interval", po::value(&o.sample_interval_ms)->default_value(o.sample_interval_ms),
+       "milliseconds between telemetry and host samples")
       ("spec-sheet", po::value(&spec_sheet), "GPU spec sheet JSON replacing the built-in data/gpus.json")
       ("exclusive", po::bool_switch(&o.exclusive), "refuse to run when another process computes on a selected GPU")
       ("isolate", po::bool_switch(&o.isolate),
@@ -94,11 +121,13 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
   m.max_noise = positive(max_noise_pct, "max-noise") / 100;
   if (vm.count("case-timeout")) positive(o.case_timeout_s, "case-timeout");
   o.isolate = o.isolated_case < 0 && (o.isolate || o.case_timeout_s > 0);
-  for (const std::string& name : split_list(profile, "--profile")) {
-    if (name == "none") continue;
-    if (name != "nvtx") throw UsageError(fmt::format("--profile '{}': unknown instrument (accepted: nvtx, none)", name));
-    o.instruments.push_back(name);
+  o.profile = profilers::parse_profile(profile);
+  if (!o.trace_dir.empty()) o.profile.trace = true;
+  if (timer != "default" && timer != "cupti") {
+    throw UsageError(fmt::format("--timer '{}': accepted timers are default, cupti", timer));
   }
+  o.cupti_timer = timer == "cupti";
+  positive(o.sample_interval_ms, "sample-interval");
 
   o.benchmark = parse_benchmark_flags(bench_args);
   if (o.isolate) {
@@ -121,11 +150,6 @@ int cmd_run(const std::vector<std::string>& all_args) {
   const std::string &out = o.out, &spec_sheet = o.spec_sheet;
 
   HarnessOptions h;
-  std::vector<std::unique_ptr<Instrument>> instruments;
-  for (const std::string& name : o.instruments) {
-    if (name == "nvtx") instruments.push_back(profilers::make_nvtx_instrument());
-  }
-  for (const auto& i : instruments) h.instruments.push_back(i.get());
   h.benchmark = o.benchmark;
   h.measure = m;
   h.quiet = o.quiet;
@@ -140,18 +164,32 @@ int cmd_run(const std::vector<std::string>& all_args) {
   RunDescription description{"gpubench run " + join_args(all_args), sel.preset, {}, m};
   for (const Suite* s : selected) description.suites.push_back(s->name());
 
+  // Instruments: made before any case touches CUDA (CUPTI must see the first context).
+  const std::filesystem::path out_path = out.empty() ? default_results_path(host_name()) : std::filesystem::path(out);
+  profilers::InstrumentOptions io;
+  io.selection = o.profile;
+  io.cupti_timer = o.cupti_timer;
+  io.sample_interval_ms = o.sample_interval_ms;
+  io.devices = selection.devices;
+  io.no_cuda_reason = inventory.cuda.empty() ? inventory.cuda_unavailable_reason : "no CUDA device selected";
+  // Under --isolate the children run the cases, and each writes its own trace.
+  if (!o.trace_dir.empty() && !o.isolate) io.trace_path = trace_file_path(o.trace_dir, out_path, o.isolated_case);
+  const std::vector<std::unique_ptr<Instrument>> instruments = profilers::make_instruments(io);
+  for (const auto& i : instruments) h.instruments.push_back(i.get());
+
   if (o.isolated_case >= 0) {  // a child of --isolate: run case N of the same plan into isolated-out
     if (static_cast<std::size_t>(o.isolated_case) >= plan.size() || o.isolated_out.empty()) {
       throw UsageError("--isolated-case: no such case in this plan");
     }
     plan = {plan[static_cast<std::size_t>(o.isolated_case)]};
     h.show_context = false;  // the parent's run already showed the machine
-    ResultsFile results(o.isolated_out, capture_context(inventory, selection.devices, selected, description));
+    nlohmann::ordered_json context = capture_context(inventory, selection.devices, selected, description);
+    context["gpubench"]["profile"] = profile_context(instruments, o);
+    ResultsFile results(o.isolated_out, std::move(context));
     const RunSummary s = run_plan(plan, h, results);
     return s.failed > 0 ? 1 : 0;
   }
 
-  const std::filesystem::path out_path = out.empty() ? default_results_path(host_name()) : std::filesystem::path(out);
   check_output_path(out_path);
 
   if (!selection.notice.empty()) fmt::print(stderr, "{}\n", selection.notice);
@@ -176,6 +214,10 @@ int cmd_run(const std::vector<std::string>& all_args) {
 
   nlohmann::ordered_json context = capture_context(inventory, selection.devices, selected, description);
   for (const BusyDevice& b : busy) context["gpubench"]["busy_devices"].push_back(to_json(b));
+  context["gpubench"]["profile"] = profile_context(instruments, o);
+  for (const auto& i : instruments) {
+    if (i->status() != "on") fmt::print(stderr, "gpubench: --profile {}: {}\n", i->name(), i->status());
+  }
   ResultsFile results(out_path, std::move(context));
   install_interrupt_handlers(out_path.string());
   RunSummary s;

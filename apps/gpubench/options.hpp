@@ -8,6 +8,7 @@
 #include "bench/core/harness.hpp"
 #include "bench/core/measure.hpp"
 #include "bench/core/plan.hpp"
+#include "profilers/profile.hpp"
 
 namespace gpubench::app {
 
@@ -47,7 +48,10 @@ struct RunOptions {
   BenchmarkFlags benchmark;
   std::string out, spec_sheet;
   bool quiet = false;
-  std::vector<std::string> instruments;  // --profile, validated; empty for none
+  profilers::ProfileSelection profile;  // --profile, validated (all false for none)
+  std::string trace_dir;                // --trace-dir (implies trace)
+  bool cupti_timer = false;             // --timer cupti
+  double sample_interval_ms = 50;       // --sample-interval
   bool exclusive = false;
   bool isolate = false;        // --isolate, or implied by --case-timeout
   double case_timeout_s = 0;   // 0: none

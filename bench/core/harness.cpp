@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -45,7 +46,8 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
 
 void run_case(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt, Progress& progress) {
   progress.started(slot.index, slot.planned->name());
-  for (Instrument* i : opt.instruments) i->begin_case(slot.planned->name());
+  const CaseInfo info{slot.planned->name(), slot.planned->suite->name(), &slot.planned->device};
+  for (Instrument* i : opt.instruments) i->begin_case(info);
   {
     struct Reach {  // PhaseScopes reach these instruments only while this case runs
       explicit Reach(const std::vector<Instrument*>* i) { detail::set_phase_instruments(i); }
@@ -53,9 +55,16 @@ void run_case(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt, P
     } reach(&opt.instruments);
     run_case_phases(st, slot, opt);
   }
+  CaseOutcome outcome;
+  outcome.status = slot.status;
+  outcome.metrics = slot.metrics;
+  if (slot.status == "ok" && slot.measurement) {
+    outcome.runs = slot.measurement->runs;
+    outcome.mean_s = slot.measurement->stats.mean;
+  }
   for (auto it = opt.instruments.rbegin(); it != opt.instruments.rend(); ++it) {
     nlohmann::ordered_json fields = nlohmann::ordered_json::object();
-    (*it)->end_case(fields);
+    (*it)->end_case(outcome, fields);
     if (!fields.empty()) slot.profile[(*it)->name()] = std::move(fields);
   }
 }
@@ -80,7 +89,8 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
       }
     }
     Case& c = *slot.instance;
-    auto timer = c.make_timer();
+    std::unique_ptr<Timer> timer = c.make_timer();
+    for (Instrument* i : opt.instruments) timer = i->timer(std::move(timer));  // e.g. CUPTI kernel time
     slot.timer_kind = timer->kind();
     // Repetitions reuse the first plan: Google Benchmark's aggregates need equal iteration
     // counts, and equal sample counts keep the repetitions comparable.
@@ -93,13 +103,24 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
       }
     }
     const MeasurePlan plan = *slot.measure_plan;
-    Phase phase("measure");
-    // One pass of Google Benchmark's loop covering exactly the planned runs: it then reports
-    // iterations = runs and real_time = mean time per run, and its min_time budget is ours.
-    while (st.KeepRunningBatch(plan.total_runs())) {
-      Measurement m = collect(c, *timer, plan, opt.measure);
-      st.SetIterationTime(m.total_s);
-      slot.measurement = std::move(m);
+    {
+      Phase phase("measure");
+      // One pass of Google Benchmark's loop covering exactly the planned runs: it then reports
+      // iterations = runs and real_time = mean time per run, and its min_time budget is ours.
+      while (st.KeepRunningBatch(plan.total_runs())) {
+        Measurement m = collect(c, *timer, plan, opt.measure);
+        st.SetIterationTime(m.total_s);
+        slot.measurement = std::move(m);
+      }
+    }
+    // Instruments that need their own passes over the work (hardware counters) get them now,
+    // after the timing, so they never disturb it.
+    if (std::any_of(opt.instruments.begin(), opt.instruments.end(), [](Instrument* i) { return i->wants_replay(); })) {
+      Phase phase("replay");
+      const Replay replay{[&c] { c.run(); }, [&c] { c.synchronize(); }};
+      for (Instrument* i : opt.instruments) {
+        if (i->wants_replay()) i->replay(replay);
+      }
     }
     const Measurement& m = *slot.measurement;
     const double t = m.stats.mean;

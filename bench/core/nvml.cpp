@@ -56,6 +56,13 @@ struct ProcessInfoV1 {
   unsigned long long used_gpu_memory;
 };
 
+// nvmlUtilization_t: percent of the last sample period in which a kernel ran / memory was read
+// or written.
+struct Utilization {
+  unsigned gpu;
+  unsigned memory;
+};
+
 using GetUint = Return (*)(Device, unsigned*);
 using GetClock = Return (*)(Device, int, unsigned*);
 using GetProcesses = Return (*)(Device, unsigned*, void*);
@@ -86,6 +93,9 @@ struct Api {
   GetProcesses compute_processes = nullptr;
   bool processes_v1_layout = false;
   Return (*cpu_affinity)(Device, unsigned, unsigned long*) = nullptr;
+  GetUint power_usage = nullptr;
+  Return (*total_energy)(Device, unsigned long long*) = nullptr;
+  Return (*utilization)(Device, Utilization*) = nullptr;
 };
 
 template <typename F>
@@ -123,6 +133,9 @@ void resolve_optional(Api& a) {
     a.processes_v1_layout = resolve(a.lib, "nvmlDeviceGetComputeRunningProcesses", a.compute_processes);
   }
   resolve(a.lib, "nvmlDeviceGetCpuAffinity", a.cpu_affinity);
+  resolve(a.lib, "nvmlDeviceGetPowerUsage", a.power_usage);
+  resolve(a.lib, "nvmlDeviceGetTotalEnergyConsumption", a.total_energy);
+  resolve(a.lib, "nvmlDeviceGetUtilizationRates", a.utilization);
 }
 
 Api& api() {
@@ -156,8 +169,14 @@ Api& api() {
 std::optional<Device> handle_by_pci(const std::string& pci_bus_id) {
   if (!available() || pci_bus_id.empty()) return std::nullopt;
   Device dev = nullptr;
-  if (api().get_handle_by_pci(pci_bus_id.c_str(), &dev) != kSuccess) return std::nullopt;
-  return dev;
+  if (api().get_handle_by_pci(pci_bus_id.c_str(), &dev) == kSuccess) return dev;
+  // NVML's own form pads the domain to 8 digits: "00000000:17:00.0".
+  const std::string sysfs = normalize_pci_bus_id(pci_bus_id);
+  if (sysfs == pci_bus_id && sysfs.size() != 12) return std::nullopt;  // did not parse
+  const std::string nvml_form = "0000" + sysfs;
+  if (api().get_handle_by_pci(nvml_form.c_str(), &dev) == kSuccess) return dev;
+  if (api().get_handle_by_pci(sysfs.c_str(), &dev) == kSuccess) return dev;
+  return std::nullopt;
 }
 
 std::optional<unsigned> get(GetUint fn, Device dev) {
@@ -266,6 +285,32 @@ std::optional<std::vector<GpuProcess>> compute_processes(const std::string& pci_
   return processes_of(*dev);
 }
 
+std::optional<Handle> find_by_pci(const std::string& pci_bus_id) {
+  const auto dev = handle_by_pci(pci_bus_id);
+  if (!dev) return std::nullopt;
+  return Handle{*dev};
+}
+
+Reading read(Handle gpu) {
+  Reading r;
+  if (!available() || !gpu.device) return r;
+  const Api& a = api();
+  const auto dev = static_cast<Device>(gpu.device);
+  r.power_mw = get(a.power_usage, dev);
+  if (unsigned long long mj = 0; a.total_energy && a.total_energy(dev, &mj) == kSuccess) r.energy_mj = mj;
+  r.sm_clock_mhz = get_clock(a.get_clock, dev, kClockSm);
+  r.memory_clock_mhz = get_clock(a.get_clock, dev, kClockMem);
+  r.temperature_c = get_clock(a.temperature, dev, kTemperatureGpu);
+  if (unsigned long long mask = 0; a.clocks_event_reasons && a.clocks_event_reasons(dev, &mask) == kSuccess) {
+    r.clocks_event_reasons = mask;
+  }
+  if (Utilization u{}; a.utilization && a.utilization(dev, &u) == kSuccess) {
+    r.gpu_utilization_pct = u.gpu;
+    r.memory_utilization_pct = u.memory;
+  }
+  return r;
+}
+
 std::optional<unsigned> device_count() {
   if (!available() || !api().get_count) return std::nullopt;
   unsigned n = 0;
@@ -343,3 +388,36 @@ std::string normalize_pci_bus_id(const std::string& id) {
 }
 
 }  // namespace gpubench::nvml
+
+// Where the official header is found at build time (the CUDA Toolkit's, or the PyPI package
+// nvidia-nvml-dev that scripts/lib.sh installs into build/deps), every constant and record
+// layout declared above is checked against it, so a mistake in the hand-written declarations
+// fails the build instead of misreading a driver's answer. The binary never needs the header.
+#ifdef GPUBENCH_HAVE_NVML_H
+#include <nvml.h>
+
+#include <cstddef>
+
+namespace gpubench::nvml {
+namespace {
+static_assert(kSuccess == NVML_SUCCESS && kInsufficientSize == NVML_ERROR_INSUFFICIENT_SIZE);
+static_assert(kClockSm == NVML_CLOCK_SM && kClockMem == NVML_CLOCK_MEM);
+static_assert(kEccCorrected == NVML_MEMORY_ERROR_TYPE_CORRECTED && kEccUncorrected == NVML_MEMORY_ERROR_TYPE_UNCORRECTED);
+static_assert(kEccVolatile == NVML_VOLATILE_ECC && kEccAggregate == NVML_AGGREGATE_ECC);
+static_assert(kTemperatureGpu == NVML_TEMPERATURE_GPU && kTemperatureThresholdSlowdown == NVML_TEMPERATURE_THRESHOLD_SLOWDOWN);
+static_assert(kValueNotAvailable == static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE));
+static_assert(sizeof(PciInfo) == sizeof(nvmlPciInfo_t) && offsetof(PciInfo, bus_id) == offsetof(nvmlPciInfo_t, busId));
+static_assert(sizeof(ProcessInfoV2) == sizeof(nvmlProcessInfo_v2_t) && sizeof(ProcessInfoV1) == sizeof(nvmlProcessInfo_v1_t));
+static_assert(offsetof(ProcessInfoV2, used_gpu_memory) == offsetof(nvmlProcessInfo_v2_t, usedGpuMemory));
+static_assert(sizeof(Utilization) == sizeof(nvmlUtilization_t) && offsetof(Utilization, memory) == offsetof(nvmlUtilization_t, memory));
+static_assert(kClocksEventGpuIdle == nvmlClocksEventReasonGpuIdle &&
+              kClocksEventApplicationsClocksSetting == nvmlClocksEventReasonApplicationsClocksSetting &&
+              kClocksEventSwPowerCap == nvmlClocksEventReasonSwPowerCap &&
+              kClocksEventHwSlowdown == nvmlClocksThrottleReasonHwSlowdown &&
+              kClocksEventSyncBoost == nvmlClocksEventReasonSyncBoost &&
+              kClocksEventSwThermalSlowdown == nvmlClocksEventReasonSwThermalSlowdown &&
+              kClocksEventHwThermalSlowdown == nvmlClocksThrottleReasonHwThermalSlowdown &&
+              kClocksEventHwPowerBrakeSlowdown == nvmlClocksThrottleReasonHwPowerBrakeSlowdown);
+}  // namespace
+}  // namespace gpubench::nvml
+#endif

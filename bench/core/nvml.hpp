@@ -84,6 +84,27 @@ std::optional<unsigned> device_count();
 // device. Fields NVML does not answer stay empty.
 std::optional<DeviceStatus> device_status(unsigned index);
 
+// Telemetry of one GPU, read repeatedly by the sampler in profilers/nvml. Units as NVML reports
+// them; a field the GPU or driver does not report stays empty.
+struct Reading {
+  std::optional<unsigned> power_mw;                 // nvmlDeviceGetPowerUsage (a ~1 s average on Ampere+)
+  std::optional<std::uint64_t> energy_mj;           // nvmlDeviceGetTotalEnergyConsumption: since the driver loaded
+  std::optional<unsigned> sm_clock_mhz, memory_clock_mhz;
+  std::optional<unsigned> temperature_c;
+  std::optional<std::uint64_t> clocks_event_reasons;  // kClocksEvent* bits
+  std::optional<unsigned> gpu_utilization_pct, memory_utilization_pct;  // nvmlDeviceGetUtilizationRates
+};
+
+// An NVML device handle, found once and read many times.
+struct Handle {
+  void* device = nullptr;
+};
+// The GPU with this PCI bus id, in the CUDA form "0000:17:00.0" or NVML's "00000000:17:00.0"
+// (NVML and CUDA may number devices differently: the bus id is what they share). Empty when
+// NVML is unavailable or has no such GPU.
+std::optional<Handle> find_by_pci(const std::string& pci_bus_id);
+Reading read(Handle gpu);
+
 // "00000000:17:00.0" or "0000:17:00.0" (any case) -> "0000:17:00.0", the form sysfs uses under
 // /sys/bus/pci/devices; the input unchanged when it does not parse.
 std::string normalize_pci_bus_id(const std::string& id);

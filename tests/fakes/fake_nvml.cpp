@@ -9,10 +9,16 @@
 // a fifth field, so a binding that picked _v3 there would misread the list.
 //
 // FAKE_NVML_UNCORRECTED_ECC=N in the environment makes it report N uncorrectable errors.
+// Telemetry: the GPU draws FAKE_NVML_POWER_MW milliwatts (default 250000); its total-energy
+// counter starts at FAKE_NVML_ENERGY_START_MJ (default 1000000; set it near 2^64 to test the
+// wrap) and grows by that power over real time; FAKE_NVML_CLOCK_REASONS sets the clock event
+// reason mask (default 0x1, idle); utilization is 87 % (GPU) and 40 % (memory).
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace {
 
@@ -26,6 +32,12 @@ constexpr Return kSuccess = 0, kInvalidArgument = 2, kNotSupported = 3, kNotFoun
                  kUnknown = 999;
 
 bool is_ours(nvmlDevice_st* d) { return d == &the_gpu; }
+
+unsigned long long env_or(const char* name, unsigned long long fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::strtoull(v, nullptr, 0) : fallback;
+}
+const auto loaded_at = std::chrono::steady_clock::now();
 
 struct ProcessV1 {
   unsigned pid;
@@ -146,10 +158,43 @@ Return nvmlDeviceGetTotalEccErrors(nvmlDevice_st*, int type, int counter, unsign
 }
 Return nvmlDeviceGetMigMode(nvmlDevice_st*, unsigned*, unsigned*) { return kNotSupported; }
 #ifdef FAKE_NVML_LEGACY
-Return nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_st*, unsigned long long* r) { return *r = 0x1, kSuccess; }
+Return nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_st*, unsigned long long* r) {
+  return *r = env_or("FAKE_NVML_CLOCK_REASONS", 0x1), kSuccess;
+}
 #else
-Return nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_st*, unsigned long long* r) { return *r = 0x1, kSuccess; }
+Return nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_st*, unsigned long long* r) {
+  return *r = env_or("FAKE_NVML_CLOCK_REASONS", 0x1), kSuccess;
+}
 #endif
+Return nvmlDeviceGetPowerUsage(nvmlDevice_st* d, unsigned* mw) {
+  if (!is_ours(d)) return kInvalidArgument;
+  return *mw = static_cast<unsigned>(env_or("FAKE_NVML_POWER_MW", 250000)), kSuccess;
+}
+Return nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_st* d, unsigned long long* mj) {
+  if (!is_ours(d)) return kInvalidArgument;
+  // The counter runs from its start value since that value was first seen (so a test setting
+  // a start near 2^64 gets the wrap a few milliseconds later, inside its case).
+  static std::string start_text;
+  static auto since = loaded_at;
+  const char* start = std::getenv("FAKE_NVML_ENERGY_START_MJ");
+  if ((start ? start : "") != start_text) {
+    start_text = start ? start : "";
+    since = std::chrono::steady_clock::now();
+  }
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+  const double watts = static_cast<double>(env_or("FAKE_NVML_POWER_MW", 250000)) / 1000;
+  // mJ = W * ms; unsigned arithmetic wraps at 2^64 as a real counter would.
+  *mj = env_or("FAKE_NVML_ENERGY_START_MJ", 1000000) + static_cast<unsigned long long>(watts * ms);
+  return kSuccess;
+}
+struct Utilization {
+  unsigned gpu, memory;
+};
+Return nvmlDeviceGetUtilizationRates(nvmlDevice_st* d, Utilization* u) {
+  if (!is_ours(d)) return kInvalidArgument;
+  u->gpu = 87, u->memory = 40;
+  return kSuccess;
+}
 Return nvmlDeviceGetPowerManagementLimit(nvmlDevice_st*, unsigned* mw) { return *mw = 450000, kSuccess; }
 Return nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_st*, unsigned* mw) { return *mw = 700000, kSuccess; }
 Return nvmlDeviceGetTemperature(nvmlDevice_st*, int sensor, unsigned* c) {

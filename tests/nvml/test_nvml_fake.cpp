@@ -52,3 +52,109 @@ TEST(NvmlFake, DeviceStatus) {
 
 }  // namespace
 }  // namespace gpubench::nvml
+
+// Telemetry through the fake: readings, PCI matching, and the instrument sampling a "CUDA"
+// device whose bus id is the fake's while a measure phase runs.
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "profilers/nvml/telemetry.hpp"
+
+namespace gpubench::nvml {
+namespace {
+
+TEST(NvmlFake, TelemetryReadingsAndPciMatching) {
+  ASSERT_TRUE(available());
+  for (const char* bus : {"0000:17:00.0", "00000000:17:00.0", "0000:17:00.0 "}) {
+    const auto gpu = find_by_pci(bus);
+    if (std::string(bus).back() == ' ') {
+      EXPECT_FALSE(gpu.has_value()) << "a malformed id matches nothing";
+      continue;
+    }
+    ASSERT_TRUE(gpu.has_value()) << bus;
+    const Reading r = read(*gpu);
+    EXPECT_EQ(r.power_mw, 250000u);
+    ASSERT_TRUE(r.energy_mj.has_value());
+    EXPECT_EQ(r.sm_clock_mhz, 345u);
+    EXPECT_EQ(r.memory_clock_mhz, 2619u);
+    EXPECT_EQ(r.temperature_c, 41u);
+    EXPECT_EQ(r.clocks_event_reasons, kClocksEventGpuIdle);
+    EXPECT_EQ(r.gpu_utilization_pct, 87u);
+    EXPECT_EQ(r.memory_utilization_pct, 40u);
+  }
+  EXPECT_FALSE(find_by_pci("0000:18:00.0").has_value());  // another GPU: NVML has none there
+  EXPECT_FALSE(find_by_pci("").has_value());
+}
+
+DeviceInfo fake_cuda_device(const std::string& bus) {
+  DeviceInfo d;
+  d.kind = DeviceKind::Cuda;
+  d.ordinal = 0;
+  d.name = "Fake GPU";
+  d.pci_bus_id = bus;
+  return d;
+}
+
+nlohmann::ordered_json sample_one_case(const DeviceInfo& dev, double measure_ms) {
+  auto telemetry = profilers::make_telemetry_instrument({dev}, "", 10);
+  EXPECT_EQ(telemetry->status(), "on");
+  telemetry->begin_case({"fake/case", "fake", &dev});
+  telemetry->begin_phase("warm-up");  // not sampled
+  telemetry->end_phase();
+  telemetry->begin_phase("measure");
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(measure_ms));
+  telemetry->end_phase();
+  CaseOutcome outcome;
+  outcome.runs = 100;
+  outcome.metrics.flops = 1e9;
+  nlohmann::ordered_json profile = nlohmann::ordered_json::object();
+  telemetry->end_case(outcome, profile);
+  return profile;
+}
+
+TEST(NvmlFake, TelemetryInstrumentSamplesTheMeasurePhase) {
+  const auto p = sample_one_case(fake_cuda_device("0000:17:00.0"), 120);
+  ASSERT_TRUE(p.contains("power_w")) << p.dump();
+  EXPECT_GE(p["samples"].get<int>(), 3);  // first, some every 10 ms, last
+  EXPECT_DOUBLE_EQ(p["power_w"]["mean"].get<double>(), 250.0);
+  EXPECT_EQ(p["energy_source"], "counter");
+  // 250 W over the sampled span (about 120 ms): the counter difference, to the fake's 1 mJ steps.
+  const double span = p["duration_s"].get<double>();
+  EXPECT_NEAR(p["energy_j"].get<double>(), 250.0 * span, 0.01);
+  EXPECT_NEAR(p["joules_per_run"].get<double>(), p["energy_j"].get<double>() / 100, 1e-12);
+  EXPECT_NEAR(p["gflops_per_watt"].get<double>(), 100 * 1e9 / 1e9 / p["energy_j"].get<double>(), 1e-9);
+  EXPECT_EQ(p["sm_clock_mhz"]["min"], 345.0);
+  EXPECT_EQ(p["temperature_c_max"], 41.0);
+  EXPECT_EQ(p["clock_event_reasons"], nlohmann::ordered_json({"gpu_idle"}));
+  EXPECT_EQ(p["throttled"], false);
+  EXPECT_EQ(p["utilization_pct"]["gpu_mean"], 87.0);
+}
+
+TEST(NvmlFake, TelemetryEnergyAcrossACounterWrapAndAThrottledCase) {
+  // The counter starts 1 J below 2^64 and wraps within the case.
+  ::setenv("FAKE_NVML_ENERGY_START_MJ", "18446744073709550615", 1);
+  ::setenv("FAKE_NVML_CLOCK_REASONS", "0x24", 1);  // sw_power_cap | sw_thermal_slowdown
+  const auto p = sample_one_case(fake_cuda_device("00000000:17:00.0"), 60);
+  ::unsetenv("FAKE_NVML_ENERGY_START_MJ");
+  ::unsetenv("FAKE_NVML_CLOCK_REASONS");
+  EXPECT_EQ(p["energy_source"], "counter");
+  EXPECT_NEAR(p["energy_j"].get<double>(), 250.0 * p["duration_s"].get<double>(), 0.01);
+  EXPECT_EQ(p["throttled"], true);
+  EXPECT_EQ(p["throttled_samples_pct"], 100.0);
+  EXPECT_EQ(p["clock_event_reasons"], nlohmann::ordered_json({"sw_power_cap", "sw_thermal_slowdown"}));
+}
+
+TEST(NvmlFake, TelemetryOffForAGpuNvmlDoesNotKnow) {
+  const DeviceInfo dev = fake_cuda_device("0000:65:00.0");
+  auto telemetry = profilers::make_telemetry_instrument({dev}, "", 10);
+  telemetry->begin_case({"x", "fake", &dev});
+  telemetry->begin_phase("measure");
+  telemetry->end_phase();
+  nlohmann::ordered_json profile = nlohmann::ordered_json::object();
+  telemetry->end_case({}, profile);
+  EXPECT_EQ(profile["status"], "off: NVML has no GPU with PCI bus id 0000:65:00.0");
+}
+
+}  // namespace
+}  // namespace gpubench::nvml

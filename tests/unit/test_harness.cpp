@@ -98,12 +98,14 @@ TEST_F(HarnessTest, UnsupportedPointIsRecordedAsSkipped) {
 class RecordingInstrument final : public Instrument {
  public:
   std::string name() const override { return "recorder"; }
-  void begin_case(const std::string& n) override { log.push_back("case " + n); }
+  void begin_case(const CaseInfo& c) override { log.push_back("case " + c.name + " of " + c.suite); }
   void begin_phase(const char* p) override { log.push_back(std::string("begin ") + p); }
   void end_phase() override { log.push_back("end"); }
-  void end_case(nlohmann::ordered_json& profile) override {
+  void end_case(const CaseOutcome& outcome, nlohmann::ordered_json& profile) override {
     log.push_back("end case");
     profile["seen"] = true;
+    profile["runs"] = outcome.runs;
+    profile["flops"] = outcome.metrics.flops;
   }
   std::vector<std::string> log;
 };
@@ -113,9 +115,11 @@ TEST_F(HarnessTest, InstrumentsSeeEveryPhaseInOrder) {
   HarnessOptions h = fast_options();
   h.instruments = {&rec};
   auto doc = run({"size=16", "mode=ok"}, h);
-  EXPECT_EQ(rec.log, (std::vector<std::string>{"case fake/size=16/twin=16/mode=ok/cpu", "begin setup", "end", "begin verify",
+  EXPECT_EQ(rec.log, (std::vector<std::string>{"case fake/size=16/twin=16/mode=ok/cpu of fake", "begin setup", "end", "begin verify",
                                                "end", "begin warm-up", "end", "begin measure", "end", "end case"}));
   EXPECT_EQ(doc["benchmarks"][0]["gpubench"]["profile"]["recorder"]["seen"], true);
+  EXPECT_EQ(doc["benchmarks"][0]["gpubench"]["profile"]["recorder"]["runs"], doc["benchmarks"][0]["iterations"]);
+  EXPECT_EQ(doc["benchmarks"][0]["gpubench"]["profile"]["recorder"]["flops"], 16.0);
 }
 
 TEST_F(HarnessTest, SuitePhasesNestInsideTheHarnessPhases) {
@@ -137,11 +141,12 @@ TEST_F(HarnessTest, SuitePhasesNestInsideTheHarnessPhases) {
 TEST(Nvtx, RangesAreHarmlessWithoutATool) {
   auto nvtx = profilers::make_nvtx_instrument();
   EXPECT_EQ(nvtx->name(), "nvtx");
-  nvtx->begin_case("x");
+  const DeviceInfo cpu;
+  nvtx->begin_case({"x", "fake", &cpu});
   nvtx->begin_phase("setup");
   nvtx->end_phase();
   nlohmann::ordered_json profile = nlohmann::ordered_json::object();
-  nvtx->end_case(profile);
+  nvtx->end_case({}, profile);
   EXPECT_TRUE(profile.empty());  // NVTX only marks the timeline
 }
 
