@@ -50,13 +50,15 @@ class Silenced {
 
 }  // namespace
 
-double through_harness(const Suite& suite, const std::vector<std::string>& overrides, double min_time) {
+double through_harness(const Suite& suite, const std::vector<std::string>& overrides, double min_time,
+                       const std::vector<Instrument*>& instruments) {
   PlanRequest req;
   req.axis_overrides = overrides;
   const auto plan = make_plan({&suite}, req, {describe_cpu()});
   HarnessOptions h;
   h.quiet = true;
   h.measure.min_time_s = min_time;
+  h.instruments = instruments;
   const fs::path file = fs::temp_directory_path() / ("gpubench-perf-" + std::to_string(::getpid()) + ".json");
   ResultsFile results(file, {{"host_name", "perf"}});
   {

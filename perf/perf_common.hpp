@@ -3,14 +3,16 @@
 #include <string>
 #include <vector>
 
+#include "bench/core/instrument.hpp"
 #include "bench/core/suite.hpp"
 
 namespace gpubench::perf {
 
 // Mean seconds per run of the single CPU case `overrides` select in `suite`, measured through
 // plan, Google Benchmark registration, harness measurement and results file (the display
-// output is discarded).
-double through_harness(const Suite& suite, const std::vector<std::string>& overrides, double min_time);
+// output is discarded), observed by `instruments`.
+double through_harness(const Suite& suite, const std::vector<std::string>& overrides, double min_time,
+                       const std::vector<Instrument*>& instruments = {});
 
 // The suite registered under `name` (the program aborts if there is none).
 const Suite& suite_named(const std::string& name);

@@ -127,6 +127,7 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
     throw UsageError(fmt::format("--timer '{}': accepted timers are default, cupti", timer));
   }
   o.cupti_timer = timer == "cupti";
+  o.profile_explicit = !vm["profile"].defaulted() || !o.trace_dir.empty() || o.cupti_timer;
   positive(o.sample_interval_ms, "sample-interval");
 
   o.benchmark = parse_benchmark_flags(bench_args);
@@ -215,8 +216,10 @@ int cmd_run(const std::vector<std::string>& all_args) {
   nlohmann::ordered_json context = capture_context(inventory, selection.devices, selected, description);
   for (const BusyDevice& b : busy) context["gpubench"]["busy_devices"].push_back(to_json(b));
   context["gpubench"]["profile"] = profile_context(instruments, o);
-  for (const auto& i : instruments) {
-    if (i->status() != "on") fmt::print(stderr, "gpubench: --profile {}: {}\n", i->name(), i->status());
+  for (const auto& i : instruments) {  // asked-for instruments that cannot work here say so
+    if (o.profile_explicit && i->status() != "on") {
+      fmt::print(stderr, "gpubench: --profile {}: {}\n", i->name(), i->status());
+    }
   }
   ResultsFile results(out_path, std::move(context));
   install_interrupt_handlers(out_path.string());

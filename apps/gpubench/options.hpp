@@ -49,6 +49,7 @@ struct RunOptions {
   std::string out, spec_sheet;
   bool quiet = false;
   profilers::ProfileSelection profile;  // --profile, validated (all false for none)
+  bool profile_explicit = false;        // --profile, --trace-dir or --timer cupti given
   std::string trace_dir;                // --trace-dir (implies trace)
   bool cupti_timer = false;             // --timer cupti
   double sample_interval_ms = 50;       // --sample-interval
