@@ -35,6 +35,17 @@ ldd "$bin" | awk '/=> \// {print $1, $3}' | while read -r name path; do
   esac
   cp -L "$path" "$dest/lib/$name"
 done
+# libcupti is loaded at run time (--profile trace,metrics), so ldd does not list it.
+if [ "$with_cuda" = 1 ]; then
+  cupti=$(ldconfig -p | awk '/libcupti\.so\.[0-9]+ / {print $NF; exit}')
+  if [ -n "$cupti" ]; then
+    cp -L "$cupti" "$dest/lib/$(basename "$cupti")"
+    # CUPTI loads the Perfworks libraries itself for hardware metrics.
+    for f in "$(dirname "$cupti")"/libnvperf_host.so "$(dirname "$cupti")"/libnvperf_target.so; do
+      [ -f "$f" ] && cp -L "$f" "$dest/lib/"
+    done
+  fi
+fi
 # libstdc++ is bundled too (copied above) so older distributions run it.
 tar -C "$GPUBENCH_ROOT/bundle" -czf "$GPUBENCH_ROOT/bundle/gpubench-$version.tar.gz" "gpubench-$version"
 log "bundle: $dest (and bundle/gpubench-$version.tar.gz)"

@@ -53,6 +53,30 @@ step memory-cold run --device "$device" --suite memory --axis test=triad,launch 
 # Case isolation with CUDA: each case in a fresh child process, under a timeout.
 step isolate run --device "$device" --suite gemm --axis m=256 --axis dtype=bf16,fp32 --isolate --case-timeout 120 \
   --min-time 0.05 --out "$out/isolate.json"
+# Instruments: a traced case with telemetry and the CUPTI timer, a Perfetto trace written, and
+# hardware metrics (off with a stated reason where counters need admin rights). The checks: the
+# case's trace lists kernels, its telemetry has non-zero power, the trace file has kernel events.
+step profile run --device "$device" --suite gemm --axis m=512 --axis dtype=bf16 --profile nvtx,trace,telemetry,host,metrics \
+  --trace-dir "$out/traces" --min-time 0.05 --out "$out/profile.json"
+step profile-cupti-timer run --device "$device" --suite memory --axis test=triad --axis size=16M --timer cupti \
+  --min-time 0.05 --out "$out/profile-cupti-timer.json"
+check_profile() {
+  python3 - "$out/profile.json" "$out/traces/profile.trace.json" <<'PY'
+import json, sys
+results, trace = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+print("profile context:", json.dumps(results["context"]["gpubench"]["profile"]))
+entry = next(b for b in results["benchmarks"] if b["run_type"] == "iteration")
+p = entry["gpubench"].get("profile", {})
+assert p.get("trace", {}).get("kernels"), f"no kernels in the case's trace: {p.get('trace')}"
+power = p.get("telemetry", {}).get("power_w", {}).get("mean", 0)
+assert power > 0, f"no power in the case's telemetry: {p.get('telemetry')}"
+kernels = [e for e in trace if e.get("ph") == "X" and e.get("cat") == "kernel"]
+assert kernels, "no kernel events in the trace file"
+print(f"profile: {len(p['trace']['kernels'])} kernel names, {power:.0f} W mean, {len(kernels)} kernel events in the trace;"
+      f" metrics: {json.dumps(p.get('metrics'))}")
+PY
+}
+if check_profile; then echo "== profile checks: ok"; else echo "== profile checks: FAILED"; fail=1; fi
 # The quick preset, as scripts/run.sh runs it.
 step quick run --device "$device" --preset quick --out "$out/quick.json"
 for f in "$out"/*.json; do "$gpubench" report "$f" --output "${f%.json}.md" || fail=1; done

@@ -3,6 +3,7 @@
 // source implements), the trace file read back, telemetry arithmetic, the host sampler's
 // parsing, and every "off: reason" path.
 #include <gtest/gtest.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -425,13 +426,21 @@ TEST(Host, InstrumentReportsTheMeasurePhase) {
   const DeviceInfo cpu;
   host->begin_case({"x", "fake", &cpu});
   host->begin_phase("measure");
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
+  // Spin until this thread has used 30 ms of CPU (not wall) time: a loaded machine only
+  // stretches the wall time.
+  auto cpu_s = [] {
+    timespec t{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+  };
   volatile double sink = 0;
-  while (std::chrono::steady_clock::now() < until) sink = sink + 1;  // keep a core busy
+  for (const double start = cpu_s(); cpu_s() - start < 0.03;) sink = sink + 1;
   host->end_phase();
   nlohmann::ordered_json p = nlohmann::ordered_json::object();
   host->end_case({}, p);
-  EXPECT_GT(p["cpu_pct"].get<double>(), 30.0);  // one core spinning (a loaded CI machine may share it)
+  const double used = p["cpu_user_s"].get<double>() + p["cpu_system_s"].get<double>();
+  EXPECT_GE(used, 0.029);  // getrusage ticks may round a little
+  EXPECT_DOUBLE_EQ(p["cpu_pct"].get<double>(), cpu_percent(p["cpu_user_s"], p["cpu_system_s"], p["wall_s"]));
   EXPECT_GT(p["rss_max_bytes"].get<double>(), 0);
   EXPECT_GE(p["samples"].get<int>(), 2);
 }
