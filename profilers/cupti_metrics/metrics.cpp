@@ -127,6 +127,8 @@ class MetricsInstrument final : public Instrument {
       if (!d.unavailable.empty()) result_["unavailable"] = d.unavailable;
     } catch (const Failure& f) {
       result_ = {{"status", f.reason}};
+    } catch (const std::exception& e) {  // the case's own run failed under the profiler
+      result_ = {{"status", std::string("off: the replay failed: ") + e.what()}};
     }
   }
 

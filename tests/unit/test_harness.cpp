@@ -138,6 +138,51 @@ TEST_F(HarnessTest, SuitePhasesNestInsideTheHarnessPhases) {
   EXPECT_EQ(std::count(rec.log.begin(), rec.log.end(), "begin outside"), 0);
 }
 
+// Wraps the case's timer and asks for a replay pass, as the CUPTI instruments do.
+class ReplayingInstrument final : public Instrument {
+ public:
+  class Wrapped final : public Timer {
+   public:
+    explicit Wrapped(std::unique_ptr<Timer> base) : base_(std::move(base)) {}
+    void start() override { base_->start(); }
+    double stop() override { return base_->stop(); }
+    const char* kind() const override { return "wrapped"; }
+
+   private:
+    std::unique_ptr<Timer> base_;
+  };
+  std::string name() const override { return "replayer"; }
+  void begin_phase(const char* p) override { phases.push_back(p); }
+  std::unique_ptr<Timer> timer(std::unique_ptr<Timer> base) override { return std::make_unique<Wrapped>(std::move(base)); }
+  bool wants_replay() const override { return true; }
+  void replay(const Replay& r) override {
+    replay_phase = phases.back();
+    r.run();
+    r.run();
+    r.synchronize();
+    replayed += 2;
+  }
+  void end_case(const CaseOutcome&, nlohmann::ordered_json& profile) override { profile["replayed"] = replayed; }
+  std::vector<std::string> phases;
+  std::string replay_phase;
+  int replayed = 0;
+};
+
+TEST_F(HarnessTest, InstrumentsMayWrapTheTimerAndReplayAfterMeasuring) {
+  ReplayingInstrument rec;
+  HarnessOptions h = fast_options();
+  h.instruments = {&rec};
+  auto doc = run({"size=16", "mode=ok"}, h);
+  const auto& g = doc["benchmarks"][0]["gpubench"];
+  EXPECT_EQ(g["measurement"]["timer"], "wrapped");
+  EXPECT_EQ(g["profile"]["replayer"]["replayed"], 2);
+  EXPECT_EQ(rec.replay_phase, "replay");
+  EXPECT_EQ(rec.phases, (std::vector<std::string>{"setup", "verify", "warm-up", "measure", "replay"}));
+  // The replay's runs are not counted in the measurement.
+  EXPECT_EQ(doc["benchmarks"][0]["iterations"].get<std::int64_t>(),
+            g["measurement"]["samples"].get<std::int64_t>() * g["measurement"]["runs_per_sample"].get<std::int64_t>());
+}
+
 TEST(Nvtx, RangesAreHarmlessWithoutATool) {
   auto nvtx = profilers::make_nvtx_instrument();
   EXPECT_EQ(nvtx->name(), "nvtx");
