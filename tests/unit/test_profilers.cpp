@@ -15,6 +15,7 @@
 #include "profilers/cupti/reasons.hpp"
 #include "profilers/cupti_metrics/metrics.hpp"
 #include "profilers/cupti_trace/analysis.hpp"
+#include "profilers/cupti_trace/cupti_records.hpp"
 #include "profilers/cupti_trace/cupti_source.hpp"
 #include "profilers/cupti_trace/trace.hpp"
 #include "profilers/host/host.hpp"
@@ -443,6 +444,129 @@ TEST(Host, InstrumentReportsTheMeasurePhase) {
   EXPECT_DOUBLE_EQ(p["cpu_pct"].get<double>(), cpu_percent(p["cpu_user_s"], p["cpu_system_s"], p["wall_s"]));
   EXPECT_GT(p["rss_max_bytes"].get<double>(), 0);
   EXPECT_GE(p["samples"].get<int>(), 2);
+}
+
+}  // namespace
+}  // namespace gpubench::profilers
+
+// --- CUPTI's records -> gpubench's (the field mapping the CUPTI source relies on) ----------
+
+namespace gpubench::profilers {
+namespace {
+
+#if CUPTI_API_VERSION >= 130000
+using KernelActivity = CUpti_ActivityKernel10;
+using MemcpyActivity = CUpti_ActivityMemcpy6;
+using OverheadActivity = CUpti_ActivityOverhead3;
+#else
+using KernelActivity = CUpti_ActivityKernel9;
+using MemcpyActivity = CUpti_ActivityMemcpy5;
+using OverheadActivity = CUpti_ActivityOverhead;
+#endif
+
+template <typename T>
+const CUpti_Activity* as_activity(const T& r) {
+  return reinterpret_cast<const CUpti_Activity*>(&r);
+}
+
+TEST(CuptiRecords, KernelsCopiesMarkersApiAndOverhead) {
+  RecordConverter convert([](CUpti_CallbackId cbid) { return cbid == 211 ? std::string("cudaLaunchKernel") : std::string(); });
+  ActivityBatch b;
+
+  KernelActivity k{};
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.name = "_Z4axpyfPfS_";
+  k.start = 100, k.end = 350;
+  k.deviceId = 1, k.streamId = 13, k.correlationId = 77;
+  k.gridX = 1024, k.gridY = 2, k.gridZ = 1;
+  k.blockX = 256, k.blockY = 1, k.blockZ = 1;
+  k.registersPerThread = 40;
+  k.staticSharedMemory = 512;
+  k.dynamicSharedMemory = 49152;
+  convert.add(as_activity(k), b);
+
+  MemcpyActivity m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  m.bytes = 1 << 20;
+  m.start = 400, m.end = 500;
+  m.streamId = 13, m.correlationId = 78;
+  convert.add(as_activity(m), b);
+
+  CUpti_ActivityMemset4 s{};
+  s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  s.bytes = 4096;
+  s.start = 600, s.end = 610;
+  convert.add(as_activity(s), b);
+
+  CUpti_ActivityMarker2 open{};
+  open.kind = CUPTI_ACTIVITY_KIND_MARKER;
+  open.flags = CUPTI_ACTIVITY_FLAG_MARKER_START;
+  open.id = 5;
+  open.timestamp = 90;
+  open.name = "forward";
+  open.domain = "mylib";
+  open.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  open.objectId.pt.threadId = 4242;
+  convert.add(as_activity(open), b);
+  EXPECT_TRUE(b.ranges.empty());  // held until its end
+  CUpti_ActivityMarker2 close{};
+  close.kind = CUPTI_ACTIVITY_KIND_MARKER;
+  close.flags = CUPTI_ACTIVITY_FLAG_MARKER_END;
+  close.id = 5;
+  close.timestamp = 700;
+  convert.add(as_activity(close), b);
+
+  CUpti_ActivityAPI api{};
+  api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  api.cbid = 211;
+  api.start = 80, api.end = 95;
+  api.threadId = 4242, api.correlationId = 77;
+  convert.add(as_activity(api), b);
+  api.cbid = 9999;
+  convert.add(as_activity(api), b);
+
+  OverheadActivity o{};
+  o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+  o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
+  o.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  o.objectId.pt.threadId = 4242;
+  o.start = 800, o.end = 900;
+  convert.add(as_activity(o), b);
+
+  ASSERT_EQ(b.kernels.size(), 1u);
+  const KernelRecord& kr = b.kernels[0];
+  EXPECT_EQ(demangle(kr.name), "axpy(float, float*, float*)");
+  EXPECT_EQ(kr.start, 100u);
+  EXPECT_EQ(kr.end, 350u);
+  EXPECT_EQ(kr.device, 1u);
+  EXPECT_EQ(kr.stream, 13u);
+  EXPECT_EQ(kr.correlation, 77u);
+  EXPECT_EQ(kr.grid[0], 1024);
+  EXPECT_EQ(kr.grid[1], 2);
+  EXPECT_EQ(kr.block[0], 256);
+  EXPECT_EQ(kr.registers_per_thread, 40u);
+  EXPECT_EQ(kr.static_shared_bytes + kr.dynamic_shared_bytes, 49664u);
+  ASSERT_EQ(b.copies.size(), 2u);
+  EXPECT_EQ(b.copies[0].kind, "HtoD");
+  EXPECT_EQ(b.copies[0].bytes, 1u << 20);
+  EXPECT_EQ(b.copies[0].correlation, 78u);
+  EXPECT_EQ(b.copies[1].kind, "memset");
+  EXPECT_EQ(b.copies[1].bytes, 4096u);
+  ASSERT_EQ(b.ranges.size(), 1u);
+  EXPECT_EQ(b.ranges[0].name, "forward");
+  EXPECT_EQ(b.ranges[0].domain, "mylib");
+  EXPECT_EQ(b.ranges[0].start, 90u);
+  EXPECT_EQ(b.ranges[0].end, 700u);
+  EXPECT_EQ(b.ranges[0].thread, 4242u);
+  ASSERT_EQ(b.api.size(), 2u);
+  EXPECT_EQ(b.api[0].name, "cudaLaunchKernel");
+  EXPECT_EQ(b.api[0].correlation, 77u);
+  EXPECT_EQ(b.api[1].name, "runtime api 9999");  // a callback id CUPTI cannot name
+  ASSERT_EQ(b.overheads.size(), 1u);
+  EXPECT_EQ(b.overheads[0].kind, "buffer flush");
+  EXPECT_EQ(b.overheads[0].thread, 4242u);
+  EXPECT_EQ(b.overheads[0].end - b.overheads[0].start, 100u);
 }
 
 }  // namespace
