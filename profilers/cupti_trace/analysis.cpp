@@ -194,8 +194,17 @@ void TraceBuilder::track(std::vector<nlohmann::ordered_json>& out, int pid, std:
 }
 
 std::vector<nlohmann::ordered_json> TraceBuilder::events(const ActivityBatch& batch, const std::vector<RangeRecord>& own,
-                                                         const std::string& case_name) {
+                                                         const std::string& case_name, std::size_t max_events,
+                                                         std::size_t* dropped) {
   std::vector<nlohmann::ordered_json> out;
+  std::size_t emitted = 0, left_out = 0;
+  bool full = false;  // once something does not fit, everything of lower priority is left out
+  auto room = [&](std::size_t n) {
+    if (!full && emitted + n <= max_events) return emitted += n, true;
+    full = true;
+    left_out += n;
+    return false;
+  };
   auto complete = [&](std::string name, const char* cat, int pid, std::uint32_t tid, std::uint64_t start,
                       std::uint64_t end, nlohmann::ordered_json args) {
     nlohmann::ordered_json e{{"name", std::move(name)}, {"cat", cat}, {"ph", "X"}, {"ts", us(start)},
@@ -213,33 +222,39 @@ std::vector<nlohmann::ordered_json> TraceBuilder::events(const ActivityBatch& ba
   };
 
   for (const RangeRecord& r : own) {
+    if (!room(1)) continue;
     host_thread(r.thread);
     complete(std::string(r.name), "gpubench", host_pid_, r.thread, r.start, r.end, {{"case", case_name}});
   }
   for (const RangeRecord& r : batch.ranges) {
-    if (r.domain == "gpubench") continue;
+    if (r.domain == "gpubench" || !room(1)) continue;
     host_thread(r.thread);
     complete(std::string(r.name), "nvtx", host_pid_, r.thread, r.start, r.end,
              r.domain.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json{{"domain", r.domain}});
   }
-  for (const ApiRecord& a : batch.api) {
-    host_thread(a.thread);
-    complete(std::string(a.name), "cuda_api", host_pid_, a.thread, a.start, a.end, {{"correlation", a.correlation}});
-  }
   std::map<std::uint32_t, const ApiRecord*> launches;  // correlation id -> the call that made it
   for (const ApiRecord& a : batch.api) launches[a.correlation] = &a;
+  // A kernel or copy comes with its launch flow, an arrow from the API call to the work (2 more
+  // events): all or nothing.
+  auto launch_of = [&](std::uint32_t correlation) -> const ApiRecord* {
+    const auto it = correlation == 0 ? launches.end() : launches.find(correlation);
+    return it == launches.end() ? nullptr : it->second;
+  };
   auto flow = [&](std::uint32_t correlation, int pid, std::uint32_t tid, std::uint64_t start) {
-    const auto it = launches.find(correlation);
-    if (correlation == 0 || it == launches.end()) return;
-    const ApiRecord& a = *it->second;
+    const ApiRecord* launch = launch_of(correlation);
+    if (!launch) return;
+    const ApiRecord& a = *launch;
     out.push_back({{"name", "launch"}, {"cat", "flow"}, {"ph", "s"}, {"id", correlation}, {"pid", host_pid_},
                    {"tid", a.thread}, {"ts", us(a.start)}});
     out.push_back({{"name", "launch"}, {"cat", "flow"}, {"ph", "f"}, {"bp", "e"}, {"id", correlation}, {"pid", pid},
                    {"tid", tid}, {"ts", us(start)}});
   };
   for (const KernelRecord& k : batch.kernels) {
+    if (!room(launch_of(k.correlation) ? 3 : 1)) continue;
     const int pid = gpu_stream(k.device, k.stream);
-    complete(demangle(k.name), "kernel", pid, k.stream, k.start, k.end,
+    auto name = demangled_.find(k.name);
+    if (name == demangled_.end()) name = demangled_.emplace(k.name, demangle(k.name)).first;
+    complete(name->second, "kernel", pid, k.stream, k.start, k.end,
              {{"grid", {k.grid[0], k.grid[1], k.grid[2]}},
               {"block", {k.block[0], k.block[1], k.block[2]}},
               {"registers_per_thread", k.registers_per_thread},
@@ -248,16 +263,24 @@ std::vector<nlohmann::ordered_json> TraceBuilder::events(const ActivityBatch& ba
     flow(k.correlation, pid, k.stream, k.start);
   }
   for (const CopyRecord& c : batch.copies) {
+    if (!room(launch_of(c.correlation) ? 3 : 1)) continue;
     const int pid = gpu_stream(c.device, c.stream);
     const bool memset = c.kind == "memset";
     complete(memset ? std::string("memset") : fmt::format("memcpy {}", c.kind), memset ? "memset" : "memcpy", pid,
              c.stream, c.start, c.end, {{"bytes", c.bytes}, {"correlation", c.correlation}});
     flow(c.correlation, pid, c.stream, c.start);
   }
+  for (const ApiRecord& a : batch.api) {
+    if (!room(1)) continue;
+    host_thread(a.thread);
+    complete(std::string(a.name), "cuda_api", host_pid_, a.thread, a.start, a.end, {{"correlation", a.correlation}});
+  }
   for (const OverheadRecord& o : batch.overheads) {
+    if (!room(1)) continue;
     host_thread(o.thread);
     complete("CUPTI " + std::string(o.kind), "cupti_overhead", host_pid_, o.thread, o.start, o.end, {});
   }
+  if (dropped) *dropped += left_out;
   return out;
 }
 

@@ -85,9 +85,14 @@ class TraceBuilder {
  public:
   TraceBuilder(int host_pid, std::uint64_t origin_ns) : host_pid_(host_pid), origin_(origin_ns) {}
   // Events for one case's records; `own` are gpubench's case/phase ranges (NVTX records of
-  // the "gpubench" domain in `batch` are left out: they would repeat them).
+  // the "gpubench" domain in `batch` are left out: they would repeat them). At most
+  // `max_events` (besides the track names), in this order of priority: gpubench's ranges, NVTX
+  // ranges, kernels and copies with their launch flows, CUDA API calls, CUPTI overhead; the
+  // number left out is added to `*dropped`. A long run's trace stays loadable, and memory
+  // bounded, however many launches a case makes.
   std::vector<nlohmann::ordered_json> events(const ActivityBatch& batch, const std::vector<RangeRecord>& own,
-                                             const std::string& case_name);
+                                             const std::string& case_name, std::size_t max_events = SIZE_MAX,
+                                             std::size_t* dropped = nullptr);
 
  private:
   double us(std::uint64_t t) const;
@@ -97,6 +102,7 @@ class TraceBuilder {
   std::uint64_t origin_;
   std::set<int> named_processes_;
   std::set<std::pair<int, std::uint32_t>> named_threads_;
+  std::map<std::string_view, std::string> demangled_;  // kernels repeat: demangle each name once
 };
 
 // A trace file in the JSON Array Format, written as it grows: "[" first, then each event on its

@@ -86,12 +86,9 @@ class TraceInstrument final : public Instrument {
       profile["overhead"]["flush_us"] = static_cast<double>(take_ns_) / 1e3;
     }
     if (file_) {
-      std::vector<nlohmann::ordered_json> events = builder_->events(batch_, own_, case_name_);
-      if (events.size() > options_.max_events_per_case) {
-        profile["trace_events_dropped"] = events.size() - options_.max_events_per_case;
-        events.resize(options_.max_events_per_case);
-      }
-      file_->append(events);
+      std::size_t dropped = 0;
+      file_->append(builder_->events(batch_, own_, case_name_, options_.max_events_per_case, &dropped));
+      if (dropped > 0) profile["trace_events_dropped"] = dropped;
       profile["trace_file"] = file_->path();
     }
     batch_ = {};

@@ -217,6 +217,25 @@ TEST(Activity, TraceEventsOnPerStreamTracksReadBack) {
   EXPECT_TRUE(found);
 }
 
+TEST(Activity, TraceEventsAreCappedKernelsBeforeApiCalls) {
+  TraceBuilder builder(4242, 0);
+  std::size_t dropped = 0;
+  // Budget 6: the NVTX range (1), the setup kernel (1, no launch recorded), a gemm with its flow
+  // (3); the next gemm and its flow (3) no longer fit, nor does anything after it.
+  const auto events = builder.events(recorded(), {}, "c", 6, &dropped);
+  int kernels = 0, api = 0, x = 0;
+  for (const auto& e : events) {
+    if (e["ph"] == "M") continue;
+    ++x;
+    if (e["cat"] == "kernel") ++kernels;
+    if (e["cat"] == "cuda_api") ++api;
+  }
+  EXPECT_EQ(x, 5);
+  EXPECT_EQ(kernels, 2);
+  EXPECT_EQ(api, 0);
+  EXPECT_EQ(dropped, 3u + 3 + 3 + 4 + 2);  // gemm, reduce, the copy (each with flow), 4 API calls, 2 overheads
+}
+
 // --- the trace instrument over a recorded source -----------------------------------------
 
 class RecordedSource final : public ActivitySource {
