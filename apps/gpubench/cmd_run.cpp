@@ -165,18 +165,22 @@ int cmd_run(const std::vector<std::string>& all_args) {
   RunDescription description{"gpubench run " + join_args(all_args), sel.preset, {}, m};
   for (const Suite* s : selected) description.suites.push_back(s->name());
 
-  // Instruments: made before any case touches CUDA (CUPTI must see the first context).
+  // Instruments: made before any case touches CUDA (CUPTI must see the first context), once the
+  // output path is known to be good.
   const std::filesystem::path out_path = out.empty() ? default_results_path(host_name()) : std::filesystem::path(out);
-  profilers::InstrumentOptions io;
-  io.selection = o.profile;
-  io.cupti_timer = o.cupti_timer;
-  io.sample_interval_ms = o.sample_interval_ms;
-  io.devices = selection.devices;
-  io.no_cuda_reason = inventory.cuda.empty() ? inventory.cuda_unavailable_reason : "no CUDA device selected";
-  // Under --isolate the children run the cases, and each writes its own trace.
-  if (!o.trace_dir.empty() && !o.isolate) io.trace_path = trace_file_path(o.trace_dir, out_path, o.isolated_case);
-  const std::vector<std::unique_ptr<Instrument>> instruments = profilers::make_instruments(io);
-  for (const auto& i : instruments) h.instruments.push_back(i.get());
+  std::vector<std::unique_ptr<Instrument>> instruments;
+  auto start_instruments = [&] {
+    profilers::InstrumentOptions io;
+    io.selection = o.profile;
+    io.cupti_timer = o.cupti_timer;
+    io.sample_interval_ms = o.sample_interval_ms;
+    io.devices = selection.devices;
+    io.no_cuda_reason = inventory.cuda.empty() ? inventory.cuda_unavailable_reason : "no CUDA device selected";
+    // Under --isolate the children run the cases, and each writes its own trace.
+    if (!o.trace_dir.empty() && !o.isolate) io.trace_path = trace_file_path(o.trace_dir, out_path, o.isolated_case);
+    instruments = profilers::make_instruments(io);
+    for (const auto& i : instruments) h.instruments.push_back(i.get());
+  };
 
   if (o.isolated_case >= 0) {  // a child of --isolate: run case N of the same plan into isolated-out
     if (static_cast<std::size_t>(o.isolated_case) >= plan.size() || o.isolated_out.empty()) {
@@ -184,6 +188,7 @@ int cmd_run(const std::vector<std::string>& all_args) {
     }
     plan = {plan[static_cast<std::size_t>(o.isolated_case)]};
     h.show_context = false;  // the parent's run already showed the machine
+    start_instruments();
     nlohmann::ordered_json context = capture_context(inventory, selection.devices, selected, description);
     context["gpubench"]["profile"] = profile_context(instruments, o);
     ResultsFile results(o.isolated_out, std::move(context));
@@ -192,6 +197,7 @@ int cmd_run(const std::vector<std::string>& all_args) {
   }
 
   check_output_path(out_path);
+  start_instruments();
 
   if (!selection.notice.empty()) fmt::print(stderr, "{}\n", selection.notice);
   // A GPU asked for by name that is not there fails the run (after the CPU cases, if any).
