@@ -60,9 +60,12 @@ Crop random_crop(std::uint64_t seed, std::uint64_t sample, int width, int height
 }
 
 void augment_host(const ImageView& image, const Crop& crop, OutType type, void* out, int size) {
-  // Column taps once per image (flip folded in); then each output row blends two source rows.
-  std::vector<Tap> cols(static_cast<std::size_t>(size));
-  for (int ox = 0; ox < size; ++ox) cols[static_cast<std::size_t>(ox)] = tap(crop.flip ? size - 1 - ox : ox, crop.w, crop.x, size);
+  // Separable: each source row the output needs is resampled horizontally once into planar
+  // float rows (flip folded into the column taps), then every output row blends two of them
+  // and normalizes, in loops over contiguous floats the compiler vectorizes.
+  constexpr int kMax = 1024;  // size <= kMax
+  Tap cols[kMax];
+  for (int ox = 0; ox < size; ++ox) cols[ox] = tap(crop.flip ? size - 1 - ox : ox, crop.w, crop.x, size);
   float scale[3], bias[3];
   for (int c = 0; c < 3; ++c) {
     scale[c] = 1.0f / (255.0f * kStd[c]);
@@ -70,29 +73,50 @@ void augment_host(const ImageView& image, const Crop& crop, OutType type, void* 
   }
   const std::size_t plane = static_cast<std::size_t>(size) * static_cast<std::size_t>(size);
   const std::size_t stride = static_cast<std::size_t>(image.width) * 3;
-  float row[3][1024];  // one output row per channel (size <= 1024)
+  // Two cached horizontally resampled rows (source row index, 3 planar channels each).
+  alignas(64) static thread_local float rows[2][3][kMax];
+  int row_of[2] = {-1, -1};
+  auto resample = [&](int src_row, int slot) {
+    const std::uint8_t* a = image.pixels + static_cast<std::size_t>(src_row) * stride;
+    float* r0 = rows[slot][0];
+    float* r1 = rows[slot][1];
+    float* r2 = rows[slot][2];
+    for (int ox = 0; ox < size; ++ox) {
+      const Tap& t = cols[ox];
+      const std::uint8_t* p = a + static_cast<std::size_t>(t.i0) * 3;
+      const std::uint8_t* q = a + static_cast<std::size_t>(t.i1) * 3;
+      r0[ox] = p[0] + t.f * (q[0] - p[0]);
+      r1[ox] = p[1] + t.f * (q[1] - p[1]);
+      r2[ox] = p[2] + t.f * (q[2] - p[2]);
+    }
+    row_of[slot] = src_row;
+  };
+  // The slot holding source row r, resampling it into the slot not holding `keep` if needed.
+  auto slot_for = [&](int r, int keep) {
+    if (row_of[0] == r) return 0;
+    if (row_of[1] == r) return 1;
+    const int s = row_of[0] == keep ? 1 : 0;
+    resample(r, s);
+    return s;
+  };
+  alignas(64) float line[kMax];
   for (int oy = 0; oy < size; ++oy) {
     const Tap r = tap(oy, crop.h, crop.y, size);
-    const std::uint8_t* a = image.pixels + static_cast<std::size_t>(r.i0) * stride;
-    const std::uint8_t* b = image.pixels + static_cast<std::size_t>(r.i1) * stride;
-    const float fy = r.f, gy = 1.0f - r.f;
-    for (int ox = 0; ox < size; ++ox) {
-      const Tap& t = cols[static_cast<std::size_t>(ox)];
-      const float fx = t.f, gx = 1.0f - t.f;
-      const std::size_t p0 = static_cast<std::size_t>(t.i0) * 3, p1 = static_cast<std::size_t>(t.i1) * 3;
-      for (int c = 0; c < 3; ++c) {
-        const float top = gx * a[p0 + c] + fx * a[p1 + c];
-        const float bottom = gx * b[p0 + c] + fx * b[p1 + c];
-        row[c][ox] = (gy * top + fy * bottom) * scale[c] + bias[c];
-      }
-    }
+    const int s0 = slot_for(r.i0, r.i1);
+    const int s1 = slot_for(r.i1, r.i0);
+    const float fy = r.f;
     const std::size_t offset = static_cast<std::size_t>(oy) * static_cast<std::size_t>(size);
     for (int c = 0; c < 3; ++c) {
+      const float* top = rows[s0][c];
+      const float* bottom = rows[s1][c];
+      const float k = scale[c], b = bias[c];
       if (type == OutType::F32) {
-        std::copy_n(row[c], size, static_cast<float*>(out) + c * plane + offset);
+        float* o = static_cast<float*>(out) + c * plane + offset;
+        for (int ox = 0; ox < size; ++ox) o[ox] = (top[ox] + fy * (bottom[ox] - top[ox])) * k + b;
       } else {
+        for (int ox = 0; ox < size; ++ox) line[ox] = (top[ox] + fy * (bottom[ox] - top[ox])) * k + b;
         std::uint16_t* o = static_cast<std::uint16_t*>(out) + c * plane + offset;
-        for (int ox = 0; ox < size; ++ox) o[ox] = float_to_half_bits(row[c][ox]);
+        for (int ox = 0; ox < size; ++ox) o[ox] = float_to_half_bits(line[ox]);
       }
     }
   }

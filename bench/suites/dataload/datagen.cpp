@@ -102,8 +102,8 @@ std::vector<std::uint8_t> synth_image(std::uint64_t seed, std::uint64_t index, i
   const std::uint64_t pixel_seed = mix64(s + 5);
   for (int y = 0; y < height; ++y) {
     for (int x = 0; x < width; ++x) {
-      const float tex = 36 * coarse.at(x, y) + 20 * mid.at(x, y) + 18 * fine.at(x, y) +
-                        6 * kernels::uniform_value(pixel_seed, static_cast<std::uint64_t>(y) * width + x);
+      const float tex = 36 * coarse.at(x, y) + 24 * mid.at(x, y) + 30 * fine.at(x, y) +
+                        8 * kernels::uniform_value(pixel_seed, static_cast<std::uint64_t>(y) * width + x);
       const float tint = 14 * chroma.at(x, y);
       float v[3];
       for (int c = 0; c < 3; ++c) v[c] = g[c][0] + g[c][1] * x + g[c][2] * y + tex + (c == 1 ? -tint : tint * (c - 1));
