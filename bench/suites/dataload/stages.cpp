@@ -52,13 +52,15 @@ class StageCase : public HostCase {
   }
 
  protected:
-  // Runs body(slot, worker) for slots 0..batch-1, split in contiguous parts over the workers.
+  // Runs body(slot, worker) for slots 0..batch-1 over the workers, each taking the next slot
+  // when it is free (images differ in size, and a preempted thread must not hold up a fixed
+  // share of the batch).
   template <typename Body>
   void over_batch(Body body) {
     const std::size_t n = static_cast<std::size_t>(c_.batch);
+    std::atomic<std::size_t> next{0};
     pool_->run([&](int t) {
-      const auto [a, b] = kernels::HostPool::slice(n, t, pool_->threads());
-      for (std::size_t s = a; s < b; ++s) body(s, t);
+      for (std::size_t s = next++; s < n; s = next++) body(s, t);
     });
   }
   virtual void prepare() = 0;
@@ -204,6 +206,7 @@ class DecodeCase final : public StageCase {
   void prepare() override {
     workers_.resize(static_cast<std::size_t>(c_.workers));
     for (auto& w : workers_) w = std::make_unique<SampleWorker>();
+    sizes_.assign(static_cast<std::size_t>(c_.batch), {0, 0});
     if (c_.stage != Stage::Decode) out_.resize(static_cast<std::size_t>(c_.batch) * c_.sample_bytes());
     if (c_.stage == Stage::Augment) {
       // Decoded once here: the augment stage alone starts from pixels.
@@ -222,20 +225,19 @@ class DecodeCase final : public StageCase {
     const std::uint64_t base = cursor_;
     run();
     if (c_.stage == Stage::Decode) {
-      // The decoded size of the batch's last sample per worker against the header's size at
-      // this scale; pixels themselves are libjpeg-turbo's (the reference decoder).
-      v.method = "decoded size of every worker's last image against the JPEG header at 1/scale";
-      for (int t = 0; t < c_.workers; ++t) {
-        const auto [a, b] = kernels::HostPool::slice(static_cast<std::size_t>(c_.batch), t, c_.workers);
-        if (a == b) continue;
-        const std::string& bytes = encoded(base + b - 1);
+      // Every decoded size against the JPEG header's at this scale; the pixels themselves are
+      // libjpeg-turbo's (the reference decoder).
+      v.method = "decoded size of every image of a batch against its JPEG header at 1/scale";
+      for (std::size_t slot = 0; slot < sizes_.size(); ++slot) {
+        const std::string& bytes = encoded(base + slot);
         int w = 0, h = 0;
         workers_.front()->decoder.header(bytes.data(), bytes.size(), w, h);
-        const DecodedImage& img = workers_[static_cast<std::size_t>(t)]->image;
         ++v.checked;
-        if (img.width != scaled_size(w, c_.scale) || img.height != scaled_size(h, c_.scale)) {
+        if (sizes_[slot].first != scaled_size(w, c_.scale) || sizes_[slot].second != scaled_size(h, c_.scale)) {
           v.passed = false;
-          v.detail = fmt::format("decoded {}x{}, header says {}x{} at 1/{}", img.width, img.height, w, h, c_.scale);
+          v.detail = fmt::format("sample {} decoded {}x{}, header says {}x{} at 1/{}", slot, sizes_[slot].first,
+                                 sizes_[slot].second, w, h, c_.scale);
+          break;
         }
       }
       return v;
@@ -293,6 +295,7 @@ class DecodeCase final : public StageCase {
       const auto* p = reinterpret_cast<const std::uint8_t*>(bytes.data());
       const bool ok = c_.stage == Stage::Decode ? w.decoder.decode(p, bytes.size(), c_.scale, w.image, &w.error)
                                                 : w.decode_augment(p, bytes.size(), c_.scale, k, c_.dtype, out);
+      sizes_[slot] = {w.image.width, w.image.height};
       if (!ok) ++failed_;  // the scan left only decodable samples in memory: should not happen
     });
   }
@@ -316,6 +319,7 @@ class DecodeCase final : public StageCase {
   std::vector<std::unique_ptr<SampleWorker>> workers_;
   std::vector<DecodedImage> decoded_;
   std::vector<std::uint8_t> out_;
+  std::vector<std::pair<int, int>> sizes_;  // decoded width, height per slot of the last batch
   std::atomic<std::int64_t> failed_{0};
 };
 
