@@ -20,7 +20,9 @@ double number(const Json& j, const char* key) { return j.contains(key) && j[key]
 // The point's label without some axes: "stage=read/order=random/..." .
 std::string key_without(const Json& axes, std::initializer_list<const char*> drop) {
   std::string k;
-  for (const auto& [name, value] : axes.items()) {
+  for (const auto& item : axes.items()) {
+    const std::string name = item.key();
+    const Json& value = item.value();
     if (std::find_if(drop.begin(), drop.end(), [&](const char* d) { return name == d; }) != drop.end()) continue;
     k += (k.empty() ? "" : "/") + name + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
   }
