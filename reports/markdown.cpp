@@ -169,6 +169,8 @@ std::optional<Rate> entry_rate(const ResultEntry& e) {
   if (peak_key == "memory_bandwidth" && gbps) return Rate{*gbps, "GB/s"};
   if (tflops) return Rate{*tflops, peak_key.starts_with("int") ? "TOP/s" : "TFLOP/s"};
   if (gbps) return Rate{*gbps, "GB/s"};
+  // Cases that count items (dataload: samples/s).
+  if (auto items = number(e.metrics, "items_per_s")) return Rate{*items, string_or(e.metrics, "items_unit") + "/s"};
   return std::nullopt;
 }
 

@@ -12,5 +12,6 @@ int cmd_report(const std::vector<std::string>& args);
 // 0 no error-level finding, 1 at least one.
 int cmd_doctor(const std::vector<std::string>& args);
 int cmd_version(const std::vector<std::string>& args);
+int cmd_datagen(const std::vector<std::string>& args);
 
 }  // namespace gpubench::app

@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "timer.hpp"
 
 namespace gpubench {
@@ -16,6 +18,13 @@ struct Metrics {
   double flops = 0;
   double bytes = 0;
   std::string peak_key;
+};
+
+// Items one run processes (samples, images, tokens) and their unit ("samples"), for an
+// items-per-second rate beside the FLOP or byte rate; count 0 when not meaningful.
+struct Items {
+  double count = 0;
+  std::string unit;
 };
 
 struct Verification {
@@ -36,6 +45,14 @@ class Case {
   // Enqueue (GPU) or perform (CPU) one run of the work being measured.
   virtual void run() = 0;
   virtual Metrics metrics() const = 0;
+  virtual Items items() const { return {}; }
+  // Case-specific results beyond the time (a pipeline's stall split, queue depths), written to
+  // the entry's `gpubench.details`. Called once after timing; `measured_runs` is how many of
+  // the latest run() calls were timed (the earlier ones were warm-up). Empty: nothing written.
+  virtual nlohmann::ordered_json details(std::int64_t measured_runs) {
+    (void)measured_runs;
+    return nlohmann::ordered_json::object();
+  }
 
   // How this case is timed and flushed; provided by HostCase and CudaCase.
   virtual std::unique_ptr<Timer> make_timer() = 0;

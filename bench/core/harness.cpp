@@ -28,7 +28,9 @@ struct CaseSlot {
   std::optional<Measurement> measurement;
   std::optional<MeasurePlan> measure_plan;
   Metrics metrics;
+  Items items;
   std::string timer_kind;
+  nlohmann::ordered_json details = nlohmann::ordered_json::object();  // Case::details
   nlohmann::ordered_json profile = nlohmann::ordered_json::object();  // instruments' fields
 };
 
@@ -83,6 +85,7 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
       Phase phase("verify");
       slot.verification = slot.instance->verify();
       slot.metrics = slot.instance->metrics();
+      slot.items = slot.instance->items();
       if (!slot.verification->passed) {
         slot.instance.reset();
         return fail(st, slot, "failed", "verification failed: " + slot.verification->detail);
@@ -126,6 +129,8 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
     const double t = m.stats.mean;
     if (slot.metrics.flops > 0) st.counters["TFLOP/s"] = slot.metrics.flops / t / 1e12;
     if (slot.metrics.bytes > 0 && slot.metrics.flops == 0) st.counters["GB/s"] = slot.metrics.bytes / t / 1e9;
+    if (slot.items.count > 0) st.counters[slot.items.unit + "/s"] = slot.items.count / t;
+    slot.details = c.details(m.runs);
     st.counters["samples"] = static_cast<double>(m.seconds_per_run.size());
     st.counters["noise_pct"] = m.stats.rel_noise * 100;
   } catch (const CaseSkipped& e) {
@@ -249,6 +254,12 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
         // Per repetition: this run's own mean time per run.
         const double per_run = run.real_accumulated_time / static_cast<double>(run.iterations);
         g["metrics"] = derive_metrics(slot.metrics.flops, slot.metrics.bytes, slot.metrics.peak_key, per_run, peak);
+        if (slot.items.count > 0) {
+          g["metrics"]["items"] = slot.items.count;
+          g["metrics"]["items_unit"] = slot.items.unit;
+          g["metrics"]["items_per_s"] = slot.items.count / per_run;
+        }
+        if (!slot.details.empty()) g["details"] = slot.details;
         g["measurement"] = measurement_json(slot, opt_.measure);
       }
       if (!slot.profile.empty()) g["profile"] = slot.profile;
@@ -264,6 +275,9 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
     std::string rate;
     if (slot.metrics.flops > 0) rate = fmt::format(", {:.3g} TFLOP/s", slot.metrics.flops / m.stats.mean / 1e12);
     else if (slot.metrics.bytes > 0) rate = fmt::format(", {:.3g} GB/s", slot.metrics.bytes / m.stats.mean / 1e9);
+    if (slot.items.count > 0) {
+      rate += fmt::format(", {:.4g} {}/s", slot.items.count / m.stats.mean, slot.items.unit);
+    }
     return fmt::format("ok, {}/run{}, noise {:.2g}%{}", format_seconds(m.stats.mean), rate, m.stats.rel_noise * 100,
                        m.noisy ? " (noisy)" : "");
   }

@@ -1,0 +1,62 @@
+// gpubench datagen: write the data-loading suite's synthetic dataset (JPEG files, a packed
+// shard with its index, token shards). Logic in bench/suites/dataload/datagen.cpp.
+#include <fmt/format.h>
+
+#include <regex>
+
+#include "apps/gpubench/commands.hpp"
+#include "apps/gpubench/options.hpp"
+#include "bench/core/errors.hpp"
+#include "bench/suites/dataload/datagen.hpp"
+
+namespace gpubench::app {
+namespace {
+
+constexpr const char* kDatagenUsage = R"(Usage: gpubench datagen --out DIR [options]
+
+Writes a reproducible synthetic dataset for the dataload suite (same options and seed, same
+bytes): DIR/images/*.jpg (one JPEG per sample), DIR/images.shard + DIR/images.idx (the same
+samples packed, with an index), DIR/tokens-u16.bin and DIR/tokens-u32.bin (token ids), and
+DIR/manifest.json. Run the suite on it with GPUBENCH_DATASET=DIR gpubench run --suite dataload.
+Prints one JSON object: count, bytes, mean size, bytes per pixel, seconds.
+
+Options)";
+
+}  // namespace
+
+int cmd_datagen(const std::vector<std::string>& args) {
+  suites::dataload::GenerateOptions o;
+  std::string out, size = "500x375";
+  std::uint64_t seed = o.seed;
+  po::options_description desc(kDatagenUsage);
+  desc.add_options()
+      ("out,o", po::value(&out), "output folder (created)")
+      ("count,n", po::value(&o.count)->default_value(o.count), "images")
+      ("size", po::value(&size)->default_value(size),
+       "mean image size WxH; sizes spread around it like ImageNet's (orientation, aspect, area)")
+      ("fixed-size", po::bool_switch(&o.fixed_size), "every image exactly --size")
+      ("quality", po::value(&o.quality)->default_value(o.quality), "JPEG quality (1-100)")
+      ("seed", po::value(&seed)->default_value(seed), "random seed")
+      ("tokens", po::value(&o.tokens)->default_value(o.tokens), "tokens per token shard (0: no token shards)")
+      ("threads", po::value(&o.threads)->default_value(0), "encoder threads (0: every CPU)")
+      ("help,h", "show this help");
+  po::variables_map vm = parse_or_throw(args, desc);
+  if (vm.count("help")) return print_help(help_text(desc));
+  if (out.empty()) throw UsageError("--out DIR is required");
+  std::smatch m;
+  if (!std::regex_match(size, m, std::regex("([0-9]{1,5})x([0-9]{1,5})"))) {
+    throw UsageError(fmt::format("--size '{}': expected WIDTHxHEIGHT, e.g. 500x375", size));
+  }
+  o.mean_width = std::stoi(m[1]);
+  o.mean_height = std::stoi(m[2]);
+  if (o.threads < 0) throw UsageError("--threads: expected 0 (every CPU) or more");
+  o.seed = seed;
+  o.dir = out;
+  const suites::dataload::GenerateReport r = suites::dataload::generate_dataset(o);
+  nlohmann::ordered_json j{{"out", out}};
+  j.update(r.to_json());
+  fmt::print("{}\n", j.dump());
+  return 0;
+}
+
+}  // namespace gpubench::app

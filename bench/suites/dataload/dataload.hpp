@@ -1,0 +1,100 @@
+#pragma once
+// The `dataload` suite: every stage of an image-training input pipeline measured alone, and the
+// whole pipeline against a consumer of a chosen step time, with data-stall accounting.
+// Files: dataset (layout, shard index, token shards), datagen (synthetic dataset), jpeg
+// (libjpeg-turbo), io (storage reads), queue + pipeline + stall (end to end), stages (CPU
+// cases), gpu (CUDA cases and consumer), dataload_suite (axes, presets), summary.
+//
+// Where the data comes from: GPUBENCH_DATASET=DIR (a `gpubench datagen` folder, or any folder
+// of JPEG files); without it the suite generates a small dataset (kDefaultCount images) into a
+// temporary folder once per process and removes it at exit.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/core/suite.hpp"
+#include "bench/suites/dataload/dataset.hpp"
+#include "bench/suites/dataload/io.hpp"
+#include "bench/suites/dataload/jpeg.hpp"
+#include "kernels/dataload/augment.hpp"
+
+namespace gpubench::suites::dataload {
+
+inline constexpr const char* kDatasetEnv = "GPUBENCH_DATASET";
+inline constexpr std::int64_t kDefaultCount = 64;
+inline constexpr std::size_t kMemorySamples = 256;  // encoded samples kept in memory for decode stages
+inline constexpr std::uint64_t kAugmentSeed = 7;
+
+enum class Stage { Read, Decode, Augment, DecodeAugment, Collate, H2D, Pipeline };
+enum class Io { Memory, Cached, Cold, Direct };
+
+struct StageInfo {
+  Stage stage;
+  std::string name, help;
+};
+const std::vector<StageInfo>& stages();
+std::optional<Stage> parse_stage(const std::string& name);
+std::optional<Io> parse_io(const std::string& name);
+IoMode to_io_mode(Io io);
+
+// One point of the suite's axes, decoded.
+struct Config {
+  Stage stage = Stage::Decode;
+  int workers = 1;
+  bool random_order = false;
+  Io io = Io::Memory;
+  bool shard = false;
+  int scale = 1;
+  kernels::dataload::OutType dtype = kernels::dataload::OutType::F32;
+  int batch = 32;
+  int prefetch = 0;
+  bool pinned = false;
+  bool gpu_augment = false;
+  std::int64_t step_us = 0;
+  std::size_t sample_bytes() const { return kernels::dataload::out_bytes(dtype); }
+};
+Config to_config(const Point& point);
+
+// The dataset the suite reads, opened (and generated, without GPUBENCH_DATASET) once per
+// process, with the in-memory subset the decode-side stages use.
+struct Source {
+  Dataset dataset;
+  std::string origin;                 // "GPUBENCH_DATASET=DIR" or "generated in DIR"
+  std::vector<std::string> encoded;   // up to kMemorySamples decodable JPEGs
+  std::int64_t scanned = 0, corrupt = 0;  // of the files scanned for `encoded`
+  std::vector<std::string> corrupt_examples;  // "path: reason", first few
+  double mean_file_bytes = 0;         // over every file of the dataset
+  double mean_shard_bytes = 0;        // over the shard's entries
+  std::int64_t short_shard_entries = 0;
+};
+const Source& source();
+// Checks GPUBENCH_DATASET when set (UsageError naming the path); cheap, for planning.
+void check_dataset_env();
+// The fields every case of the suite reports about its data.
+nlohmann::ordered_json source_json(const Source& s);
+
+// Case factories.
+std::unique_ptr<Case> make_host_stage(const Config& c);  // read, decode, augment, decode_augment, collate
+std::unique_ptr<Case> make_pipeline_case(const DeviceInfo& device, const Config& c);
+std::unique_ptr<Case> make_gpu_case(const DeviceInfo& device, const Config& c);  // augment, h2d on CUDA
+std::unique_ptr<class Consumer> make_gpu_consumer(const DeviceInfo& device, double seconds, bool pinned);
+std::unique_ptr<class BatchMemory> pinned_memory();
+
+// The pipeline's producer work for one sample, shared by the stages and the pipeline: decode
+// `bytes` at 1/scale and augment into `out` (false when the JPEG is corrupt or truncated).
+struct SampleWorker {
+  bool decode_augment(const std::uint8_t* bytes, std::size_t size, int scale, std::uint64_t sample,
+                      kernels::dataload::OutType type, void* out);
+  JpegDecoder decoder;
+  DecodedImage image;
+  std::string error;  // of the last failed decode
+};
+
+std::unique_ptr<Suite> make_suite();
+
+// The suite summary over its entries (docs/results-format.md, `summaries.dataload`).
+nlohmann::ordered_json summarize(const std::vector<nlohmann::ordered_json>& entries);
+
+}  // namespace gpubench::suites::dataload

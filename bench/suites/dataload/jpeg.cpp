@@ -1,0 +1,67 @@
+#include "bench/suites/dataload/jpeg.hpp"
+
+#include <turbojpeg.h>
+
+#include <new>
+#include <stdexcept>
+
+namespace gpubench::suites::dataload {
+
+JpegDecoder::JpegDecoder() : handle_(tjInitDecompress()) {
+  if (handle_ == nullptr) throw std::runtime_error(std::string("tjInitDecompress: ") + tjGetErrorStr());
+}
+JpegDecoder::~JpegDecoder() { tjDestroy(handle_); }
+
+bool JpegDecoder::header(const void* data, std::size_t size, int& width, int& height) {
+  int subsamp = 0, colorspace = 0;
+  return tjDecompressHeader3(handle_, static_cast<const unsigned char*>(data), static_cast<unsigned long>(size), &width,
+                             &height, &subsamp, &colorspace) == 0;
+}
+
+// After a failed call libjpeg-turbo 2.1's handle can be left inconsistent (a later
+// tjDecompress2 on it aborted in free() here after a truncated file): start a fresh one.
+void JpegDecoder::reset() {
+  tjDestroy(handle_);
+  handle_ = tjInitDecompress();
+  if (handle_ == nullptr) throw std::runtime_error(std::string("tjInitDecompress: ") + tjGetErrorStr());
+}
+
+bool JpegDecoder::decode(const void* data, std::size_t size, int scale, DecodedImage& out, std::string* error) {
+  int width = 0, height = 0;
+  if (!header(data, size, width, height)) {
+    if (error) *error = tjGetErrorStr2(handle_);
+    reset();
+    return false;
+  }
+  out.width = scaled_size(width, scale);
+  out.height = scaled_size(height, scale);
+  const std::size_t bytes = static_cast<std::size_t>(out.width) * static_cast<std::size_t>(out.height) * 3;
+  if (out.pixels.size() < bytes) out.pixels.resize(bytes);
+  // TJFLAG_STOPONWARNING: a truncated file ("premature end of data") is an error, not a grey tail.
+  if (tjDecompress2(handle_, static_cast<const unsigned char*>(data), static_cast<unsigned long>(size), out.pixels.data(),
+                    out.width, 0, out.height, TJPF_RGB, TJFLAG_STOPONWARNING) != 0) {
+    if (error) *error = tjGetErrorStr2(handle_);
+    reset();
+    return false;
+  }
+  return true;
+}
+
+JpegEncoder::JpegEncoder() : handle_(tjInitCompress()) {
+  if (handle_ == nullptr) throw std::runtime_error(std::string("tjInitCompress: ") + tjGetErrorStr());
+}
+JpegEncoder::~JpegEncoder() { tjDestroy(handle_); }
+
+std::string JpegEncoder::encode(const std::uint8_t* rgb, int width, int height, int quality) {
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  if (tjCompress2(handle_, rgb, width, 0, height, TJPF_RGB, &buffer, &size, TJSAMP_420, quality, 0) != 0) {
+    tjFree(buffer);
+    throw std::runtime_error(std::string("tjCompress2: ") + tjGetErrorStr2(handle_));
+  }
+  std::string out(reinterpret_cast<const char*>(buffer), size);
+  tjFree(buffer);
+  return out;
+}
+
+}  // namespace gpubench::suites::dataload

@@ -1,0 +1,102 @@
+#pragma once
+// The end-to-end input pipeline: a pool of worker threads fills batch buffers and hands them to
+// the consumer through a bounded queue (`prefetch` batches deep); the consumer runs one
+// training step per batch and gives the buffer back. The consumer is an interface, so the
+// train suite's step can replace the calibrated stand-ins (a host computation of a chosen
+// duration on the CPU, a kernel of a chosen duration on the GPU).
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/suites/dataload/queue.hpp"
+#include "bench/suites/dataload/stall.hpp"
+
+namespace gpubench::suites::dataload {
+
+// One batch buffer: the collated samples (NCHW, `bytes` long) and what the producer knows of it.
+struct HostBatch {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+  int samples = 0;                  // samples filled
+  unsigned long long checksum = 0;  // batch_checksum() of the data, by the producer
+  std::int64_t corrupt = 0;         // samples skipped while filling it (corrupt or short)
+};
+
+// Owns the memory of the batch buffers (pinned on a GPU host, plain on the CPU).
+class BatchMemory {
+ public:
+  virtual ~BatchMemory() = default;
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void release(void* p) = 0;
+};
+std::unique_ptr<BatchMemory> plain_memory();
+
+// One training step over a batch. consume() returns when the batch buffer may be reused (a GPU
+// consumer has copied it; its compute may still run). finish() waits for all queued work.
+class Consumer {
+ public:
+  virtual ~Consumer() = default;
+  virtual void consume(const HostBatch& batch) = 0;
+  virtual void finish() {}
+  // The checksum the consumer computed of the last batch it finished (for verification).
+  virtual unsigned long long last_checksum() = 0;
+  virtual std::string describe() const = 0;
+};
+
+// Spins on the host for `seconds` per step after summing the batch's checksum words.
+std::unique_ptr<Consumer> make_host_consumer(double seconds);
+
+struct PipelineConfig {
+  int workers = 1;
+  int prefetch = 2;  // ready batches the queue holds
+  std::size_t batch_bytes = 0;
+};
+
+class Pipeline {
+ public:
+  // fill(batch, worker): the producer's work for one batch on worker thread `worker`.
+  using Fill = std::function<void(HostBatch&, int)>;
+  Pipeline(const PipelineConfig& config, BatchMemory& memory, Fill fill);
+  ~Pipeline();  // stops the workers
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  void start();
+  // The next ready batch (blocks); the time spent blocked and the queue depth found.
+  HostBatch* next(double& wait_s, int& depth);
+  void give_back(HostBatch* batch);
+  void stop();
+  // Every buffer (to prefill them in synthetic mode before start()).
+  std::vector<HostBatch*> buffers();
+  // The first exception a worker threw (empty if none); the workers stop after one.
+  std::string error() const;
+
+ private:
+  void work(int worker);
+
+  PipelineConfig config_;
+  BatchMemory& memory_;
+  Fill fill_;
+  std::vector<std::unique_ptr<HostBatch>> batches_;
+  BoundedQueue<HostBatch*> free_, ready_;
+  std::vector<std::thread> threads_;
+  mutable std::mutex error_mutex_;
+  std::string error_;
+};
+
+// The consumer loop's bookkeeping: one StepRecord per step.
+class StepClock {
+ public:
+  StepClock() : origin_(std::chrono::steady_clock::now()) {}
+  double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point origin_;
+};
+
+}  // namespace gpubench::suites::dataload

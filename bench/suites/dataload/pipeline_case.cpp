@@ -1,0 +1,205 @@
+// The end-to-end pipeline case: workers read, decode and augment into batch buffers; the
+// measuring thread is the consumer, one training step per run(). Step time, data stall and
+// queue depth come from the consumer's timeline; `io` picks DS-Analyzer's three runs
+// (memory = synthetic data already prepared, cached, cold).
+#include <fmt/format.h>
+
+#include <atomic>
+
+#include "bench/core/case.hpp"
+#include "bench/core/errors.hpp"
+#include "bench/suites/dataload/dataload.hpp"
+#include "bench/suites/dataload/pipeline.hpp"
+#include "kernels/common/random.hpp"
+
+namespace gpubench::suites::dataload {
+namespace {
+
+namespace kd = kernels::dataload;
+
+class PipelineCase final : public Case {
+ public:
+  PipelineCase(const DeviceInfo& device, const Config& c) : device_(device), c_(c) {}
+  ~PipelineCase() override {
+    pipeline_.reset();  // stop the workers before the buffers' memory and consumer go
+  }
+
+  std::unique_ptr<Timer> make_timer() override { return std::make_unique<HostTimer>(); }
+  void flush_cache() override {}
+  void synchronize() override {
+    if (consumer_) consumer_->finish();
+  }
+
+  void setup() override {
+    src_ = &source();
+    const Dataset& d = src_->dataset;
+    if (c_.shard && !d.has_shard) {
+      throw CaseSkipped(fmt::format("dataset {} has no shard (images.shard + images.idx; `gpubench datagen` writes one)",
+                                    d.dir.string()));
+    }
+    n_ = c_.shard ? d.index.entries.size() : d.files.size();
+    order_.resize(n_);
+    for (std::size_t i = 0; i < n_; ++i) order_[i] = i;
+    if (c_.random_order) {
+      for (std::size_t i = n_; i > 1; --i) std::swap(order_[i - 1], order_[kernels::mix64(99 + i) % i]);
+    }
+    const double seconds = static_cast<double>(c_.step_us) * 1e-6;
+    if (device_.is_cuda()) {
+      memory_ = c_.pinned ? pinned_memory() : plain_memory();
+      consumer_ = make_gpu_consumer(device_, seconds, c_.pinned);
+    } else {
+      memory_ = plain_memory();
+      consumer_ = make_host_consumer(seconds);
+    }
+    const std::vector<fs::path> paths = c_.shard ? std::vector<fs::path>{d.shard_data} : d.files;
+    if (c_.io == Io::Cached) {
+      for (const fs::path& p : paths) (void)read_file(p);
+    } else if (c_.io == Io::Cold) {
+      for (const fs::path& p : paths) {
+        if (auto why = evict(p); why && cold_note_.empty()) cold_note_ = *why;
+      }
+    }
+    workers_.resize(static_cast<std::size_t>(c_.workers));
+    for (auto& w : workers_) w = std::make_unique<Worker>();
+    if (c_.shard) {
+      for (auto& w : workers_) w->shard = std::make_unique<RangeFile>(d.shard_data, to_io_mode(c_.io == Io::Memory ? Io::Cached : c_.io));
+    }
+    PipelineConfig pc{c_.workers, c_.prefetch, static_cast<std::size_t>(c_.batch) * c_.sample_bytes()};
+    Pipeline::Fill fill;
+    if (c_.io == Io::Memory) {
+      fill = [](HostBatch&, int) {};  // synthetic: the batches are already prepared
+    } else {
+      fill = [this](HostBatch& b, int worker) { fill_batch(b, *workers_[static_cast<std::size_t>(worker)]); };
+    }
+    pipeline_ = std::make_unique<Pipeline>(pc, *memory_, std::move(fill));
+    if (c_.io == Io::Memory) {
+      for (HostBatch* b : pipeline_->buffers()) fill_batch(*b, *workers_.front());
+      cursor_ = 0;
+      corrupt_ = 0;
+    }
+    pipeline_->start();
+    clock_ = StepClock();
+  }
+
+  Verification verify() override {
+    Verification v;
+    v.method = "the consumer's checksum of 3 batches against the producer's";
+    v.passed = true;
+    for (int i = 0; i < 3; ++i) {
+      run();
+      consumer_->finish();
+      const unsigned long long got = consumer_->last_checksum();
+      ++v.checked;
+      if (got != last_expected_) {
+        v.passed = false;
+        v.detail = fmt::format("batch checksum {:x}, the producer's {:x}", got, last_expected_);
+        break;
+      }
+    }
+    return v;
+  }
+
+  void run() override {
+    const double t0 = clock_.now();
+    double wait = 0;
+    int depth = 0;
+    HostBatch* b = pipeline_->next(wait, depth);
+    consumer_->consume(*b);
+    last_expected_ = b->checksum;
+    samples_ += b->samples;
+    pipeline_->give_back(b);
+    steps_.push_back({t0, wait, clock_.now() - t0, depth});
+  }
+
+  Items items() const override { return {static_cast<double>(c_.batch), "samples"}; }
+  Metrics metrics() const override { return {}; }
+
+  nlohmann::ordered_json details(std::int64_t measured_runs) override {
+    consumer_->finish();
+    const std::size_t keep = std::min(steps_.size(), static_cast<std::size_t>(std::max<std::int64_t>(measured_runs, 1)));
+    const std::vector<StepRecord> measured(steps_.end() - static_cast<std::ptrdiff_t>(keep), steps_.end());
+    const StallStats s = stall_stats(measured);
+    nlohmann::ordered_json j;
+    j["consumer"] = consumer_->describe();
+    j["consumer_step_s"] = static_cast<double>(c_.step_us) * 1e-6;
+    j["steps"] = s.steps;
+    j["mean_step_s"] = s.mean_step_s;
+    j["samples_per_s"] = s.total_s > 0 ? static_cast<double>(s.steps) * c_.batch / s.total_s : 0;
+    j["data_stall_share"] = s.stall_share;
+    j["mean_wait_s"] = s.mean_wait_s;
+    j["stalled_steps"] = s.stalled_steps;
+    j["queue_depth"] = queue_depth_summary(measured);
+    j["queue_capacity"] = c_.prefetch;
+    j["corrupt_skipped"] = corrupt_.load();
+    if (c_.io == Io::Cold) {
+      j["cold_cache"] = {{"method", "posix_fadvise(POSIX_FADV_DONTNEED) after every read"}, {"effective", cold_note_.empty()}};
+      if (!cold_note_.empty()) j["cold_cache"]["note"] = cold_note_;
+    }
+    j["dataset"] = source_json(*src_);
+    return j;
+  }
+
+ private:
+  struct Worker {
+    SampleWorker sample;
+    ReadBuffer buffer;
+    std::unique_ptr<RangeFile> shard;
+  };
+
+  // One batch: samples in the pipeline's order; a sample whose read comes up short or whose
+  // JPEG does not decode is counted and replaced by the next one.
+  void fill_batch(HostBatch& b, Worker& w) {
+    b.samples = 0;
+    b.corrupt = 0;
+    const IoMode mode = to_io_mode(c_.io == Io::Memory ? Io::Cached : c_.io);
+    std::size_t misses = 0;
+    while (b.samples < c_.batch) {
+      const std::uint64_t k = cursor_++;
+      const std::size_t i = order_[static_cast<std::size_t>(k % n_)];
+      ReadResult r;
+      if (c_.shard) {
+        const ShardEntry& e = src_->dataset.index.entries[i];
+        r = w.shard->read(e.offset, e.length, w.buffer);
+      } else {
+        r = read_whole_file(src_->dataset.files[i], mode, w.buffer);
+      }
+      void* out = static_cast<std::uint8_t*>(b.data) + static_cast<std::size_t>(b.samples) * c_.sample_bytes();
+      if (r.ok && w.sample.decode_augment(r.data, r.size, c_.scale, k, c_.dtype, out)) {
+        ++b.samples;
+        misses = 0;
+        continue;
+      }
+      ++b.corrupt;
+      ++corrupt_;
+      if (++misses > n_) {
+        throw std::runtime_error(fmt::format("no sample of dataset {} reads and decodes", src_->dataset.dir.string()));
+      }
+    }
+    b.checksum = kd::batch_checksum(b.data, static_cast<std::int64_t>(b.bytes / 4));
+  }
+
+  DeviceInfo device_;
+  Config c_;
+  const Source* src_ = nullptr;
+  std::size_t n_ = 0;
+  std::vector<std::size_t> order_;
+  std::unique_ptr<BatchMemory> memory_;
+  std::unique_ptr<Consumer> consumer_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<Pipeline> pipeline_;
+  std::atomic<std::uint64_t> cursor_{0};
+  std::atomic<std::int64_t> corrupt_{0};
+  StepClock clock_;
+  std::vector<StepRecord> steps_;
+  unsigned long long last_expected_ = 0;
+  std::int64_t samples_ = 0;
+  std::string cold_note_;
+};
+
+}  // namespace
+
+std::unique_ptr<Case> make_pipeline_case(const DeviceInfo& device, const Config& c) {
+  return std::make_unique<PipelineCase>(device, c);
+}
+
+}  // namespace gpubench::suites::dataload

@@ -1,0 +1,124 @@
+// Where the suite's data comes from (GPUBENCH_DATASET or a generated temporary dataset), the
+// in-memory subset, and the one-time scan that finds corrupt files.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "bench/core/errors.hpp"
+#include "bench/suites/dataload/datagen.hpp"
+#include "bench/suites/dataload/dataload.hpp"
+
+namespace gpubench::suites::dataload {
+namespace {
+
+// Removes a generated dataset when the process ends.
+struct TempDir {
+  fs::path path;
+  ~TempDir() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove_all(path, ec);
+  }
+};
+
+Source load() {
+  Source s;
+  const char* env = std::getenv(kDatasetEnv);
+  static TempDir temp;
+  if (env != nullptr && *env != '\0') {
+    s.dataset = open_dataset(env);
+    s.origin = fmt::format("{}={}", kDatasetEnv, env);
+  } else {
+    temp.path = fs::temp_directory_path() / fmt::format("gpubench-dataload-{}", ::getpid());
+    GenerateOptions o;
+    o.dir = temp.path;
+    o.count = kDefaultCount;
+    o.tokens = 0;
+    (void)generate_dataset(o);
+    s.dataset = open_dataset(temp.path);
+    s.origin = fmt::format("generated in {} ({} images, seed {}; set {} to use another)", temp.path.string(),
+                           kDefaultCount, o.seed, kDatasetEnv);
+  }
+  const std::vector<fs::path>& files = s.dataset.files;
+  double total = 0;
+  for (const fs::path& f : files) {
+    std::error_code ec;
+    total += static_cast<double>(fs::file_size(f, ec));
+  }
+  s.mean_file_bytes = total / static_cast<double>(files.size());
+  if (s.dataset.has_shard) {
+    double bytes = 0;
+    for (const ShardEntry& e : s.dataset.index.entries) bytes += e.length;
+    s.mean_shard_bytes = s.dataset.index.entries.empty() ? 0 : bytes / static_cast<double>(s.dataset.index.entries.size());
+    std::error_code ec;
+    s.short_shard_entries = short_entries(s.dataset.index, fs::file_size(s.dataset.shard_data, ec));
+  }
+  // The in-memory subset: evenly spaced files, each decoded once; corrupt ones are counted and
+  // left out.
+  const std::size_t step = std::max<std::size_t>(1, files.size() / kMemorySamples);
+  JpegDecoder decoder;
+  DecodedImage image;
+  for (std::size_t i = 0; i < files.size() && s.encoded.size() < kMemorySamples; i += step) {
+    std::string bytes = read_file(files[i]);
+    std::string why;
+    ++s.scanned;
+    if (decoder.decode(bytes.data(), bytes.size(), 8, image, &why)) {
+      s.encoded.push_back(std::move(bytes));
+    } else {
+      ++s.corrupt;
+      if (s.corrupt_examples.size() < 5) s.corrupt_examples.push_back(fmt::format("{}: {}", files[i].string(), why));
+    }
+  }
+  if (s.encoded.empty()) {
+    throw std::runtime_error(fmt::format("dataset {}: none of the {} JPEG files scanned decodes", s.dataset.dir.string(),
+                                         s.scanned));
+  }
+  return s;
+}
+
+}  // namespace
+
+void check_dataset_env() {
+  const char* env = std::getenv(kDatasetEnv);
+  if (env == nullptr || *env == '\0') return;
+  static std::once_flag once;
+  std::call_once(once, [env] {
+    try {
+      (void)open_dataset(env);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("{}: {}", kDatasetEnv, e.what()));
+    }
+  });
+}
+
+const Source& source() {
+  static std::mutex mutex;
+  static std::unique_ptr<Source> loaded;
+  std::lock_guard lock(mutex);
+  if (!loaded) loaded = std::make_unique<Source>(load());
+  return *loaded;
+}
+
+nlohmann::ordered_json source_json(const Source& s) {
+  nlohmann::ordered_json j{{"origin", s.origin},
+                           {"files", s.dataset.files.size()},
+                           {"mean_file_bytes", s.mean_file_bytes},
+                           {"shard", s.dataset.has_shard},
+                           {"in_memory_samples", s.encoded.size()},
+                           {"scanned", s.scanned},
+                           {"corrupt_skipped", s.corrupt}};
+  if (!s.corrupt_examples.empty()) j["corrupt_examples"] = s.corrupt_examples;
+  if (s.dataset.has_shard) j["short_shard_entries"] = s.short_shard_entries;
+  return j;
+}
+
+bool SampleWorker::decode_augment(const std::uint8_t* bytes, std::size_t size, int scale, std::uint64_t sample,
+                                  kernels::dataload::OutType type, void* out) {
+  if (!decoder.decode(bytes, size, scale, image, &error)) return false;
+  const kernels::dataload::Crop crop = kernels::dataload::random_crop(kAugmentSeed, sample, image.width, image.height);
+  kernels::dataload::augment_host({image.pixels.data(), image.width, image.height}, crop, type, out);
+  return true;
+}
+
+}  // namespace gpubench::suites::dataload
