@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "timer.hpp"
 
@@ -16,6 +18,16 @@ struct Metrics {
   double flops = 0;
   double bytes = 0;
   std::string peak_key;
+  // Work items per run (tokens, samples) for an items-per-second rate: `<items_unit>_per_s` in
+  // the results file and a `<items_unit>/s` counter. 0: none.
+  double items = 0;
+  std::string items_unit{};
+  // FLOPs the hardware runs when more than `flops` (the model's: activation recompute reruns
+  // forward work): adds hardware_tflops and, against the peak, hfu_pct. 0: same as flops.
+  double hardware_flops = 0;
+  // Further per-case figures written as they are under gpubench.metrics (peak_memory_bytes,
+  // forward_fraction, ...).
+  std::vector<std::pair<std::string, double>> extra{};
 };
 
 struct Verification {

@@ -105,6 +105,7 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
     const double t = m.stats.mean;
     if (slot.metrics.flops > 0) st.counters["TFLOP/s"] = slot.metrics.flops / t / 1e12;
     if (slot.metrics.bytes > 0 && slot.metrics.flops == 0) st.counters["GB/s"] = slot.metrics.bytes / t / 1e9;
+    if (slot.metrics.items > 0) st.counters[slot.metrics.items_unit + "/s"] = slot.metrics.items / t;
     st.counters["samples"] = static_cast<double>(m.seconds_per_run.size());
     st.counters["noise_pct"] = m.stats.rel_noise * 100;
   } catch (const CaseSkipped& e) {
@@ -227,7 +228,7 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
         }
         // Per repetition: this run's own mean time per run.
         const double per_run = run.real_accumulated_time / static_cast<double>(run.iterations);
-        g["metrics"] = derive_metrics(slot.metrics.flops, slot.metrics.bytes, slot.metrics.peak_key, per_run, peak);
+        g["metrics"] = derive_metrics(slot.metrics, per_run, peak);
         g["measurement"] = measurement_json(slot, opt_.measure);
       }
       if (!slot.profile.empty()) g["profile"] = slot.profile;
@@ -243,6 +244,9 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
     std::string rate;
     if (slot.metrics.flops > 0) rate = fmt::format(", {:.3g} TFLOP/s", slot.metrics.flops / m.stats.mean / 1e12);
     else if (slot.metrics.bytes > 0) rate = fmt::format(", {:.3g} GB/s", slot.metrics.bytes / m.stats.mean / 1e9);
+    if (slot.metrics.items > 0) {
+      rate += fmt::format(", {:.4g} {}/s", slot.metrics.items / m.stats.mean, slot.metrics.items_unit);
+    }
     return fmt::format("ok, {}/run{}, noise {:.2g}%{}", format_seconds(m.stats.mean), rate, m.stats.rel_noise * 100,
                        m.noisy ? " (noisy)" : "");
   }
@@ -322,6 +326,23 @@ nlohmann::ordered_json derive_metrics(double flops, double bytes, const std::str
     j["peak"] = *peak;
     j["pct_of_peak"] = *rate / *peak * 100;
   }
+  return j;
+}
+
+nlohmann::ordered_json derive_metrics(const Metrics& m, double seconds_per_run, std::optional<double> peak) {
+  nlohmann::ordered_json j = derive_metrics(m.flops, m.bytes, m.peak_key, seconds_per_run, peak);
+  if (seconds_per_run <= 0) return j;
+  if (m.items > 0) {
+    j["items"] = m.items;
+    j["items_unit"] = m.items_unit;
+    j[m.items_unit + "_per_s"] = m.items / seconds_per_run;
+  }
+  if (m.hardware_flops > m.flops) {
+    j["hardware_flops"] = m.hardware_flops;
+    j["hardware_tflops"] = m.hardware_flops / seconds_per_run / 1e12;
+    if (peak && *peak > 0) j["hfu_pct"] = j["hardware_tflops"].get<double>() / *peak * 100;
+  }
+  for (const auto& [name, value] : m.extra) j[name] = value;
   return j;
 }
 
