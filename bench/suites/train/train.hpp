@@ -31,5 +31,6 @@ Metrics step_metrics(const ModelConfig& c, Precision p);
 
 std::unique_ptr<Suite> make_suite();
 std::unique_ptr<Case> make_cpu_case(const ModelConfig& c);
+std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p);
 
 }  // namespace gpubench::suites::train

@@ -3,6 +3,7 @@
 
 #include "bench/core/errors.hpp"
 #include "bench/suites/train/train.hpp"
+#include "kernels/blas/cublaslt.hpp"
 
 namespace gpubench::suites::train {
 namespace {
@@ -32,15 +33,20 @@ class TrainSuite final : public Suite {
       if (p != Precision::FP32) return fmt::format("the CPU reference trains in fp32 only (not {})", to_string(p));
       return std::nullopt;
     }
-    return "the GPU training step is not built yet (CPU reference only)";
+    if (device.cc_major < 8) {
+      return fmt::format("compute capability {}.{}: gpubench targets sm_80 and newer", device.cc_major, device.cc_minor);
+    }
+    return std::nullopt;
   }
 
   std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const override {
-    (void)device;
+    if (device.is_cuda()) return make_cuda_case(device, config_from(point), parse_precision(point.text("precision")));
     return make_cpu_case(config_from(point));
   }
 
-  nlohmann::ordered_json libraries() const override { return {{"openblas", openblas_get_config()}}; }
+  nlohmann::ordered_json libraries() const override {
+    return {{"openblas", openblas_get_config()}, {"cublaslt", blas::lt_version()}};
+  }
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bench/suites/train/train.hpp"
 #include "kernels/train/model_reference.hpp"
 
 namespace gpubench::suites::train {
@@ -12,6 +13,26 @@ namespace gpubench::suites::train {
 using kernels::train::ModelConfig;
 using kernels::train::ModelKind;
 using kernels::train::Recompute;
+
+GradTolerance grad_tolerance(Precision p) {
+  switch (p) {
+    case Precision::FP32: return {1e-3, 1e-3};
+    case Precision::TF32: return {2e-2, 1e-2};
+    case Precision::BF16Amp: return {1e-1, 5e-2};
+    case Precision::FP16Amp: return {5e-2, 2e-2};
+  }
+  return {};
+}
+
+double loss_tolerance(Precision p) {
+  switch (p) {
+    case Precision::FP32: return kLossTolerance;
+    case Precision::TF32: return 2e-3;
+    case Precision::BF16Amp: return 2e-2;
+    case Precision::FP16Amp: return 1e-2;
+  }
+  return kLossTolerance;
+}
 
 ModelConfig tiny_config(const ModelConfig& c) {
   ModelConfig t = c;

@@ -4,8 +4,13 @@
 // Tolerances, per entry: |got - want| <= rtol * |want| + atol * max|want over the tensor|
 // (the second term keeps entries near zero, whose relative error means nothing, from failing
 // a correct step), and for the loss |got - want| <= kLossTolerance * (1 + |want|).
-//   fp32 (the CPU reference and the GPU fp32 path)   rtol 1e-3, atol 1e-3
-// Low-precision rows are for the GPU path (not built yet).
+//   precision   rtol   atol   loss
+//   fp32        1e-3   1e-3   1e-4   (the CPU reference and the GPU fp32 path)
+//   tf32        2e-2   1e-2   2e-3   (10-bit mantissa products, fp32 accumulation)
+//   bf16-amp    1e-1   5e-2   2e-2   (8-bit mantissa activations and weights)
+//   fp16-amp    5e-2   2e-2   1e-2   (11-bit mantissa, loss-scaled gradients)
+// The low-precision rows follow each format's unit roundoff times the few roundings an entry
+// goes through on the tiny configuration; they have not yet been calibrated on a GPU.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,6 +27,9 @@ inline constexpr double kLossTolerance = 1e-4;
 struct GradTolerance {
   double rtol = 1e-3, atol = 1e-3;
 };
+enum class Precision;
+GradTolerance grad_tolerance(Precision p);
+double loss_tolerance(Precision p);
 
 // A tiny configuration with the structure of `c` (same model, accumulation up to 2 micro-steps,
 // same recompute): layers <= 2, hidden 16, 2 heads, ffn_mult <= 4, seq 8, micro-batch 2,

@@ -1,0 +1,188 @@
+// The CUDA device: GpuModel (kernels/train/gpu_model.hpp) at the point's precision.
+// Verification, before any timing: the same step (model, recompute, accumulation up to 2) on
+// the tiny configuration against the double reference, loss and every parameter gradient
+// within the precision's tolerance (verify.hpp); then one step of the benchmark configuration,
+// whose loss must be finite and near log(vocab) (small initial weights predict near-uniformly).
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <memory>
+
+#include "bench/core/cuda.hpp"
+#include "bench/core/cuda_case.hpp"
+#include "bench/core/errors.hpp"
+#include "bench/core/phase.hpp"
+#include "bench/suites/train/train.hpp"
+#include "bench/suites/train/verify.hpp"
+#include "kernels/blas/cublaslt.hpp"
+#include "kernels/train/gpu_model.hpp"
+
+namespace gpubench::suites::train {
+namespace {
+
+using kernels::train::AdamW;
+using kernels::train::Batch;
+using kernels::train::DeviceOutOfMemory;
+using kernels::train::GpuModel;
+using kernels::train::GpuPrecision;
+
+GpuPrecision gpu_precision(Precision p) {
+  switch (p) {
+    case Precision::FP32: return GpuPrecision::FP32;
+    case Precision::TF32: return GpuPrecision::TF32;
+    case Precision::FP16Amp: return GpuPrecision::FP16;
+    case Precision::BF16Amp: return GpuPrecision::BF16;
+  }
+  return GpuPrecision::FP32;
+}
+
+std::vector<Batch> batches(const ModelConfig& c) {
+  std::vector<Batch> v;
+  for (std::int64_t i = 0; i < c.accum; ++i) v.push_back(kernels::train::make_batch(c, kBatchSeed + static_cast<std::uint64_t>(i)));
+  return v;
+}
+
+// Out of memory and unsupported matmuls are skips; everything else propagates.
+template <class F>
+auto skip_on_oom(F&& f) {
+  try {
+    return f();
+  } catch (const DeviceOutOfMemory& e) {
+    throw CaseSkipped(e.what());
+  } catch (const blas::LtError& e) {
+    if (e.unsupported()) throw CaseSkipped(std::string("cuBLASLt: ") + e.what());
+    throw;
+  }
+}
+
+class CudaStepCase final : public CudaCase {
+ public:
+  CudaStepCase(const DeviceInfo& device, const ModelConfig& c, Precision p) : CudaCase(device), c_(c), p_(p) {}
+
+  void setup() override {
+    skip_on_oom([&] {
+      model_ = std::make_unique<GpuModel>(c_, gpu_precision(p_), kModelSeed, stream());
+      model_->upload(batches(c_));
+    });
+  }
+
+  Verification verify() override {
+    Verification v = skip_on_oom([&] { return verify_tiny(); });
+    if (!v.passed) return v;
+    // The benchmark configuration: one step, a sane loss.
+    skip_on_oom([&] { run(); });
+    const double loss = model_->loss(), expect = std::log(static_cast<double>(c_.vocab));
+    ++v.checked;
+    v.method += "; benchmark configuration: first loss finite and within 25% of log(vocab)";
+    if (!std::isfinite(loss) || std::abs(loss - expect) > 0.25 * expect) {
+      v.passed = false;
+      v.detail = fmt::format("first loss of the benchmark configuration {} (log(vocab) = {})", loss, expect);
+      return v;
+    }
+    measure_phases();
+    return v;
+  }
+
+  void run() override {
+    {
+      PhaseScope p("optimizer");  // zeroing the gradients belongs to the optimizer
+      model_->zero_grads();
+    }
+    for (std::size_t i = 0; i < static_cast<std::size_t>(c_.accum); ++i) {
+      {
+        PhaseScope p("forward");
+        model_->forward(i);
+      }
+      PhaseScope p("backward");
+      model_->backward(i);
+    }
+    PhaseScope p("optimizer");
+    model_->optimizer_step(AdamW{});
+  }
+
+  Metrics metrics() const override {
+    Metrics m = step_metrics(c_, p_);
+    m.extra.emplace_back("params", static_cast<double>(model_->layout().total));
+    m.extra.emplace_back("peak_memory_bytes", static_cast<double>(model_->memory_bytes()));
+    const double total = phase_s_[0] + phase_s_[1] + phase_s_[2];
+    if (total > 0) {
+      m.extra.emplace_back("forward_fraction", phase_s_[0] / total);
+      m.extra.emplace_back("backward_fraction", phase_s_[1] / total);
+      m.extra.emplace_back("optimizer_fraction", phase_s_[2] / total);
+    }
+    if (p_ == Precision::FP16Amp) m.extra.emplace_back("loss_scale", model_->scaler().scale());
+    return m;
+  }
+
+ private:
+  Verification verify_tiny() {
+    const ModelConfig t = tiny_config(c_);
+    const std::vector<Batch> micro = batches(t);
+    kernels::train::ReferenceModel<double> ref(t, kModelSeed);
+    const double want_loss = ref.train_step(micro, AdamW{});
+    GpuModel g(t, gpu_precision(p_), kModelSeed, stream());
+    g.upload(micro);
+    // fp16: steps skipped for overflow leave the weights alone; compare the first applied one.
+    bool applied = false;
+    for (int i = 0; i < 40 && !applied; ++i) applied = g.step(AdamW{});
+    Verification v;
+    if (!applied) {
+      v.detail = "fp16: every step of the tiny configuration overflowed";
+      return v;
+    }
+    v = compare_gradients(g.gradients(), ref.grads(), ref.layout(), grad_tolerance(p_));
+    v.method = fmt::format("tiny {} step ({} on the GPU vs the double CPU reference): loss and all {} gradients",
+                           to_string(t.kind), to_string(p_), ref.layout().total);
+    const double got_loss = g.loss();
+    const double err = std::abs(got_loss - want_loss) / (loss_tolerance(p_) * (1 + std::abs(want_loss)));
+    ++v.checked;
+    v.max_error = std::max(v.max_error, std::isfinite(err) ? err : INFINITY);
+    if (v.passed && !(err <= 1)) {
+      v.passed = false;
+      v.detail = fmt::format("tiny-configuration loss {} (reference {})", got_loss, want_loss);
+    }
+    return v;
+  }
+
+  // Two steps with events between the phases (outside the measured runs).
+  void measure_phases() {
+    std::array<cuda::Event, 4> ev;
+    phase_s_ = {0, 0, 0};
+    for (int s = 0; s < 2; ++s) {
+      ev[0].record(stream());
+      model_->zero_grads();
+      double fwd = 0, bwd = 0;
+      for (std::size_t i = 0; i < static_cast<std::size_t>(c_.accum); ++i) {
+        cuda::Event a, b, c;
+        a.record(stream());
+        model_->forward(i);
+        b.record(stream());
+        model_->backward(i);
+        c.record(stream());
+        fwd += cuda::Event::elapsed_ms(a, b) * 1e-3;
+        bwd += cuda::Event::elapsed_ms(b, c) * 1e-3;
+      }
+      ev[1].record(stream());
+      model_->optimizer_step(AdamW{});
+      ev[2].record(stream());
+      const double total = cuda::Event::elapsed_ms(ev[0], ev[2]) * 1e-3;
+      phase_s_[0] += fwd;
+      phase_s_[1] += bwd;
+      phase_s_[2] += std::max(0.0, total - fwd - bwd);
+    }
+  }
+
+  ModelConfig c_;
+  Precision p_;
+  std::unique_ptr<GpuModel> model_;
+  std::array<double, 3> phase_s_{};
+};
+
+}  // namespace
+
+std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p) {
+  return std::make_unique<CudaStepCase>(device, c, p);
+}
+
+}  // namespace gpubench::suites::train
