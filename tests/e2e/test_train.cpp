@@ -68,6 +68,11 @@ TEST_F(Train, LowPrecisionsAreSkippedOnTheCpuWithTheReason) {
   const auto& skipped = doc["benchmarks"][1]["gpubench"];
   EXPECT_EQ(skipped["status"], "skipped");
   EXPECT_NE(skipped["reason"].get<std::string>().find("fp32 only"), std::string::npos);
+  // The largest-batch search (micro_batch=0) is about device memory.
+  Output search = run_train("--preset quick --axis model=mlp --axis micro_batch=0");
+  ASSERT_EQ(search.code, 0) << search.err;
+  EXPECT_NE(results()["benchmarks"][0]["gpubench"]["reason"].get<std::string>().find("CUDA devices only"),
+            std::string::npos);
 }
 
 TEST_F(Train, BadConfigurationsAreOneLineUsageErrors) {

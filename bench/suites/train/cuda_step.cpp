@@ -13,6 +13,7 @@
 #include "bench/core/cuda_case.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/core/phase.hpp"
+#include "bench/suites/train/largest_batch.hpp"
 #include "bench/suites/train/train.hpp"
 #include "bench/suites/train/verify.hpp"
 #include "kernels/blas/cublaslt.hpp"
@@ -58,9 +59,15 @@ auto skip_on_oom(F&& f) {
 
 class CudaStepCase final : public CudaCase {
  public:
-  CudaStepCase(const DeviceInfo& device, const ModelConfig& c, Precision p) : CudaCase(device), c_(c), p_(p) {}
+  CudaStepCase(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search)
+      : CudaCase(device), c_(c), p_(p), search_(search) {}
 
   void setup() override {
+    if (search_) search_batch();
+    if (too_large(c_)) {
+      throw CaseSkipped(fmt::format("the step needs about {:.3g} GB, more than the device's {:.3g} GB",
+                                    estimated_bytes(c_, 2) / 1e9, static_cast<double>(device().memory_bytes) / 1e9));
+    }
     skip_on_oom([&] {
       model_ = std::make_unique<GpuModel>(c_, gpu_precision(p_), kModelSeed, stream());
       model_->upload(batches(c_));
@@ -112,10 +119,46 @@ class CudaStepCase final : public CudaCase {
       m.extra.emplace_back("optimizer_fraction", phase_s_[2] / total);
     }
     if (p_ == Precision::FP16Amp) m.extra.emplace_back("loss_scale", model_->scaler().scale());
+    if (search_) {
+      m.extra.emplace_back("largest_micro_batch", static_cast<double>(c_.batch));
+      m.extra.emplace_back("batch_search_trials", static_cast<double>(search_trials_));
+    }
     return m;
   }
 
  private:
+  // Beyond the device's memory even at 2 bytes per element (estimated in double, so absurd
+  // sizes cannot overflow the allocation arithmetic).
+  bool too_large(const ModelConfig& c) const {
+    return estimated_bytes(c, 2) > static_cast<double>(device().memory_bytes);
+  }
+
+  // The largest micro-batch whose model fits and runs a step; each trial's model is destroyed
+  // (its memory freed) before the next. The case then runs at that micro-batch.
+  void search_batch() {
+    auto fits = [&](std::int64_t b) {
+      ModelConfig t = c_;
+      t.batch = b;
+      if (kernels::train::config_error(t) || too_large(t)) return false;
+      try {
+        GpuModel m(t, gpu_precision(p_), kModelSeed, stream());
+        m.upload(batches(t));
+        m.step(AdamW{});
+        (void)m.loss();  // waits for the step
+        return true;
+      } catch (const DeviceOutOfMemory&) {
+        return false;
+      } catch (const blas::LtError& e) {
+        if (e.status() == CUBLAS_STATUS_ALLOC_FAILED) return false;
+        throw;
+      }
+    };
+    const BatchSearch s = find_largest_batch(fits, 1, std::int64_t{1} << 20);
+    search_trials_ = static_cast<std::int64_t>(s.trials.size());
+    if (s.largest == 0) throw CaseSkipped("not even micro-batch 1 fits in device memory");
+    c_.batch = s.largest;
+  }
+
   Verification verify_tiny() {
     const ModelConfig t = tiny_config(c_);
     const std::vector<Batch> micro = batches(t);
@@ -175,14 +218,16 @@ class CudaStepCase final : public CudaCase {
 
   ModelConfig c_;
   Precision p_;
+  bool search_ = false;
+  std::int64_t search_trials_ = 0;
   std::unique_ptr<GpuModel> model_;
   std::array<double, 3> phase_s_{};
 };
 
 }  // namespace
 
-std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p) {
-  return std::make_unique<CudaStepCase>(device, c, p);
+std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search_batch) {
+  return std::make_unique<CudaStepCase>(device, c, p, search_batch);
 }
 
 }  // namespace gpubench::suites::train

@@ -22,7 +22,10 @@ std::vector<AxisSpec> train_axes() {
       {"heads", AxisKind::Int, "attention heads; must divide hidden (transformer)", {}, 1},
       {"ffn_mult", AxisKind::Int, "MLP width as a multiple of hidden (transformer)", {}, 1},
       {"seq", AxisKind::Int, "sequence length T (transformer)", {}, 1},
-      {"micro_batch", AxisKind::Int, "sequences (transformer) or samples (mlp) per micro-step", {}, 1},
+      {"micro_batch", AxisKind::Int,
+       "sequences (transformer) or samples (mlp) per micro-step; 0: the largest that fits in device memory "
+       "(doubling, then bisection), found before timing",
+       {}, 0},
       {"vocab", AxisKind::Int, "vocabulary (transformer) or classes (mlp)", {}, 2},
       {"precision", AxisKind::Enum, "fp32 (TF32 off), tf32, fp16-amp (dynamic loss scaling), bf16-amp",
        {"fp32", "tf32", "fp16-amp", "bf16-amp"}, 1},

@@ -21,7 +21,9 @@ std::string peak_key(Precision p);
 
 // The model configuration of one point; throws UsageError for a configuration that cannot be
 // built (heads not dividing hidden, ...), naming it.
+// micro_batch=0 (search the largest that fits) gives micro-batch 1 here; see searches_batch.
 ModelConfig config_from(const Point& point);
+bool searches_batch(const Point& point);
 
 std::vector<AxisSpec> train_axes();
 std::vector<Preset> train_presets();
@@ -31,6 +33,6 @@ Metrics step_metrics(const ModelConfig& c, Precision p);
 
 std::unique_ptr<Suite> make_suite();
 std::unique_ptr<Case> make_cpu_case(const ModelConfig& c);
-std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p);
+std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search_batch);
 
 }  // namespace gpubench::suites::train

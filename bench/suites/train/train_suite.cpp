@@ -1,6 +1,8 @@
 #include <cblas.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "bench/core/errors.hpp"
 #include "bench/suites/train/train.hpp"
 #include "kernels/blas/cublaslt.hpp"
@@ -31,6 +33,7 @@ class TrainSuite final : public Suite {
     const Precision p = parse_precision(point.text("precision"));
     if (!device.is_cuda()) {
       if (p != Precision::FP32) return fmt::format("the CPU reference trains in fp32 only (not {})", to_string(p));
+      if (searches_batch(point)) return "micro_batch=0 searches device memory: CUDA devices only";
       return std::nullopt;
     }
     if (device.cc_major < 8) {
@@ -40,7 +43,8 @@ class TrainSuite final : public Suite {
   }
 
   std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const override {
-    if (device.is_cuda()) return make_cuda_case(device, config_from(point), parse_precision(point.text("precision")));
+    if (device.is_cuda()) return make_cuda_case(device, config_from(point), parse_precision(point.text("precision")),
+                                                  searches_batch(point));
     return make_cpu_case(config_from(point));
   }
 
@@ -87,7 +91,7 @@ ModelConfig config_from(const Point& point) {
   c.heads = point.integer("heads");
   c.ffn_mult = point.integer("ffn_mult");
   c.seq = point.integer("seq");
-  c.batch = point.integer("micro_batch");
+  c.batch = std::max<std::int64_t>(point.integer("micro_batch"), 1);
   c.vocab = point.integer("vocab");
   c.accum = point.integer("accum");
   c.recompute = *kernels::train::parse_recompute(point.text("recompute"));
@@ -104,6 +108,8 @@ ModelConfig config_from(const Point& point) {
   }
   return c;
 }
+
+bool searches_batch(const Point& point) { return point.integer("micro_batch") == 0; }
 
 Metrics step_metrics(const ModelConfig& c, Precision p) {
   const kernels::train::StepFlops f = kernels::train::step_flops(c);
