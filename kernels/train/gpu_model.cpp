@@ -81,7 +81,8 @@ struct GpuModel::Impl {
 
   Buf p32, g32, m32, v32, w16;  // w16: the 16-bit weight copy (fp16/bf16 only)
   std::vector<Buf> tokens, targets, inputs;
-  Buf xs, pre, lnf_out, lnf_mean, lnf_rstd, logits;
+  std::vector<Buf> xs, pre;  // one allocation each: every matmul operand starts 256-byte aligned
+  Buf lnf_out, lnf_mean, lnf_rstd, logits;
   std::vector<BlockBufs> blocks;
   std::vector<MlpBufs> mlps;
   Buf dx, dtmp, dqkv, dh, datt;
@@ -98,7 +99,6 @@ struct GpuModel::Impl {
   const void* weights() const { return dt == DType::F32 ? p32.get() : w16.get(); }
   const void* W(const ParamTensor& t) const { return static_cast<const char*>(weights()) + sz(t.offset) * es; }
   float* G(const ParamTensor& t) const { return g32.f() + t.offset; }
-  void* at(const Buf& b, std::int64_t elements) const { return static_cast<char*>(b.get()) + sz(elements) * es; }
 
   blas::LtPrecision lt_precision() const {
     switch (prec) {
@@ -185,14 +185,14 @@ GpuModel::GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cud
   if (m.dt != DType::F32) cuda_check(launch_cast_from_f32(m.dt, m.p32.f(), m.w16.get(), P, stream), "cast");
 
   const std::int64_t n = c.rows(), C = c.hidden, V = c.vocab;
-  m.xs = m.act((c.layers + 1) * n * C);
+  for (std::int64_t l = 0; l <= c.layers; ++l) m.xs.push_back(m.act(n * C));
   m.logits = m.act(n * V);
   m.dx = m.act(n * C);
   m.dtmp = m.act(n * C);
   m.loss_sum = m.alloc(1, sizeof(double));
   m.flag = m.alloc(1, sizeof(int));
   if (c.kind == ModelKind::Mlp) {
-    m.pre = m.act(c.layers * n * C);
+    for (std::int64_t l = 0; l < c.layers; ++l) m.pre.push_back(m.act(n * C));
   } else {
     const std::int64_t F = c.ffn(), T = c.seq, H = c.heads;
     m.blocks.resize(sz(c.recompute == Recompute::Block ? 1 : c.layers));
@@ -274,12 +274,12 @@ void GpuModel::forward(std::size_t micro) {
   const std::int64_t n = c_.rows(), C = c_.hidden, V = c_.vocab, L = c_.layers;
   auto x = [&](std::int64_t l) -> void* {
     if (c_.kind == ModelKind::Mlp && l == 0) return m.inputs.at(micro).get();
-    return m.at(m.xs, l * n * C);
+    return m.xs[sz(l)].get();
   };
   const auto& lay = layout_;
   if (c_.kind == ModelKind::Mlp) {
     for (std::int64_t l = 0; l < L; ++l) {
-      void* pre = m.at(m.pre, l * n * C);
+      void* pre = m.pre[sz(l)].get();
       m.linear_forward(x(l), lay.at(names::layer(l, "fc.w")), lay.at(names::layer(l, "fc.b")), pre, n, C, C);
       cuda_check(launch_gelu_forward(m.dt, pre, x(l + 1), n * C, m.s), "gelu");
     }
@@ -307,7 +307,7 @@ void GpuModel::block_forward(std::int64_t l, bool stop_before_fc2) {
   Impl::BlockBufs& a = m.blocks[sz(c_.recompute == Recompute::Block ? 0 : l)];
   Impl::MlpBufs& mp = m.mlps[sz(c_.recompute == Recompute::None ? l : 0)];
   auto P = [&](const char* what) -> const ParamTensor& { return layout_.at(names::layer(l, what)); };
-  void* xl = m.at(m.xs, l * n * C);
+  void* xl = m.xs[sz(l)].get();
   cuda_check(launch_layernorm_forward(m.dt, xl, m.W(P("ln1.g")), m.W(P("ln1.b")), a.ln1_out.get(), a.ln1_mean.f(),
                                       a.ln1_rstd.f(), n, C, m.s),
              "layernorm");
@@ -329,7 +329,7 @@ void GpuModel::block_forward(std::int64_t l, bool stop_before_fc2) {
   m.linear_forward(a.ln2_out.get(), P("fc1.w"), P("fc1.b"), mp.h.get(), n, C, F);
   cuda_check(launch_gelu_forward(m.dt, mp.h.get(), mp.g.get(), n * F, m.s), "gelu");
   if (stop_before_fc2) return;
-  void* xn = m.at(m.xs, (l + 1) * n * C);
+  void* xn = m.xs[sz(l + 1)].get();
   m.linear_forward(mp.g.get(), P("fc2.w"), P("fc2.b"), xn, n, F, C);
   cuda_check(launch_residual_add(m.dt, xn, a.x_mid.get(), xn, n * C, m.s), "residual");
 }
@@ -347,7 +347,7 @@ void GpuModel::block_backward(std::int64_t l) {
     m.linear_forward(a.ln2_out.get(), P("fc1.w"), P("fc1.b"), mp.h.get(), n, C, F);
     cuda_check(launch_gelu_forward(m.dt, mp.h.get(), mp.g.get(), n * F, m.s), "gelu");
   }
-  void* xl = m.at(m.xs, l * n * C);
+  void* xl = m.xs[sz(l)].get();
   m.linear_backward(mp.g.get(), P("fc2.w"), P("fc2.b"), m.dx.get(), m.dh.get(), n, F, C);
   cuda_check(launch_gelu_backward(m.dt, mp.h.get(), m.dh.get(), m.dh.get(), n * F, m.s), "gelu");
   m.linear_backward(a.ln2_out.get(), P("fc1.w"), P("fc1.b"), m.dh.get(), m.dtmp.get(), n, C, F);
@@ -382,10 +382,10 @@ void GpuModel::backward(std::size_t micro) {
   const std::int64_t n = c_.rows(), C = c_.hidden, V = c_.vocab, L = c_.layers;
   const auto& lay = layout_;
   if (c_.kind == ModelKind::Mlp) {
-    auto x = [&](std::int64_t l) -> void* { return l == 0 ? m.inputs.at(micro).get() : m.at(m.xs, l * n * C); };
+    auto x = [&](std::int64_t l) -> void* { return l == 0 ? m.inputs.at(micro).get() : m.xs[sz(l)].get(); };
     m.linear_backward(x(L), lay.at("head.w"), lay.at("head.b"), m.logits.get(), m.dx.get(), n, C, V);
     for (std::int64_t l = L - 1; l >= 0; --l) {
-      cuda_check(launch_gelu_backward(m.dt, m.at(m.pre, l * n * C), m.dx.get(), m.dtmp.get(), n * C, m.s), "gelu");
+      cuda_check(launch_gelu_backward(m.dt, m.pre[sz(l)].get(), m.dx.get(), m.dtmp.get(), n * C, m.s), "gelu");
       m.linear_backward(x(l), lay.at(names::layer(l, "fc.w")), lay.at(names::layer(l, "fc.b")), m.dtmp.get(),
                         l > 0 ? m.dx.get() : nullptr, n, C, C);
     }
@@ -395,7 +395,7 @@ void GpuModel::backward(std::size_t micro) {
   m.mm(false, false, n, C, V, 1, m.logits.get(), V, 0, m.W(wte), C, 0, 0, m.dtmp.get(), C, 0, 1, false);  // dxf
   m.mm(true, false, V, C, n, 1, m.logits.get(), V, 0, m.lnf_out.get(), C, 0, 1, m.G(wte), C, 0, 1, true);  // dwte
   cuda_check(cudaMemsetAsync(m.dx.get(), 0, m.dx.bytes(), m.s), "memset");
-  cuda_check(launch_layernorm_backward(m.dt, m.dtmp.get(), m.at(m.xs, L * n * C), m.lnf_mean.f(), m.lnf_rstd.f(),
+  cuda_check(launch_layernorm_backward(m.dt, m.dtmp.get(), m.xs[sz(L)].get(), m.lnf_mean.f(), m.lnf_rstd.f(),
                                        m.W(lay.at("lnf.g")), m.dx.get(), m.G(lay.at("lnf.g")), m.G(lay.at("lnf.b")), n,
                                        C, m.s),
              "layernorm");

@@ -70,8 +70,10 @@ std::string layer(std::int64_t l, const char* what) {
 ParamLayout param_layout(const ModelConfig& c) {
   ParamLayout p;
   auto add = [&](std::string name, std::int64_t rows, std::int64_t cols) {
+    p.total = (p.total + kParamAlign - 1) / kParamAlign * kParamAlign;
     p.tensors.push_back({std::move(name), p.total, rows * cols, rows, cols});
     p.total += rows * cols;
+    p.count += rows * cols;
   };
   const std::int64_t C = c.hidden, V = c.vocab;
   if (c.kind == ModelKind::Mlp) {

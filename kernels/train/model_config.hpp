@@ -56,9 +56,14 @@ struct ParamTensor {
   std::int64_t rows = 0, cols = 0;  // cols = 1 for vectors
 };
 
+// Tensors start at multiples of kParamAlign elements (256 bytes and more at 2 bytes per element:
+// cuBLASLt picks its algorithms for 256-byte aligned pointers by default), so the flat buffer
+// (`total` elements) has zero padding between them; `count` is the parameters proper.
+inline constexpr std::int64_t kParamAlign = 128;
 struct ParamLayout {
   std::vector<ParamTensor> tensors;
   std::int64_t total = 0;
+  std::int64_t count = 0;
   const ParamTensor& at(const std::string& name) const;  // throws std::out_of_range
 };
 ParamLayout param_layout(const ModelConfig& c);

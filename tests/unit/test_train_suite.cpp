@@ -145,20 +145,20 @@ TEST(TrainPresets, NamedModelsHaveTheirExactDimensions) {
   }
   // GPT-2 small: 124,439,808 parameters with the tied LM head (Radford et al. 2019).
   const ModelConfig gpt2 = config_from(point(find("gpt2-124m").cpu));
-  EXPECT_EQ(kernels::train::param_layout(gpt2).total, 124439808);
+  EXPECT_EQ(kernels::train::param_layout(gpt2).count, 124439808);
   EXPECT_EQ(gpt2.layers, 12);
   EXPECT_EQ(gpt2.hidden, 768);
   EXPECT_EQ(gpt2.heads, 12);
   EXPECT_EQ(gpt2.seq, 1024);
   EXPECT_EQ(gpt2.vocab, 50257);
   // GPT-2 medium: 354,823,168 parameters.
-  EXPECT_EQ(kernels::train::param_layout(config_from(point(find("gpt2-350m").cpu))).total, 354823168);
+  EXPECT_EQ(kernels::train::param_layout(config_from(point(find("gpt2-350m").cpu))).count, 354823168);
   const ModelConfig xl = config_from(point(find("gpt-1.3b").cpu));
   EXPECT_EQ(xl.layers, 24);
   EXPECT_EQ(xl.hidden, 2048);
   EXPECT_EQ(xl.head_dim(), 128);
   EXPECT_EQ(xl.seq, 2048);
-  const double xl_params = static_cast<double>(kernels::train::param_layout(xl).total);
+  const double xl_params = static_cast<double>(kernels::train::param_layout(xl).count);
   EXPECT_GT(xl_params, 1.3e9);
   EXPECT_LT(xl_params, 1.4e9);
   const ModelConfig llama = config_from(point(find("llama7b-block").cpu));

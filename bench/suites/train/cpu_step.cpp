@@ -79,7 +79,7 @@ class CpuStepCase final : public HostCase {
 
   Metrics metrics() const override {
     Metrics m = step_metrics(c_, Precision::FP32);
-    m.extra.emplace_back("params", static_cast<double>(model_->layout().total));
+    m.extra.emplace_back("params", static_cast<double>(model_->layout().count));
     m.extra.emplace_back("peak_memory_bytes", static_cast<double>(model_->memory_bytes()));
     const double total = phase_s_[0] + phase_s_[1] + phase_s_[2];
     if (total > 0) {

@@ -110,7 +110,7 @@ class CudaStepCase final : public CudaCase {
 
   Metrics metrics() const override {
     Metrics m = step_metrics(c_, p_);
-    m.extra.emplace_back("params", static_cast<double>(model_->layout().total));
+    m.extra.emplace_back("params", static_cast<double>(model_->layout().count));
     m.extra.emplace_back("peak_memory_bytes", static_cast<double>(model_->memory_bytes()));
     const double total = phase_s_[0] + phase_s_[1] + phase_s_[2];
     if (total > 0) {
@@ -176,7 +176,7 @@ class CudaStepCase final : public CudaCase {
     }
     v = compare_gradients(g.gradients(), ref.grads(), ref.layout(), grad_tolerance(p_));
     v.method = fmt::format("tiny {} step ({} on the GPU vs the double CPU reference): loss and all {} gradients",
-                           to_string(t.kind), to_string(p_), ref.layout().total);
+                           to_string(t.kind), to_string(p_), ref.layout().count);
     const double got_loss = g.loss();
     const double err = std::abs(got_loss - want_loss) / (loss_tolerance(p_) * (1 + std::abs(want_loss)));
     ++v.checked;

@@ -98,7 +98,7 @@ Verification verify_tiny_step_cpu(const ModelConfig& c) {
   const std::vector<double> got(f.grads().begin(), f.grads().end());
   Verification v = compare_gradients(got, d.grads(), d.layout(), GradTolerance{});
   v.method = fmt::format("tiny {} step (float vs double reference): loss and all {} gradients", to_string(t.kind),
-                         d.layout().total);
+                         d.layout().count);
   const double err = std::abs(loss_f - loss_d) / (kLossTolerance * (1 + std::abs(loss_d)));
   ++v.checked;
   v.max_error = std::max(v.max_error, err);
