@@ -96,9 +96,10 @@ __global__ void layernorm_fwd_k(const T* x, const T* g, const T* b, T* y, float*
   }
 }
 
+// Input gradient, one block per row (dg and db are layernorm_param_grad_k's).
 template <class T>
 __global__ void layernorm_bwd_k(const T* dy, const T* x, const float* mean, const float* rstd, const T* g, T* dx,
-                                float* dg, float* db, std::int64_t c) {
+                                std::int64_t c) {
   const std::int64_t row = blockIdx.x;
   const T* xr = x + row * c;
   const T* dyr = dy + row * c;
@@ -108,8 +109,6 @@ __global__ void layernorm_bwd_k(const T* dy, const T* x, const float* mean, cons
     const float xhat = (ld(xr, j) - mu) * rs, dxhat = ld(dyr, j) * ld(g, j);
     a += dxhat;
     bsum += dxhat * xhat;
-    atomicAdd(dg + j, ld(dyr, j) * xhat);
-    atomicAdd(db + j, ld(dyr, j));
   }
   const float mean_dxhat = block_sum(a) / static_cast<float>(c);
   const float mean_dxhat_xhat = block_sum(bsum) / static_cast<float>(c);
@@ -117,6 +116,24 @@ __global__ void layernorm_bwd_k(const T* dy, const T* x, const float* mean, cons
     const float xhat = (ld(xr, j) - mu) * rs, dxhat = ld(dyr, j) * ld(g, j);
     st(dx + row * c, j, ld(dx + row * c, j) + rs * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat));
   }
+}
+
+// dg[j] += sum_i dy[i, j] xhat[i, j], db[j] += sum_i dy[i, j]: one thread per column over a slice
+// of rows (blockIdx.y), coalesced across columns; one atomic per column and slice.
+template <class T>
+__global__ void layernorm_param_grad_k(const T* dy, const T* x, const float* mean, const float* rstd, float* dg,
+                                       float* db, std::int64_t n, std::int64_t c, std::int64_t rows_per) {
+  const std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (j >= c) return;
+  const std::int64_t r0 = blockIdx.y * rows_per, r1 = r0 + rows_per < n ? r0 + rows_per : n;
+  float sg = 0, sb = 0;
+  for (std::int64_t r = r0; r < r1; ++r) {
+    const float d = ld(dy, r * c + j);
+    sg += d * (ld(x, r * c + j) - mean[r]) * rstd[r];
+    sb += d;
+  }
+  atomicAdd(dg + j, sg);
+  atomicAdd(db + j, sb);
 }
 
 __device__ __forceinline__ float gelu_tanh_arg(float v) { return 0.7978845608028654f * (v + 0.044715f * v * v * v); }
@@ -298,10 +315,14 @@ cudaError_t launch_layernorm_forward(DType t, const void* x, const void* g, cons
 cudaError_t launch_layernorm_backward(DType t, const void* dy, const void* x, const float* mean, const float* rstd,
                                       const void* g, void* dx, float* dg, float* db, std::int64_t n, std::int64_t c,
                                       cudaStream_t s) {
+  const std::int64_t rows_per = 256;
+  const dim3 grid(static_cast<unsigned>((c + kBlock - 1) / kBlock), static_cast<unsigned>((n + rows_per - 1) / rows_per));
   return dispatch(t, [&](auto tag) {
     using T = T_OF(tag);
     layernorm_bwd_k<<<rows_grid(n), kBlock, 0, s>>>(static_cast<const T*>(dy), static_cast<const T*>(x), mean, rstd,
-                                                    static_cast<const T*>(g), static_cast<T*>(dx), dg, db, c);
+                                                    static_cast<const T*>(g), static_cast<T*>(dx), c);
+    layernorm_param_grad_k<<<grid, kBlock, 0, s>>>(static_cast<const T*>(dy), static_cast<const T*>(x), mean, rstd, dg,
+                                                   db, n, c, rows_per);
   });
 }
 
