@@ -100,39 +100,11 @@ struct GpuModel::Impl {
   const void* W(const ParamTensor& t) const { return static_cast<const char*>(weights()) + sz(t.offset) * es; }
   float* G(const ParamTensor& t) const { return g32.f() + t.offset; }
 
-  blas::LtPrecision lt_precision() const {
-    switch (prec) {
-      case GpuPrecision::FP32: return blas::LtPrecision::FP32;
-      case GpuPrecision::TF32: return blas::LtPrecision::TF32;
-      case GpuPrecision::FP16: return blas::LtPrecision::FP16;
-      case GpuPrecision::BF16: return blas::LtPrecision::BF16;
-    }
-    return blas::LtPrecision::FP32;
-  }
-
-  // Row-major C[m, n] (ldc, batch stride sc) = alpha op(A) op(B) + beta C over `batch`
-  // matrices; c_f32: C is fp32 (the weight gradients) whatever the compute type. cuBLASLt is
-  // column-major: a row-major C is a column-major C^T = op(B)^T op(A)^T, so the operands swap.
+  // Row-major C = alpha op(A) op(B) + beta C (see RowMajorGemm), through cuBLASLt.
   void mm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha, const void* a,
           std::int64_t lda, std::int64_t sa, const void* b, std::int64_t ldb, std::int64_t sb, double beta, void* cc,
           std::int64_t ldc, std::int64_t sc, std::int64_t batch, bool c_f32) {
-    blas::LtProblem p;
-    p.precision = lt_precision();
-    p.trans_a = tb;
-    p.trans_b = ta;
-    p.m = n;
-    p.n = m;
-    p.k = k;
-    p.lda = ldb;
-    p.ldb = lda;
-    p.ldc = p.ldd = ldc;
-    p.batch = static_cast<std::int32_t>(batch);
-    p.stride_a = sb;
-    p.stride_b = sa;
-    p.stride_c = p.stride_d = sc;
-    p.alpha = alpha;
-    p.beta = beta;
-    if (c_f32 && dt != DType::F32) p.cd_type = CUDA_R_32F;
+    const blas::LtProblem p = to_lt_problem({ta, tb, m, n, k, alpha, lda, sa, ldb, sb, beta, ldc, sc, batch}, prec, c_f32);
     std::ostringstream key;
     key << ta << tb << ' ' << m << ' ' << n << ' ' << k << ' ' << alpha << ' ' << lda << ' ' << sa << ' ' << ldb << ' '
         << sb << ' ' << beta << ' ' << ldc << ' ' << sc << ' ' << batch << ' ' << c_f32;
@@ -160,6 +132,32 @@ struct GpuModel::Impl {
     cuda_check(launch_bias_grad(dt, dy, G(bias), n, out, s), "bias_grad");
   }
 };
+
+blas::LtProblem to_lt_problem(const RowMajorGemm& g, GpuPrecision prec, bool c_f32) {
+  blas::LtProblem p;
+  switch (prec) {
+    case GpuPrecision::FP32: p.precision = blas::LtPrecision::FP32; break;
+    case GpuPrecision::TF32: p.precision = blas::LtPrecision::TF32; break;
+    case GpuPrecision::FP16: p.precision = blas::LtPrecision::FP16; break;
+    case GpuPrecision::BF16: p.precision = blas::LtPrecision::BF16; break;
+  }
+  p.trans_a = g.tb;
+  p.trans_b = g.ta;
+  p.m = g.n;
+  p.n = g.m;
+  p.k = g.k;
+  p.lda = g.ldb;
+  p.ldb = g.lda;
+  p.ldc = p.ldd = g.ldc;
+  p.batch = static_cast<std::int32_t>(g.batch);
+  p.stride_a = g.sb;
+  p.stride_b = g.sa;
+  p.stride_c = p.stride_d = g.sc;
+  p.alpha = g.alpha;
+  p.beta = g.beta;
+  if (c_f32 && (prec == GpuPrecision::FP16 || prec == GpuPrecision::BF16)) p.cd_type = CUDA_R_32F;
+  return p;
+}
 
 GpuModel::GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cudaStream_t stream)
     : c_(c), layout_(param_layout(c)) {

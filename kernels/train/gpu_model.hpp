@@ -25,9 +25,28 @@
 #include "kernels/train/model_config.hpp"
 #include "kernels/train/model_reference.hpp"
 
+namespace gpubench::blas {
+struct LtProblem;
+}
+
 namespace gpubench::kernels::train {
 
 enum class GpuPrecision { FP32, TF32, FP16, BF16 };
+
+// A row-major product C[m, n] (ldc, batch stride sc) = alpha op(A) op(B) + beta C over `batch`
+// matrices, as the models write them.
+struct RowMajorGemm {
+  bool ta = false, tb = false;
+  std::int64_t m = 0, n = 0, k = 0;
+  double alpha = 1;
+  std::int64_t lda = 0, sa = 0, ldb = 0, sb = 0;
+  double beta = 0;
+  std::int64_t ldc = 0, sc = 0, batch = 1;
+};
+// The column-major cuBLASLt problem computing it: C^T = op(B)^T op(A)^T, so cuBLASLt's A is the
+// row-major B and its B the row-major A (pass the pointers swapped). c_f32: C and D in fp32
+// whatever the input type (the weight gradients of the 16-bit modes).
+blas::LtProblem to_lt_problem(const RowMajorGemm& g, GpuPrecision p, bool c_f32);
 
 // cudaMalloc failed for lack of memory (the caller turns it into a skip, or a failed trial of
 // the largest-batch search). Everything allocated so far is released by the destructors.
