@@ -68,6 +68,7 @@ class CudaStepCase final : public CudaCase {
       throw CaseSkipped(fmt::format("the step needs about {:.3g} GB, more than the device's {:.3g} GB",
                                     estimated_bytes(c_, 2) / 1e9, static_cast<double>(device().memory_bytes) / 1e9));
     }
+    free_before_ = free_bytes();
     skip_on_oom([&] {
       model_ = std::make_unique<GpuModel>(c_, gpu_precision(p_), kModelSeed, stream());
       model_->upload(batches(c_));
@@ -79,6 +80,7 @@ class CudaStepCase final : public CudaCase {
     if (!v.passed) return v;
     // The benchmark configuration: one step, a sane loss.
     skip_on_oom([&] { run(); });
+    free_after_step_ = free_bytes();
     const double loss = model_->loss(), expect = std::log(static_cast<double>(c_.vocab));
     ++v.checked;
     v.method += "; benchmark configuration: first loss finite and within 25% of log(vocab)";
@@ -112,6 +114,10 @@ class CudaStepCase final : public CudaCase {
     Metrics m = step_metrics(c_, p_);
     m.extra.emplace_back("params", static_cast<double>(model_->layout().count));
     m.extra.emplace_back("peak_memory_bytes", static_cast<double>(model_->memory_bytes()));
+    // Device-wide, so it includes cuBLASLt's own allocations (and anything else that ran meanwhile).
+    if (free_before_ > free_after_step_) {
+      m.extra.emplace_back("device_memory_used_bytes", static_cast<double>(free_before_ - free_after_step_));
+    }
     const double total = phase_s_[0] + phase_s_[1] + phase_s_[2];
     if (total > 0) {
       m.extra.emplace_back("forward_fraction", phase_s_[0] / total);
@@ -218,6 +224,12 @@ class CudaStepCase final : public CudaCase {
 
   ModelConfig c_;
   Precision p_;
+  static std::size_t free_bytes() {
+    std::size_t free = 0, total = 0;
+    return cudaMemGetInfo(&free, &total) == cudaSuccess ? free : 0;
+  }
+
+  std::size_t free_before_ = 0, free_after_step_ = 0;
   bool search_ = false;
   std::int64_t search_trials_ = 0;
   std::unique_ptr<GpuModel> model_;
