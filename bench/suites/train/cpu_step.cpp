@@ -3,6 +3,7 @@
 // accumulation and recompute, in float against double (every parameter gradient and the loss;
 // the double reference is checked against finite differences in tests/unit), and on the
 // benchmark's own configuration the float loss against a double evaluation.
+#include <cblas.h>
 #include <fmt/format.h>
 
 #include <array>
@@ -15,6 +16,7 @@
 #include "bench/core/phase.hpp"
 #include "bench/suites/train/train.hpp"
 #include "bench/suites/train/verify.hpp"
+#include "kernels/blas/cublaslt.hpp"
 #include "kernels/train/model_reference.hpp"
 
 namespace gpubench::suites::train {
@@ -129,5 +131,9 @@ class CpuStepCase final : public HostCase {
 }  // namespace
 
 std::unique_ptr<Case> make_cpu_case(const ModelConfig& c) { return std::make_unique<CpuStepCase>(c); }
+
+nlohmann::ordered_json library_versions() {
+  return {{"openblas", openblas_get_config()}, {"cublaslt", blas::lt_version()}};
+}
 
 }  // namespace gpubench::suites::train

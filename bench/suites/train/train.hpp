@@ -32,6 +32,8 @@ std::vector<Preset> train_presets();
 Metrics step_metrics(const ModelConfig& c, Precision p);
 
 std::unique_ptr<Suite> make_suite();
+// Versions of OpenBLAS and cuBLASLt, for the results context (cpu_step.cpp).
+nlohmann::ordered_json library_versions();
 std::unique_ptr<Case> make_cpu_case(const ModelConfig& c);
 std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search_batch);
 

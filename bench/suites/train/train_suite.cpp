@@ -1,11 +1,9 @@
-#include <cblas.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "bench/core/errors.hpp"
 #include "bench/suites/train/train.hpp"
-#include "kernels/blas/cublaslt.hpp"
 
 namespace gpubench::suites::train {
 namespace {
@@ -48,9 +46,7 @@ class TrainSuite final : public Suite {
     return make_cpu_case(config_from(point));
   }
 
-  nlohmann::ordered_json libraries() const override {
-    return {{"openblas", openblas_get_config()}, {"cublaslt", blas::lt_version()}};
-  }
+  nlohmann::ordered_json libraries() const override { return library_versions(); }
 };
 
 }  // namespace
