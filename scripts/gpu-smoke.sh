@@ -50,6 +50,16 @@ step memory-overheads run --device "$device" --suite memory \
   --min-time 0.05 --out "$out/memory-overheads.json"
 step memory-cold run --device "$device" --suite memory --axis test=triad,launch --axis size=0,64M --cold \
   --min-time 0.05 --out "$out/memory-cold.json"
+# train: a tiny step of every precision, both models, each recompute and accumulation (each
+# case checks loss and every gradient against the CPU double reference before timing).
+step train-paths run --device "$device" --suite train --axis model=mlp,transformer --axis layers=2 --axis hidden=64 \
+  --axis heads=4 --axis ffn_mult=4 --axis seq=32 --axis micro_batch=2 --axis vocab=512 \
+  --axis precision=fp32,tf32,fp16-amp,bf16-amp --axis accum=1,2 --axis recompute=none,block \
+  --min-time 0.05 --out "$out/train-paths.json"
+# train: the largest-batch search (doubling, then bisection; out-of-memory trials released).
+step train-largest-batch run --device "$device" --suite train --axis model=transformer --axis layers=1 \
+  --axis hidden=256 --axis heads=4 --axis ffn_mult=4 --axis seq=1024 --axis micro_batch=0 --axis vocab=8192 \
+  --axis precision=bf16-amp --axis accum=1 --axis recompute=none --min-time 0.05 --out "$out/train-largest-batch.json"
 # Case isolation with CUDA: each case in a fresh child process, under a timeout.
 step isolate run --device "$device" --suite gemm --axis m=256 --axis dtype=bf16,fp32 --isolate --case-timeout 120 \
   --min-time 0.05 --out "$out/isolate.json"

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,13 +20,16 @@ struct Metrics {
   double flops = 0;
   double bytes = 0;
   std::string peak_key;
-};
-
-// Items one run processes (samples, images, tokens) and their unit ("samples"), for an
-// items-per-second rate beside the FLOP or byte rate; count 0 when not meaningful.
-struct Items {
-  double count = 0;
-  std::string unit;
+  // Work items per run (tokens, samples) for an items-per-second rate: `<items_unit>_per_s` in
+  // the results file and a `<items_unit>/s` counter. 0: none.
+  double items = 0;
+  std::string items_unit{};
+  // FLOPs the hardware runs when more than `flops` (the model's: activation recompute reruns
+  // forward work): adds hardware_tflops and, against the peak, hfu_pct. 0: same as flops.
+  double hardware_flops = 0;
+  // Further per-case figures written as they are under gpubench.metrics (peak_memory_bytes,
+  // forward_fraction, ...).
+  std::vector<std::pair<std::string, double>> extra{};
 };
 
 struct Verification {
@@ -45,7 +50,6 @@ class Case {
   // Enqueue (GPU) or perform (CPU) one run of the work being measured.
   virtual void run() = 0;
   virtual Metrics metrics() const = 0;
-  virtual Items items() const { return {}; }
   // Case-specific results beyond the time (a pipeline's stall split, queue depths), written to
   // the entry's `gpubench.details`. Called once after timing; `measured_runs` is how many of
   // the latest run() calls were timed (the earlier ones were warm-up). Empty: nothing written.

@@ -28,7 +28,6 @@ struct CaseSlot {
   std::optional<Measurement> measurement;
   std::optional<MeasurePlan> measure_plan;
   Metrics metrics;
-  Items items;
   std::string timer_kind;
   nlohmann::ordered_json details = nlohmann::ordered_json::object();  // Case::details
   nlohmann::ordered_json profile = nlohmann::ordered_json::object();  // instruments' fields
@@ -85,7 +84,6 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
       Phase phase("verify");
       slot.verification = slot.instance->verify();
       slot.metrics = slot.instance->metrics();
-      slot.items = slot.instance->items();
       if (!slot.verification->passed) {
         slot.instance.reset();
         return fail(st, slot, "failed", "verification failed: " + slot.verification->detail);
@@ -129,7 +127,7 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
     const double t = m.stats.mean;
     if (slot.metrics.flops > 0) st.counters["TFLOP/s"] = slot.metrics.flops / t / 1e12;
     if (slot.metrics.bytes > 0 && slot.metrics.flops == 0) st.counters["GB/s"] = slot.metrics.bytes / t / 1e9;
-    if (slot.items.count > 0) st.counters[slot.items.unit + "/s"] = slot.items.count / t;
+    if (slot.metrics.items > 0) st.counters[slot.metrics.items_unit + "/s"] = slot.metrics.items / t;
     slot.details = c.details(m.runs);
     st.counters["samples"] = static_cast<double>(m.seconds_per_run.size());
     st.counters["noise_pct"] = m.stats.rel_noise * 100;
@@ -253,12 +251,7 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
         }
         // Per repetition: this run's own mean time per run.
         const double per_run = run.real_accumulated_time / static_cast<double>(run.iterations);
-        g["metrics"] = derive_metrics(slot.metrics.flops, slot.metrics.bytes, slot.metrics.peak_key, per_run, peak);
-        if (slot.items.count > 0) {
-          g["metrics"]["items"] = slot.items.count;
-          g["metrics"]["items_unit"] = slot.items.unit;
-          g["metrics"]["items_per_s"] = slot.items.count / per_run;
-        }
+        g["metrics"] = derive_metrics(slot.metrics, per_run, peak);
         if (!slot.details.empty()) g["details"] = slot.details;
         g["measurement"] = measurement_json(slot, opt_.measure);
       }
@@ -275,8 +268,8 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
     std::string rate;
     if (slot.metrics.flops > 0) rate = fmt::format(", {:.3g} TFLOP/s", slot.metrics.flops / m.stats.mean / 1e12);
     else if (slot.metrics.bytes > 0) rate = fmt::format(", {:.3g} GB/s", slot.metrics.bytes / m.stats.mean / 1e9);
-    if (slot.items.count > 0) {
-      rate += fmt::format(", {:.4g} {}/s", slot.items.count / m.stats.mean, slot.items.unit);
+    if (slot.metrics.items > 0) {
+      rate += fmt::format(", {:.4g} {}/s", slot.metrics.items / m.stats.mean, slot.metrics.items_unit);
     }
     return fmt::format("ok, {}/run{}, noise {:.2g}%{}", format_seconds(m.stats.mean), rate, m.stats.rel_noise * 100,
                        m.noisy ? " (noisy)" : "");
@@ -357,6 +350,24 @@ nlohmann::ordered_json derive_metrics(double flops, double bytes, const std::str
     j["peak"] = *peak;
     j["pct_of_peak"] = *rate / *peak * 100;
   }
+  return j;
+}
+
+nlohmann::ordered_json derive_metrics(const Metrics& m, double seconds_per_run, std::optional<double> peak) {
+  nlohmann::ordered_json j = derive_metrics(m.flops, m.bytes, m.peak_key, seconds_per_run, peak);
+  if (seconds_per_run <= 0) return j;
+  if (m.items > 0) {
+    j["items"] = m.items;
+    j["items_unit"] = m.items_unit;
+    j["items_per_s"] = m.items / seconds_per_run;  // under one name for readers of any suite
+    j[m.items_unit + "_per_s"] = m.items / seconds_per_run;
+  }
+  if (m.hardware_flops > m.flops) {
+    j["hardware_flops"] = m.hardware_flops;
+    j["hardware_tflops"] = m.hardware_flops / seconds_per_run / 1e12;
+    if (peak && *peak > 0) j["hfu_pct"] = j["hardware_tflops"].get<double>() / *peak * 100;
+  }
+  for (const auto& [name, value] : m.extra) j[name] = value;
   return j;
 }
 

@@ -75,5 +75,7 @@ nlohmann::ordered_json failure_entry(const PlannedCase& c, std::size_t index, co
 // Derived metrics for one run of a case: rates in decimal units and % of the datasheet peak.
 nlohmann::ordered_json derive_metrics(double flops, double bytes, const std::string& peak_key, double seconds_per_run,
                               std::optional<double> peak);
+// The same plus a case's items rate, hardware FLOPs (HFU) and extra figures.
+nlohmann::ordered_json derive_metrics(const Metrics& m, double seconds_per_run, std::optional<double> peak);
 
 }  // namespace gpubench

@@ -7,6 +7,7 @@
 #include "bench/suites/gemm/gemm.hpp"
 #include "bench/suites/memory/memory.hpp"
 #include "bench/suites/selftest/selftest.hpp"
+#include "bench/suites/train/train.hpp"
 
 namespace gpubench::suites {
 
@@ -16,6 +17,7 @@ const std::vector<const Suite*>& all() {
     v.push_back(gemm::make_suite());
     v.push_back(memory::make_suite());
     v.push_back(dataload::make_suite());
+    v.push_back(train::make_suite());
     const char* selftest_env = std::getenv("GPUBENCH_ENABLE_SELFTEST");
     if (selftest_env && std::strcmp(selftest_env, "1") == 0) v.push_back(selftest::make_suite());
     return v;

@@ -175,10 +175,11 @@ class GpuAugmentCase final : public CudaCase {
     GPUBENCH_CUDA_CHECK(kd::launch_augment(b, c_.dtype, out_.get(), kd::kAugmentSize, stream()));
   }
 
-  Items items() const override { return {static_cast<double>(c_.batch), "samples"}; }
   Metrics metrics() const override {
     Metrics m;
     m.bytes = static_cast<double>(out_.bytes());
+    m.items = static_cast<double>(c_.batch);
+    m.items_unit = "samples";
     return m;
   }
 
@@ -256,10 +257,11 @@ class H2DCase final : public CudaCase {
     }
   }
 
-  Items items() const override { return {static_cast<double>(c_.batch), "samples"}; }
   Metrics metrics() const override {
     Metrics m;
     m.bytes = static_cast<double>(bytes_);
+    m.items = static_cast<double>(c_.batch);
+    m.items_unit = "samples";
     return m;
   }
 

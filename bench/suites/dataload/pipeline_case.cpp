@@ -111,8 +111,12 @@ class PipelineCase final : public Case {
     steps_.push_back({t0, wait, clock_.now() - t0, depth});
   }
 
-  Items items() const override { return {static_cast<double>(c_.batch), "samples"}; }
-  Metrics metrics() const override { return {}; }
+  Metrics metrics() const override {
+    Metrics m;
+    m.items = static_cast<double>(c_.batch);
+    m.items_unit = "samples";
+    return m;
+  }
 
   nlohmann::ordered_json details(std::int64_t measured_runs) override {
     consumer_->finish();

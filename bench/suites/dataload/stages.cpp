@@ -38,10 +38,11 @@ class StageCase : public HostCase {
     prepare();
   }
 
-  Items items() const override { return {static_cast<double>(c_.batch), "samples"}; }
   Metrics metrics() const override {
     Metrics m;
     m.bytes = bytes_per_run();
+    m.items = static_cast<double>(c_.batch);
+    m.items_unit = "samples";
     return m;
   }
 

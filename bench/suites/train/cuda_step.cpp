@@ -1,0 +1,245 @@
+// The CUDA device: GpuModel (kernels/train/gpu_model.hpp) at the point's precision.
+// Verification, before any timing: the same step (model, recompute, accumulation up to 2) on
+// the tiny configuration against the double reference, loss and every parameter gradient
+// within the precision's tolerance (verify.hpp); then one step of the benchmark configuration,
+// whose loss must be finite and near log(vocab) (small initial weights predict near-uniformly).
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <memory>
+
+#include "bench/core/cuda.hpp"
+#include "bench/core/cuda_case.hpp"
+#include "bench/core/errors.hpp"
+#include "bench/core/phase.hpp"
+#include "bench/suites/train/largest_batch.hpp"
+#include "bench/suites/train/train.hpp"
+#include "bench/suites/train/verify.hpp"
+#include "kernels/blas/cublaslt.hpp"
+#include "kernels/train/gpu_model.hpp"
+
+namespace gpubench::suites::train {
+namespace {
+
+using kernels::train::AdamW;
+using kernels::train::Batch;
+using kernels::train::DeviceOutOfMemory;
+using kernels::train::GpuModel;
+using kernels::train::GpuPrecision;
+
+GpuPrecision gpu_precision(Precision p) {
+  switch (p) {
+    case Precision::FP32: return GpuPrecision::FP32;
+    case Precision::TF32: return GpuPrecision::TF32;
+    case Precision::FP16Amp: return GpuPrecision::FP16;
+    case Precision::BF16Amp: return GpuPrecision::BF16;
+  }
+  return GpuPrecision::FP32;
+}
+
+std::vector<Batch> batches(const ModelConfig& c) {
+  std::vector<Batch> v;
+  for (std::int64_t i = 0; i < c.accum; ++i) v.push_back(kernels::train::make_batch(c, kBatchSeed + static_cast<std::uint64_t>(i)));
+  return v;
+}
+
+// Out of memory and unsupported matmuls are skips; everything else propagates.
+template <class F>
+auto skip_on_oom(F&& f) {
+  try {
+    return f();
+  } catch (const DeviceOutOfMemory& e) {
+    throw CaseSkipped(e.what());
+  } catch (const blas::LtError& e) {
+    if (e.unsupported()) throw CaseSkipped(std::string("cuBLASLt: ") + e.what());
+    throw;
+  }
+}
+
+class CudaStepCase final : public CudaCase {
+ public:
+  CudaStepCase(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search)
+      : CudaCase(device), c_(c), p_(p), search_(search) {}
+
+  void setup() override {
+    if (search_) search_batch();
+    if (too_large(c_)) {
+      throw CaseSkipped(fmt::format("the step needs about {:.3g} GB, more than the device's {:.3g} GB",
+                                    estimated_bytes(c_, 2) / 1e9, static_cast<double>(device().memory_bytes) / 1e9));
+    }
+    free_before_ = free_bytes();
+    skip_on_oom([&] {
+      model_ = std::make_unique<GpuModel>(c_, gpu_precision(p_), kModelSeed, stream());
+      model_->upload(batches(c_));
+    });
+  }
+
+  Verification verify() override {
+    Verification v = skip_on_oom([&] { return verify_tiny(); });
+    if (!v.passed) return v;
+    // The benchmark configuration: one step, a sane loss.
+    skip_on_oom([&] { run(); });
+    free_after_step_ = free_bytes();
+    const double loss = model_->loss(), expect = std::log(static_cast<double>(c_.vocab));
+    ++v.checked;
+    v.method += "; benchmark configuration: first loss finite and within 25% of log(vocab)";
+    if (!std::isfinite(loss) || std::abs(loss - expect) > 0.25 * expect) {
+      v.passed = false;
+      v.detail = fmt::format("first loss of the benchmark configuration {} (log(vocab) = {})", loss, expect);
+      return v;
+    }
+    measure_phases();
+    return v;
+  }
+
+  void run() override {
+    {
+      PhaseScope p("optimizer");  // zeroing the gradients belongs to the optimizer
+      model_->zero_grads();
+    }
+    for (std::size_t i = 0; i < static_cast<std::size_t>(c_.accum); ++i) {
+      {
+        PhaseScope p("forward");
+        model_->forward(i);
+      }
+      PhaseScope p("backward");
+      model_->backward(i);
+    }
+    PhaseScope p("optimizer");
+    model_->optimizer_step(AdamW{});
+  }
+
+  Metrics metrics() const override {
+    Metrics m = step_metrics(c_, p_);
+    m.extra.emplace_back("params", static_cast<double>(model_->layout().count));
+    m.extra.emplace_back("peak_memory_bytes", static_cast<double>(model_->memory_bytes()));
+    // Device-wide, so it includes cuBLASLt's own allocations (and anything else that ran meanwhile).
+    if (free_before_ > free_after_step_) {
+      m.extra.emplace_back("device_memory_used_bytes", static_cast<double>(free_before_ - free_after_step_));
+    }
+    const double total = phase_s_[0] + phase_s_[1] + phase_s_[2];
+    if (total > 0) {
+      m.extra.emplace_back("forward_fraction", phase_s_[0] / total);
+      m.extra.emplace_back("backward_fraction", phase_s_[1] / total);
+      m.extra.emplace_back("optimizer_fraction", phase_s_[2] / total);
+    }
+    if (p_ == Precision::FP16Amp) m.extra.emplace_back("loss_scale", model_->scaler().scale());
+    if (search_) {
+      m.extra.emplace_back("largest_micro_batch", static_cast<double>(c_.batch));
+      m.extra.emplace_back("batch_search_trials", static_cast<double>(search_trials_));
+    }
+    return m;
+  }
+
+ private:
+  // Beyond the device's memory even at 2 bytes per element (estimated in double, so absurd
+  // sizes cannot overflow the allocation arithmetic).
+  bool too_large(const ModelConfig& c) const {
+    return estimated_bytes(c, 2) > static_cast<double>(device().memory_bytes);
+  }
+
+  // The largest micro-batch whose model fits and runs a step; each trial's model is destroyed
+  // (its memory freed) before the next. The case then runs at that micro-batch.
+  void search_batch() {
+    auto fits = [&](std::int64_t b) {
+      ModelConfig t = c_;
+      t.batch = b;
+      if (kernels::train::config_error(t) || too_large(t)) return false;
+      try {
+        GpuModel m(t, gpu_precision(p_), kModelSeed, stream());
+        m.upload(batches(t));
+        m.step(AdamW{});
+        (void)m.loss();  // waits for the step
+        return true;
+      } catch (const DeviceOutOfMemory&) {
+        return false;
+      } catch (const blas::LtError& e) {
+        if (e.status() == CUBLAS_STATUS_ALLOC_FAILED) return false;
+        throw;
+      }
+    };
+    const BatchSearch s = find_largest_batch(fits, 1, std::int64_t{1} << 20);
+    search_trials_ = static_cast<std::int64_t>(s.trials.size());
+    if (s.largest == 0) throw CaseSkipped("not even micro-batch 1 fits in device memory");
+    c_.batch = s.largest;
+  }
+
+  Verification verify_tiny() {
+    const ModelConfig t = tiny_config(c_);
+    const std::vector<Batch> micro = batches(t);
+    kernels::train::ReferenceModel<double> ref(t, kModelSeed);
+    const double want_loss = ref.train_step(micro, AdamW{});
+    GpuModel g(t, gpu_precision(p_), kModelSeed, stream());
+    g.upload(micro);
+    // fp16: steps skipped for overflow leave the weights alone; compare the first applied one.
+    bool applied = false;
+    for (int i = 0; i < 40 && !applied; ++i) applied = g.step(AdamW{});
+    Verification v;
+    if (!applied) {
+      v.detail = "fp16: every step of the tiny configuration overflowed";
+      return v;
+    }
+    v = compare_gradients(g.gradients(), ref.grads(), ref.layout(), grad_tolerance(p_));
+    v.method = fmt::format("tiny {} step ({} on the GPU vs the double CPU reference): loss and all {} gradients",
+                           to_string(t.kind), to_string(p_), ref.layout().count);
+    const double got_loss = g.loss();
+    const double err = std::abs(got_loss - want_loss) / (loss_tolerance(p_) * (1 + std::abs(want_loss)));
+    ++v.checked;
+    v.max_error = std::max(v.max_error, std::isfinite(err) ? err : INFINITY);
+    if (v.passed && !(err <= 1)) {
+      v.passed = false;
+      v.detail = fmt::format("tiny-configuration loss {} (reference {})", got_loss, want_loss);
+    }
+    return v;
+  }
+
+  // Two steps with events between the phases (outside the measured runs).
+  void measure_phases() {
+    std::array<cuda::Event, 4> ev;
+    phase_s_ = {0, 0, 0};
+    for (int s = 0; s < 2; ++s) {
+      ev[0].record(stream());
+      model_->zero_grads();
+      double fwd = 0, bwd = 0;
+      for (std::size_t i = 0; i < static_cast<std::size_t>(c_.accum); ++i) {
+        cuda::Event a, b, c;
+        a.record(stream());
+        model_->forward(i);
+        b.record(stream());
+        model_->backward(i);
+        c.record(stream());
+        fwd += cuda::Event::elapsed_ms(a, b) * 1e-3;
+        bwd += cuda::Event::elapsed_ms(b, c) * 1e-3;
+      }
+      ev[1].record(stream());
+      model_->optimizer_step(AdamW{});
+      ev[2].record(stream());
+      const double total = cuda::Event::elapsed_ms(ev[0], ev[2]) * 1e-3;
+      phase_s_[0] += fwd;
+      phase_s_[1] += bwd;
+      phase_s_[2] += std::max(0.0, total - fwd - bwd);
+    }
+  }
+
+  ModelConfig c_;
+  Precision p_;
+  static std::size_t free_bytes() {
+    std::size_t free = 0, total = 0;
+    return cudaMemGetInfo(&free, &total) == cudaSuccess ? free : 0;
+  }
+
+  std::size_t free_before_ = 0, free_after_step_ = 0;
+  bool search_ = false;
+  std::int64_t search_trials_ = 0;
+  std::unique_ptr<GpuModel> model_;
+  std::array<double, 3> phase_s_{};
+};
+
+}  // namespace
+
+std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search_batch) {
+  return std::make_unique<CudaStepCase>(device, c, p, search_batch);
+}
+
+}  // namespace gpubench::suites::train

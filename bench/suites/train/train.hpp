@@ -1,0 +1,40 @@
+#pragma once
+// The `train` suite: one optimizer step (forward + backward + AdamW, with gradient
+// accumulation and activation recompute) of an mlp or a GPT-style transformer, reported as
+// step time, tokens/s (samples/s for the mlp), model FLOPs, MFU/HFU and memory. The models and
+// their CPU reference live in kernels/train/.
+#include <memory>
+#include <string>
+
+#include "bench/core/suite.hpp"
+#include "kernels/train/model_config.hpp"
+
+namespace gpubench::suites::train {
+
+using kernels::train::ModelConfig;
+
+enum class Precision { FP32, TF32, FP16Amp, BF16Amp };
+Precision parse_precision(const std::string& s);  // "fp32", "tf32", "fp16-amp", "bf16-amp"
+std::string to_string(Precision p);
+// The datasheet figure MFU is taken against (data/gpus.json peak keys).
+std::string peak_key(Precision p);
+
+// The model configuration of one point; throws UsageError for a configuration that cannot be
+// built (heads not dividing hidden, ...), naming it.
+// micro_batch=0 (search the largest that fits) gives micro-batch 1 here; see searches_batch.
+ModelConfig config_from(const Point& point);
+bool searches_batch(const Point& point);
+
+std::vector<AxisSpec> train_axes();
+std::vector<Preset> train_presets();
+
+// Metrics of one step of `c`: model and hardware FLOPs, tokens or samples, the peak key.
+Metrics step_metrics(const ModelConfig& c, Precision p);
+
+std::unique_ptr<Suite> make_suite();
+// Versions of OpenBLAS and cuBLASLt, for the results context (cpu_step.cpp).
+nlohmann::ordered_json library_versions();
+std::unique_ptr<Case> make_cpu_case(const ModelConfig& c);
+std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search_batch);
+
+}  // namespace gpubench::suites::train

@@ -1,0 +1,123 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "bench/core/errors.hpp"
+#include "bench/suites/train/train.hpp"
+
+namespace gpubench::suites::train {
+namespace {
+
+using kernels::train::ModelKind;
+using kernels::train::Recompute;
+
+class TrainSuite final : public Suite {
+ public:
+  std::string name() const override { return "train"; }
+  std::string description() const override {
+    return "One training step (forward, backward, AdamW) of an mlp or a GPT-style transformer: tokens/s, MFU, "
+           "memory; CPU through the reference (OpenBLAS)";
+  }
+  std::vector<AxisSpec> axes() const override { return train_axes(); }
+  std::vector<Preset> presets() const override { return train_presets(); }
+
+  // The mlp has no blocks to recompute: those points mean nothing and are dropped.
+  bool applies(const DeviceInfo&, const Point& point) const override {
+    return !(point.text("model") == "mlp" && point.text("recompute") != "none");
+  }
+
+  std::optional<std::string> unsupported(const DeviceInfo& device, const Point& point) const override {
+    (void)config_from(point);  // a configuration that cannot be built is a usage error
+    const Precision p = parse_precision(point.text("precision"));
+    if (!device.is_cuda()) {
+      if (p != Precision::FP32) return fmt::format("the CPU reference trains in fp32 only (not {})", to_string(p));
+      if (searches_batch(point)) return "micro_batch=0 searches device memory: CUDA devices only";
+      return std::nullopt;
+    }
+    if (device.cc_major < 8) {
+      return fmt::format("compute capability {}.{}: gpubench targets sm_80 and newer", device.cc_major, device.cc_minor);
+    }
+    return std::nullopt;
+  }
+
+  std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const override {
+    if (device.is_cuda()) return make_cuda_case(device, config_from(point), parse_precision(point.text("precision")),
+                                                  searches_batch(point));
+    return make_cpu_case(config_from(point));
+  }
+
+  nlohmann::ordered_json libraries() const override { return library_versions(); }
+};
+
+}  // namespace
+
+Precision parse_precision(const std::string& s) {
+  if (s == "fp32") return Precision::FP32;
+  if (s == "tf32") return Precision::TF32;
+  if (s == "fp16-amp") return Precision::FP16Amp;
+  if (s == "bf16-amp") return Precision::BF16Amp;
+  throw std::logic_error("train: unknown precision " + s);
+}
+
+std::string to_string(Precision p) {
+  switch (p) {
+    case Precision::FP32: return "fp32";
+    case Precision::TF32: return "tf32";
+    case Precision::FP16Amp: return "fp16-amp";
+    case Precision::BF16Amp: return "bf16-amp";
+  }
+  return "";
+}
+
+std::string peak_key(Precision p) {
+  switch (p) {
+    case Precision::FP32: return "fp32";
+    case Precision::TF32: return "tf32_tensor";
+    case Precision::FP16Amp: return "fp16_tensor";
+    case Precision::BF16Amp: return "bf16_tensor";
+  }
+  return "";
+}
+
+ModelConfig config_from(const Point& point) {
+  ModelConfig c;
+  c.kind = *kernels::train::parse_model(point.text("model"));
+  c.layers = point.integer("layers");
+  c.hidden = point.integer("hidden");
+  c.heads = point.integer("heads");
+  c.ffn_mult = point.integer("ffn_mult");
+  c.seq = point.integer("seq");
+  c.batch = std::max<std::int64_t>(point.integer("micro_batch"), 1);
+  c.vocab = point.integer("vocab");
+  c.accum = point.integer("accum");
+  c.recompute = *kernels::train::parse_recompute(point.text("recompute"));
+  if (auto e = kernels::train::config_error(c)) throw UsageError(fmt::format("train {}: {}", point.label(), *e));
+  // Token ids and the cblas dimensions are 32-bit (each factor is checked first so the
+  // products cannot overflow).
+  constexpr std::int64_t kIntMax = 0x7fffffff;
+  bool too_large = false;
+  for (std::int64_t v : {c.layers, c.hidden, c.heads, c.ffn_mult, c.seq, c.batch, c.vocab, c.accum}) {
+    too_large = too_large || v > kIntMax;
+  }
+  if (too_large || c.rows() > kIntMax || c.ffn() > kIntMax || c.seq * c.seq > kIntMax) {
+    throw UsageError(fmt::format("train {}: dimensions beyond 2^31-1 are not supported", point.label()));
+  }
+  return c;
+}
+
+bool searches_batch(const Point& point) { return point.integer("micro_batch") == 0; }
+
+Metrics step_metrics(const ModelConfig& c, Precision p) {
+  const kernels::train::StepFlops f = kernels::train::step_flops(c);
+  Metrics m;
+  m.flops = f.model;
+  m.hardware_flops = f.hardware;
+  m.peak_key = peak_key(p);
+  m.items = static_cast<double>(c.accum * c.rows());
+  m.items_unit = c.kind == ModelKind::Transformer ? "tokens" : "samples";
+  return m;
+}
+
+std::unique_ptr<Suite> make_suite() { return std::make_unique<TrainSuite>(); }
+
+}  // namespace gpubench::suites::train

@@ -1,0 +1,112 @@
+#include "bench/suites/train/verify.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "bench/suites/train/train.hpp"
+#include "kernels/train/model_reference.hpp"
+
+namespace gpubench::suites::train {
+
+using kernels::train::ModelConfig;
+using kernels::train::ModelKind;
+using kernels::train::Recompute;
+
+GradTolerance grad_tolerance(Precision p) {
+  switch (p) {
+    case Precision::FP32: return {1e-3, 1e-3};
+    case Precision::TF32: return {2e-2, 1e-2};
+    case Precision::BF16Amp: return {1e-1, 5e-2};
+    case Precision::FP16Amp: return {5e-2, 2e-2};
+  }
+  return {};
+}
+
+double loss_tolerance(Precision p) {
+  switch (p) {
+    case Precision::FP32: return kLossTolerance;
+    case Precision::TF32: return 2e-3;
+    case Precision::BF16Amp: return 2e-2;
+    case Precision::FP16Amp: return 1e-2;
+  }
+  return kLossTolerance;
+}
+
+ModelConfig tiny_config(const ModelConfig& c) {
+  ModelConfig t = c;
+  t.layers = std::min<std::int64_t>(c.layers, 2);
+  t.hidden = 16;
+  t.heads = 2;
+  t.ffn_mult = std::min<std::int64_t>(c.ffn_mult, 4);
+  t.seq = 8;
+  t.batch = 2;
+  t.vocab = std::min<std::int64_t>(c.vocab, 64);
+  t.accum = std::min<std::int64_t>(c.accum, 2);
+  return t;
+}
+
+double estimated_bytes(const ModelConfig& c, std::size_t element_bytes) {
+  const double L = static_cast<double>(c.layers), C = static_cast<double>(c.hidden), V = static_cast<double>(c.vocab);
+  const double n = static_cast<double>(c.batch) * (c.kind == ModelKind::Transformer ? static_cast<double>(c.seq) : 1);
+  double params = kernels::train::matmul_params(c), acts = (L + 1) * n * C + n * V + 4 * n * C;
+  if (c.kind == ModelKind::Mlp) {
+    acts += L * n * C;
+  } else {
+    const double T = static_cast<double>(c.seq), F = static_cast<double>(c.ffn()), H = static_cast<double>(c.heads);
+    params += T * C + L * (9 * C + F) + 2 * C;
+    const double blocks = c.recompute == Recompute::Block ? 1 : L;
+    const double mlps = c.recompute == Recompute::None ? L : 1;
+    acts += blocks * (8 * n * C + 4 * n + static_cast<double>(c.batch) * H * T * T) + mlps * 2 * n * F + 3 * n * C +
+            n * F + T * T;
+  }
+  return (4 * params + acts) * static_cast<double>(element_bytes);
+}
+
+Verification compare_gradients(const std::vector<double>& got, const std::vector<double>& want,
+                               const kernels::train::ParamLayout& layout, const GradTolerance& tol) {
+  Verification v;
+  v.passed = true;
+  for (const kernels::train::ParamTensor& t : layout.tensors) {
+    double scale = 0;
+    for (std::int64_t i = 0; i < t.size; ++i) scale = std::max(scale, std::abs(want[static_cast<std::size_t>(t.offset + i)]));
+    for (std::int64_t i = 0; i < t.size; ++i) {
+      const std::size_t k = static_cast<std::size_t>(t.offset + i);
+      const double limit = tol.rtol * std::abs(want[k]) + tol.atol * scale;
+      const double err = std::abs(got[k] - want[k]);
+      const double ratio = limit > 0 ? err / limit : (err == 0 ? 0 : INFINITY);
+      ++v.checked;
+      v.max_error = std::max(v.max_error, std::isnan(ratio) ? INFINITY : ratio);
+      if (v.passed && !(ratio <= 1)) {
+        v.passed = false;
+        v.detail = fmt::format("gradient {}[{}] = {} (reference {})", t.name, i, got[k], want[k]);
+      }
+    }
+  }
+  return v;
+}
+
+Verification verify_tiny_step_cpu(const ModelConfig& c) {
+  const ModelConfig t = tiny_config(c);
+  kernels::train::ReferenceModel<float> f(t, kModelSeed);
+  kernels::train::ReferenceModel<double> d(t, kModelSeed);
+  std::vector<kernels::train::Batch> micro;
+  for (std::int64_t i = 0; i < t.accum; ++i) micro.push_back(kernels::train::make_batch(t, kBatchSeed + i));
+  const double loss_f = f.train_step(micro, {});
+  const double loss_d = d.train_step(micro, {});
+  const std::vector<double> got(f.grads().begin(), f.grads().end());
+  Verification v = compare_gradients(got, d.grads(), d.layout(), GradTolerance{});
+  v.method = fmt::format("tiny {} step (float vs double reference): loss and all {} gradients", to_string(t.kind),
+                         d.layout().count);
+  const double err = std::abs(loss_f - loss_d) / (kLossTolerance * (1 + std::abs(loss_d)));
+  ++v.checked;
+  v.max_error = std::max(v.max_error, err);
+  if (v.passed && !(err <= 1)) {
+    v.passed = false;
+    v.detail = fmt::format("tiny-configuration loss {} (reference {})", loss_f, loss_d);
+  }
+  return v;
+}
+
+}  // namespace gpubench::suites::train

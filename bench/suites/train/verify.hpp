@@ -1,0 +1,50 @@
+#pragma once
+// Verification of a training step: gradients and loss compared with the double reference.
+//
+// Tolerances, per entry: |got - want| <= rtol * |want| + atol * max|want over the tensor|
+// (the second term keeps entries near zero, whose relative error means nothing, from failing
+// a correct step), and for the loss |got - want| <= kLossTolerance * (1 + |want|).
+//   precision   rtol   atol   loss
+//   fp32        1e-3   1e-3   1e-4   (the CPU reference and the GPU fp32 path)
+//   tf32        2e-2   1e-2   2e-3   (10-bit mantissa products, fp32 accumulation)
+//   bf16-amp    1e-1   5e-2   2e-2   (8-bit mantissa activations and weights)
+//   fp16-amp    5e-2   2e-2   1e-2   (11-bit mantissa, loss-scaled gradients)
+// The low-precision rows follow each format's unit roundoff times the few roundings an entry
+// goes through on the tiny configuration; they have not yet been calibrated on a GPU.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/core/case.hpp"
+#include "kernels/train/model_config.hpp"
+
+namespace gpubench::suites::train {
+
+inline constexpr std::uint64_t kModelSeed = 1;
+inline constexpr std::uint64_t kBatchSeed = 100;
+inline constexpr double kLossTolerance = 1e-4;
+
+struct GradTolerance {
+  double rtol = 1e-3, atol = 1e-3;
+};
+enum class Precision;
+GradTolerance grad_tolerance(Precision p);
+double loss_tolerance(Precision p);
+
+// A tiny configuration with the structure of `c` (same model, accumulation up to 2 micro-steps,
+// same recompute): layers <= 2, hidden 16, 2 heads, ffn_mult <= 4, seq 8, micro-batch 2,
+// vocab <= 64.
+kernels::train::ModelConfig tiny_config(const kernels::train::ModelConfig& c);
+
+// Bytes a model of `c` holds with elements of `element_bytes`, estimated in double (no overflow
+// for absurd sizes): parameters, gradients, two AdamW moments and the activations kept.
+double estimated_bytes(const kernels::train::ModelConfig& c, std::size_t element_bytes);
+
+// Compares gradients tensor by tensor; the detail names the first bad tensor and entry.
+Verification compare_gradients(const std::vector<double>& got, const std::vector<double>& want,
+                               const kernels::train::ParamLayout& layout, const GradTolerance& tol);
+
+// One step of the tiny configuration of `c` in float against double: loss and every gradient.
+Verification verify_tiny_step_cpu(const kernels::train::ModelConfig& c);
+
+}  // namespace gpubench::suites::train

@@ -1,0 +1,461 @@
+#include "kernels/train/gpu_model.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "kernels/blas/cublaslt.hpp"
+#include "kernels/train/train_kernels.cuh"
+
+namespace gpubench::kernels::train {
+namespace {
+
+void cuda_check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// One device allocation, counted into the model's total.
+class Buf {
+ public:
+  Buf() = default;
+  Buf(std::size_t bytes, std::int64_t& total) {
+    if (bytes == 0) return;
+    const cudaError_t e = cudaMalloc(&p_, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();  // clear the (non-sticky) error
+      throw DeviceOutOfMemory("out of device memory allocating " + std::to_string(bytes) + " bytes");
+    }
+    cuda_check(e, "cudaMalloc");
+    bytes_ = bytes;
+    total += static_cast<std::int64_t>(bytes);
+  }
+  ~Buf() {
+    if (p_) cudaFree(p_);
+  }
+  Buf(Buf&& o) noexcept : p_(o.p_), bytes_(o.bytes_) {
+    o.p_ = nullptr;
+    o.bytes_ = 0;
+  }
+  Buf& operator=(Buf&& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  void* get() const { return p_; }
+  float* f() const { return static_cast<float*>(p_); }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+std::size_t sz(std::int64_t n) { return static_cast<std::size_t>(n); }
+
+}  // namespace
+
+struct GpuModel::Impl {
+  struct Gemm {
+    std::unique_ptr<blas::LtMatmul> op;
+    blas::LtCandidate algo;
+  };
+  struct BlockBufs {
+    Buf ln1_out, ln1_mean, ln1_rstd, qkv, p, att, x_mid, ln2_out, ln2_mean, ln2_rstd;
+  };
+  struct MlpBufs {
+    Buf h, g;
+  };
+
+  Impl(const ModelConfig& c, GpuPrecision prec, cudaStream_t s, std::int64_t& total)
+      : c(c), prec(prec), dt(prec == GpuPrecision::FP16 ? DType::F16 : prec == GpuPrecision::BF16 ? DType::BF16 : DType::F32),
+        es(dtype_bytes(dt)), s(s), total(total) {}
+
+  ModelConfig c;
+  GpuPrecision prec;
+  DType dt;
+  std::size_t es;
+  cudaStream_t s;
+  std::int64_t& total;
+  blas::LtHandle lt;
+  Buf ws;
+  std::map<std::string, Gemm> gemms;
+
+  Buf p32, g32, m32, v32, w16;  // w16: the 16-bit weight copy (fp16/bf16 only)
+  std::vector<Buf> tokens, targets, inputs;
+  std::vector<Buf> xs, pre;  // one allocation each: every matmul operand starts 256-byte aligned
+  Buf lnf_out, lnf_mean, lnf_rstd, logits;
+  std::vector<BlockBufs> blocks;
+  std::vector<MlpBufs> mlps;
+  Buf dx, dtmp, dqkv, dh, datt;
+  Buf qh, kh, vh, oh, doh, dqh, dkh, dvh, ds;  // attention heads, packed [B, H, T, D]; ds [B, H, T, T]
+  Buf loss_sum, flag;
+  std::size_t micro = 0;      // micro-batch forward() last saw
+  std::size_t micro_count = 0;  // forwards since zero_grads
+  double last_scale = 1;       // loss scale of the last forward
+  std::int64_t t = 0;          // optimizer steps applied
+
+  Buf alloc(std::int64_t elements, std::size_t element_bytes) { return Buf(sz(elements) * element_bytes, total); }
+  Buf act(std::int64_t elements) { return alloc(elements, es); }
+
+  const void* weights() const { return dt == DType::F32 ? p32.get() : w16.get(); }
+  const void* W(const ParamTensor& t) const { return static_cast<const char*>(weights()) + sz(t.offset) * es; }
+  float* G(const ParamTensor& t) const { return g32.f() + t.offset; }
+
+  // Row-major C = alpha op(A) op(B) + beta C (see RowMajorGemm), through cuBLASLt.
+  void mm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha, const void* a,
+          std::int64_t lda, std::int64_t sa, const void* b, std::int64_t ldb, std::int64_t sb, double beta, void* cc,
+          std::int64_t ldc, std::int64_t sc, std::int64_t batch, bool c_f32) {
+    const blas::LtProblem p = to_lt_problem({ta, tb, m, n, k, alpha, lda, sa, ldb, sb, beta, ldc, sc, batch}, prec, c_f32);
+    std::ostringstream key;
+    key << ta << tb << ' ' << m << ' ' << n << ' ' << k << ' ' << alpha << ' ' << lda << ' ' << sa << ' ' << ldb << ' '
+        << sb << ' ' << beta << ' ' << ldc << ' ' << sc << ' ' << batch << ' ' << c_f32;
+    auto it = gemms.find(key.str());
+    if (it == gemms.end()) {
+      Gemm g;
+      g.op = std::make_unique<blas::LtMatmul>(lt, p, ws.bytes());
+      auto cand = g.op->first_heuristic();
+      if (!cand) throw std::runtime_error("cuBLASLt has no algorithm for the " + key.str() + " matmul");
+      g.algo = *cand;
+      it = gemms.emplace(key.str(), std::move(g)).first;
+    }
+    it->second.op->run(b, a, cc, cc, it->second.algo.algo, ws.get(), s);
+  }
+
+  void linear_forward(const void* x, const ParamTensor& w, const ParamTensor& bias, void* y, std::int64_t n,
+                      std::int64_t in, std::int64_t out) {
+    mm(false, false, n, out, in, 1, x, in, 0, W(w), out, 0, 0, y, out, 0, 1, false);
+    cuda_check(launch_bias_add(dt, y, W(bias), n, out, s), "bias_add");
+  }
+  void linear_backward(const void* x, const ParamTensor& w, const ParamTensor& bias, const void* dy, void* dxp,
+                       std::int64_t n, std::int64_t in, std::int64_t out) {
+    if (dxp) mm(false, true, n, in, out, 1, dy, out, 0, W(w), out, 0, 0, dxp, in, 0, 1, false);  // dX = dY W^T
+    mm(true, false, in, out, n, 1, x, in, 0, dy, out, 0, 1, G(w), out, 0, 1, true);               // dW += X^T dY
+    cuda_check(launch_bias_grad(dt, dy, G(bias), n, out, s), "bias_grad");
+  }
+};
+
+blas::LtProblem to_lt_problem(const RowMajorGemm& g, GpuPrecision prec, bool c_f32) {
+  blas::LtProblem p;
+  switch (prec) {
+    case GpuPrecision::FP32: p.precision = blas::LtPrecision::FP32; break;
+    case GpuPrecision::TF32: p.precision = blas::LtPrecision::TF32; break;
+    case GpuPrecision::FP16: p.precision = blas::LtPrecision::FP16; break;
+    case GpuPrecision::BF16: p.precision = blas::LtPrecision::BF16; break;
+  }
+  p.trans_a = g.tb;
+  p.trans_b = g.ta;
+  p.m = g.n;
+  p.n = g.m;
+  p.k = g.k;
+  p.lda = g.ldb;
+  p.ldb = g.lda;
+  p.ldc = p.ldd = g.ldc;
+  p.batch = static_cast<std::int32_t>(g.batch);
+  p.stride_a = g.sb;
+  p.stride_b = g.sa;
+  p.stride_c = p.stride_d = g.sc;
+  p.alpha = g.alpha;
+  p.beta = g.beta;
+  if (c_f32 && (prec == GpuPrecision::FP16 || prec == GpuPrecision::BF16)) p.cd_type = CUDA_R_32F;
+  return p;
+}
+
+GpuModel::GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cudaStream_t stream)
+    : c_(c), layout_(param_layout(c)) {
+  if (auto e = config_error(c)) throw std::invalid_argument(*e);
+  impl_ = std::make_unique<Impl>(c, p, stream, allocated_);
+  Impl& m = *impl_;
+  int dev = 0, major = 0;
+  cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
+  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "cudaDeviceGetAttribute");
+  m.ws = Buf(blas::recommended_workspace_bytes(major), allocated_);
+
+  const std::int64_t P = layout_.total;
+  m.p32 = m.alloc(P, 4);
+  m.g32 = m.alloc(P, 4);
+  m.m32 = m.alloc(P, 4);
+  m.v32 = m.alloc(P, 4);
+  if (m.dt != DType::F32) m.w16 = m.act(P);
+  const std::vector<double> init = initial_params(c, seed);
+  const std::vector<float> init32(init.begin(), init.end());
+  cuda_check(cudaMemcpyAsync(m.p32.get(), init32.data(), sz(P) * 4, cudaMemcpyHostToDevice, stream), "upload params");
+  cuda_check(cudaMemsetAsync(m.m32.get(), 0, sz(P) * 4, stream), "memset");
+  cuda_check(cudaMemsetAsync(m.v32.get(), 0, sz(P) * 4, stream), "memset");
+  if (m.dt != DType::F32) cuda_check(launch_cast_from_f32(m.dt, m.p32.f(), m.w16.get(), P, stream), "cast");
+
+  const std::int64_t n = c.rows(), C = c.hidden, V = c.vocab;
+  for (std::int64_t l = 0; l <= c.layers; ++l) m.xs.push_back(m.act(n * C));
+  m.logits = m.act(n * V);
+  m.dx = m.act(n * C);
+  m.dtmp = m.act(n * C);
+  m.loss_sum = m.alloc(1, sizeof(double));
+  m.flag = m.alloc(1, sizeof(int));
+  if (c.kind == ModelKind::Mlp) {
+    for (std::int64_t l = 0; l < c.layers; ++l) m.pre.push_back(m.act(n * C));
+  } else {
+    const std::int64_t F = c.ffn(), T = c.seq, H = c.heads;
+    m.blocks.resize(sz(c.recompute == Recompute::Block ? 1 : c.layers));
+    for (Impl::BlockBufs& b : m.blocks) {
+      b.ln1_out = m.act(n * C);
+      b.ln1_mean = m.alloc(n, 4);
+      b.ln1_rstd = m.alloc(n, 4);
+      b.qkv = m.act(n * 3 * C);
+      b.p = m.act(c.batch * H * T * T);
+      b.att = m.act(n * C);
+      b.x_mid = m.act(n * C);
+      b.ln2_out = m.act(n * C);
+      b.ln2_mean = m.alloc(n, 4);
+      b.ln2_rstd = m.alloc(n, 4);
+    }
+    m.mlps.resize(sz(c.recompute == Recompute::None ? c.layers : 1));
+    for (Impl::MlpBufs& b : m.mlps) {
+      b.h = m.act(n * F);
+      b.g = m.act(n * F);
+    }
+    m.lnf_out = m.act(n * C);
+    m.lnf_mean = m.alloc(n, 4);
+    m.lnf_rstd = m.alloc(n, 4);
+    m.dqkv = m.act(n * 3 * C);
+    m.dh = m.act(n * F);
+    m.datt = m.act(n * C);
+    for (Buf* b : {&m.qh, &m.kh, &m.vh, &m.oh, &m.doh, &m.dqh, &m.dkh, &m.dvh}) *b = m.act(n * C);
+    m.ds = m.act(c.batch * H * T * T);
+  }
+  cuda_check(cudaStreamSynchronize(stream), "model setup");
+}
+
+GpuModel::~GpuModel() = default;
+
+void GpuModel::upload(const std::vector<Batch>& micro) {
+  Impl& m = *impl_;
+  m.tokens.clear();
+  m.targets.clear();
+  m.inputs.clear();
+  for (const Batch& b : micro) {
+    Buf targets = m.alloc(static_cast<std::int64_t>(b.targets.size()), 4);
+    cuda_check(cudaMemcpyAsync(targets.get(), b.targets.data(), targets.bytes(), cudaMemcpyHostToDevice, m.s), "upload");
+    m.targets.push_back(std::move(targets));
+    if (c_.kind == ModelKind::Transformer) {
+      Buf tokens = m.alloc(static_cast<std::int64_t>(b.tokens.size()), 4);
+      cuda_check(cudaMemcpyAsync(tokens.get(), b.tokens.data(), tokens.bytes(), cudaMemcpyHostToDevice, m.s), "upload");
+      m.tokens.push_back(std::move(tokens));
+    } else {
+      const std::vector<float> in(b.inputs.begin(), b.inputs.end());
+      const auto count = static_cast<std::int64_t>(in.size());
+      Buf inputs = m.act(count);
+      if (m.dt == DType::F32) {
+        cuda_check(cudaMemcpyAsync(inputs.get(), in.data(), inputs.bytes(), cudaMemcpyHostToDevice, m.s), "upload");
+      } else {
+        Buf staging = m.alloc(count, 4);
+        cuda_check(cudaMemcpyAsync(staging.get(), in.data(), staging.bytes(), cudaMemcpyHostToDevice, m.s), "upload");
+        cuda_check(launch_cast_from_f32(m.dt, staging.f(), inputs.get(), count, m.s), "cast");
+        cuda_check(cudaStreamSynchronize(m.s), "upload");  // staging is freed next
+        allocated_ -= static_cast<std::int64_t>(staging.bytes());
+      }
+      m.inputs.push_back(std::move(inputs));
+    }
+  }
+  cuda_check(cudaStreamSynchronize(m.s), "upload");
+}
+
+void GpuModel::zero_grads() {
+  Impl& m = *impl_;
+  cuda_check(cudaMemsetAsync(m.g32.get(), 0, m.g32.bytes(), m.s), "memset grads");
+  cuda_check(cudaMemsetAsync(m.loss_sum.get(), 0, sizeof(double), m.s), "memset loss");
+  m.micro_count = 0;
+}
+
+void GpuModel::forward(std::size_t micro) {
+  Impl& m = *impl_;
+  m.micro = micro;
+  ++m.micro_count;
+  m.last_scale = m.prec == GpuPrecision::FP16 ? scaler_.scale() : 1.0;
+  const std::int64_t n = c_.rows(), C = c_.hidden, V = c_.vocab, L = c_.layers;
+  auto x = [&](std::int64_t l) -> void* {
+    if (c_.kind == ModelKind::Mlp && l == 0) return m.inputs.at(micro).get();
+    return m.xs[sz(l)].get();
+  };
+  const auto& lay = layout_;
+  if (c_.kind == ModelKind::Mlp) {
+    for (std::int64_t l = 0; l < L; ++l) {
+      void* pre = m.pre[sz(l)].get();
+      m.linear_forward(x(l), lay.at(names::layer(l, "fc.w")), lay.at(names::layer(l, "fc.b")), pre, n, C, C);
+      cuda_check(launch_gelu_forward(m.dt, pre, x(l + 1), n * C, m.s), "gelu");
+    }
+    m.linear_forward(x(L), lay.at("head.w"), lay.at("head.b"), m.logits.get(), n, C, V);
+  } else {
+    cuda_check(launch_embedding_forward(m.dt, static_cast<const std::int32_t*>(m.tokens.at(micro).get()),
+                                        m.W(lay.at("wte")), m.W(lay.at("wpe")), x(0), c_.batch, c_.seq, C, m.s),
+               "embedding");
+    for (std::int64_t l = 0; l < L; ++l) block_forward(l, false);
+    cuda_check(launch_layernorm_forward(m.dt, x(L), m.W(lay.at("lnf.g")), m.W(lay.at("lnf.b")), m.lnf_out.get(),
+                                        m.lnf_mean.f(), m.lnf_rstd.f(), n, C, m.s),
+               "layernorm");
+    m.mm(false, true, n, V, C, 1, m.lnf_out.get(), C, 0, m.W(lay.at("wte")), C, 0, 0, m.logits.get(), V, 0, 1, false);
+  }
+  const double grad_scale = m.last_scale / static_cast<double>(c_.accum);
+  cuda_check(launch_cross_entropy(m.dt, m.logits.get(), static_cast<const std::int32_t*>(m.targets.at(micro).get()), n,
+                                  V, static_cast<float>(grad_scale), static_cast<double*>(m.loss_sum.get()), m.s),
+             "cross_entropy");
+}
+
+void GpuModel::block_forward(std::int64_t l, bool stop_before_fc2) {
+  Impl& m = *impl_;
+  const std::int64_t n = c_.rows(), C = c_.hidden, F = c_.ffn(), B = c_.batch, T = c_.seq, H = c_.heads,
+                     D = c_.head_dim();
+  Impl::BlockBufs& a = m.blocks[sz(c_.recompute == Recompute::Block ? 0 : l)];
+  Impl::MlpBufs& mp = m.mlps[sz(c_.recompute == Recompute::None ? l : 0)];
+  auto P = [&](const char* what) -> const ParamTensor& { return layout_.at(names::layer(l, what)); };
+  void* xl = m.xs[sz(l)].get();
+  cuda_check(launch_layernorm_forward(m.dt, xl, m.W(P("ln1.g")), m.W(P("ln1.b")), a.ln1_out.get(), a.ln1_mean.f(),
+                                      a.ln1_rstd.f(), n, C, m.s),
+             "layernorm");
+  m.linear_forward(a.ln1_out.get(), P("qkv.w"), P("qkv.b"), a.qkv.get(), n, C, 3 * C);
+  // Attention over B*H packed heads.
+  cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, 0, m.qh.get(), B, T, H, D, m.s), "split");
+  cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, C, m.kh.get(), B, T, H, D, m.s), "split");
+  cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, 2 * C, m.vh.get(), B, T, H, D, m.s), "split");
+  const double scale = 1 / std::sqrt(static_cast<double>(D));
+  m.mm(false, true, T, T, D, scale, m.qh.get(), D, T * D, m.kh.get(), D, T * D, 0, a.p.get(), T, T * T, B * H, false);
+  cuda_check(launch_causal_softmax_forward(m.dt, a.p.get(), B * H * T, T, m.s), "softmax");
+  m.mm(false, false, T, D, T, 1, a.p.get(), T, T * T, m.vh.get(), D, T * D, 0, m.oh.get(), D, T * D, B * H, false);
+  cuda_check(launch_merge_heads(m.dt, m.oh.get(), a.att.get(), C, 0, B, T, H, D, m.s), "merge");
+  m.linear_forward(a.att.get(), P("proj.w"), P("proj.b"), a.x_mid.get(), n, C, C);
+  cuda_check(launch_residual_add(m.dt, a.x_mid.get(), xl, a.x_mid.get(), n * C, m.s), "residual");
+  cuda_check(launch_layernorm_forward(m.dt, a.x_mid.get(), m.W(P("ln2.g")), m.W(P("ln2.b")), a.ln2_out.get(),
+                                      a.ln2_mean.f(), a.ln2_rstd.f(), n, C, m.s),
+             "layernorm");
+  m.linear_forward(a.ln2_out.get(), P("fc1.w"), P("fc1.b"), mp.h.get(), n, C, F);
+  cuda_check(launch_gelu_forward(m.dt, mp.h.get(), mp.g.get(), n * F, m.s), "gelu");
+  if (stop_before_fc2) return;
+  void* xn = m.xs[sz(l + 1)].get();
+  m.linear_forward(mp.g.get(), P("fc2.w"), P("fc2.b"), xn, n, F, C);
+  cuda_check(launch_residual_add(m.dt, xn, a.x_mid.get(), xn, n * C, m.s), "residual");
+}
+
+void GpuModel::block_backward(std::int64_t l) {
+  Impl& m = *impl_;
+  const std::int64_t n = c_.rows(), C = c_.hidden, F = c_.ffn(), B = c_.batch, T = c_.seq, H = c_.heads,
+                     D = c_.head_dim();
+  Impl::BlockBufs& a = m.blocks[sz(c_.recompute == Recompute::Block ? 0 : l)];
+  Impl::MlpBufs& mp = m.mlps[sz(c_.recompute == Recompute::None ? l : 0)];
+  auto P = [&](const char* what) -> const ParamTensor& { return layout_.at(names::layer(l, what)); };
+  if (c_.recompute == Recompute::Block) {
+    block_forward(l, true);
+  } else if (c_.recompute == Recompute::Mlp) {
+    m.linear_forward(a.ln2_out.get(), P("fc1.w"), P("fc1.b"), mp.h.get(), n, C, F);
+    cuda_check(launch_gelu_forward(m.dt, mp.h.get(), mp.g.get(), n * F, m.s), "gelu");
+  }
+  void* xl = m.xs[sz(l)].get();
+  m.linear_backward(mp.g.get(), P("fc2.w"), P("fc2.b"), m.dx.get(), m.dh.get(), n, F, C);
+  cuda_check(launch_gelu_backward(m.dt, mp.h.get(), m.dh.get(), m.dh.get(), n * F, m.s), "gelu");
+  m.linear_backward(a.ln2_out.get(), P("fc1.w"), P("fc1.b"), m.dh.get(), m.dtmp.get(), n, C, F);
+  cuda_check(launch_layernorm_backward(m.dt, m.dtmp.get(), a.x_mid.get(), a.ln2_mean.f(), a.ln2_rstd.f(),
+                                       m.W(P("ln2.g")), m.dx.get(), m.G(P("ln2.g")), m.G(P("ln2.b")), n, C, m.s),
+             "layernorm");
+  m.linear_backward(a.att.get(), P("proj.w"), P("proj.b"), m.dx.get(), m.datt.get(), n, C, C);
+  // Attention backward over B*H packed heads.
+  cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, 0, m.qh.get(), B, T, H, D, m.s), "split");
+  cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, C, m.kh.get(), B, T, H, D, m.s), "split");
+  cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, 2 * C, m.vh.get(), B, T, H, D, m.s), "split");
+  cuda_check(launch_split_heads(m.dt, m.datt.get(), C, 0, m.doh.get(), B, T, H, D, m.s), "split");
+  const double scale = 1 / std::sqrt(static_cast<double>(D));
+  const std::int64_t BH = B * H, TT = T * T, TD = T * D;
+  m.mm(true, false, T, D, T, 1, a.p.get(), T, TT, m.doh.get(), D, TD, 0, m.dvh.get(), D, TD, BH, false);   // P^T dO
+  m.mm(false, true, T, T, D, 1, m.doh.get(), D, TD, m.vh.get(), D, TD, 0, m.ds.get(), T, TT, BH, false);    // dO v^T
+  cuda_check(launch_causal_softmax_backward(m.dt, a.p.get(), m.ds.get(), BH * T, T, m.s), "softmax");
+  m.mm(false, false, T, D, T, scale, m.ds.get(), T, TT, m.kh.get(), D, TD, 0, m.dqh.get(), D, TD, BH, false);  // dS k
+  m.mm(true, false, T, D, T, scale, m.ds.get(), T, TT, m.qh.get(), D, TD, 0, m.dkh.get(), D, TD, BH, false);   // dS^T q
+  cuda_check(launch_merge_heads(m.dt, m.dqh.get(), m.dqkv.get(), 3 * C, 0, B, T, H, D, m.s), "merge");
+  cuda_check(launch_merge_heads(m.dt, m.dkh.get(), m.dqkv.get(), 3 * C, C, B, T, H, D, m.s), "merge");
+  cuda_check(launch_merge_heads(m.dt, m.dvh.get(), m.dqkv.get(), 3 * C, 2 * C, B, T, H, D, m.s), "merge");
+  m.linear_backward(a.ln1_out.get(), P("qkv.w"), P("qkv.b"), m.dqkv.get(), m.dtmp.get(), n, C, 3 * C);
+  cuda_check(launch_layernorm_backward(m.dt, m.dtmp.get(), xl, a.ln1_mean.f(), a.ln1_rstd.f(), m.W(P("ln1.g")),
+                                       m.dx.get(), m.G(P("ln1.g")), m.G(P("ln1.b")), n, C, m.s),
+             "layernorm");
+}
+
+void GpuModel::backward(std::size_t micro) {
+  Impl& m = *impl_;
+  if (micro != m.micro) throw std::logic_error("GpuModel::backward: not the micro-batch of the last forward");
+  const std::int64_t n = c_.rows(), C = c_.hidden, V = c_.vocab, L = c_.layers;
+  const auto& lay = layout_;
+  if (c_.kind == ModelKind::Mlp) {
+    auto x = [&](std::int64_t l) -> void* { return l == 0 ? m.inputs.at(micro).get() : m.xs[sz(l)].get(); };
+    m.linear_backward(x(L), lay.at("head.w"), lay.at("head.b"), m.logits.get(), m.dx.get(), n, C, V);
+    for (std::int64_t l = L - 1; l >= 0; --l) {
+      cuda_check(launch_gelu_backward(m.dt, m.pre[sz(l)].get(), m.dx.get(), m.dtmp.get(), n * C, m.s), "gelu");
+      m.linear_backward(x(l), lay.at(names::layer(l, "fc.w")), lay.at(names::layer(l, "fc.b")), m.dtmp.get(),
+                        l > 0 ? m.dx.get() : nullptr, n, C, C);
+    }
+    return;
+  }
+  const ParamTensor& wte = lay.at("wte");
+  m.mm(false, false, n, C, V, 1, m.logits.get(), V, 0, m.W(wte), C, 0, 0, m.dtmp.get(), C, 0, 1, false);  // dxf
+  m.mm(true, false, V, C, n, 1, m.logits.get(), V, 0, m.lnf_out.get(), C, 0, 1, m.G(wte), C, 0, 1, true);  // dwte
+  cuda_check(cudaMemsetAsync(m.dx.get(), 0, m.dx.bytes(), m.s), "memset");
+  cuda_check(launch_layernorm_backward(m.dt, m.dtmp.get(), m.xs[sz(L)].get(), m.lnf_mean.f(), m.lnf_rstd.f(),
+                                       m.W(lay.at("lnf.g")), m.dx.get(), m.G(lay.at("lnf.g")), m.G(lay.at("lnf.b")), n,
+                                       C, m.s),
+             "layernorm");
+  for (std::int64_t l = L - 1; l >= 0; --l) block_backward(l);
+  cuda_check(launch_embedding_backward(m.dt, static_cast<const std::int32_t*>(m.tokens.at(micro).get()), m.dx.get(),
+                                       m.G(wte), m.G(lay.at("wpe")), c_.batch, c_.seq, C, m.s),
+             "embedding");
+}
+
+bool GpuModel::optimizer_step(const AdamW& hp) {
+  Impl& m = *impl_;
+  const std::int64_t P = layout_.total;
+  const double scale = m.last_scale;
+  if (m.prec == GpuPrecision::FP16) {
+    int overflow = 0;
+    cuda_check(cudaMemsetAsync(m.flag.get(), 0, sizeof(int), m.s), "memset");
+    cuda_check(launch_overflow_check(m.g32.f(), P, static_cast<int*>(m.flag.get()), m.s), "overflow check");
+    cuda_check(cudaMemcpyAsync(&overflow, m.flag.get(), sizeof(int), cudaMemcpyDeviceToHost, m.s), "read flag");
+    cuda_check(cudaStreamSynchronize(m.s), "overflow check");
+    if (!scaler_.update(overflow != 0)) return false;
+  }
+  ++m.t;
+  AdamWArgs a{};
+  a.lr = static_cast<float>(hp.lr);
+  a.beta1 = static_cast<float>(hp.beta1);
+  a.beta2 = static_cast<float>(hp.beta2);
+  a.eps = static_cast<float>(hp.eps);
+  a.weight_decay = static_cast<float>(hp.weight_decay);
+  a.c1 = static_cast<float>(1 - std::pow(hp.beta1, static_cast<double>(m.t)));
+  a.c2 = static_cast<float>(1 - std::pow(hp.beta2, static_cast<double>(m.t)));
+  a.grad_scale = static_cast<float>(1 / scale);
+  cuda_check(launch_adamw(m.p32.f(), m.g32.f(), m.m32.f(), m.v32.f(), P, a, m.s), "adamw");
+  if (m.dt != DType::F32) cuda_check(launch_cast_from_f32(m.dt, m.p32.f(), m.w16.get(), P, m.s), "cast");
+  return true;
+}
+
+bool GpuModel::step(const AdamW& hp) {
+  zero_grads();
+  for (std::size_t i = 0; i < sz(c_.accum); ++i) {
+    forward(i);
+    backward(i);
+  }
+  return optimizer_step(hp);
+}
+
+double GpuModel::loss() {
+  Impl& m = *impl_;
+  double sum = 0;
+  cuda_check(cudaMemcpyAsync(&sum, m.loss_sum.get(), sizeof(double), cudaMemcpyDeviceToHost, m.s), "read loss");
+  cuda_check(cudaStreamSynchronize(m.s), "read loss");
+  const double count = static_cast<double>(m.micro_count) * static_cast<double>(c_.rows());
+  return count > 0 ? sum / count : 0;
+}
+
+std::vector<double> GpuModel::gradients() {
+  Impl& m = *impl_;
+  std::vector<float> g(sz(layout_.total));
+  cuda_check(cudaMemcpyAsync(g.data(), m.g32.get(), g.size() * 4, cudaMemcpyDeviceToHost, m.s), "read gradients");
+  cuda_check(cudaStreamSynchronize(m.s), "read gradients");
+  std::vector<double> out(g.size());
+  for (std::size_t i = 0; i < g.size(); ++i) out[i] = static_cast<double>(g[i]) / m.last_scale;
+  return out;
+}
+
+}  // namespace gpubench::kernels::train

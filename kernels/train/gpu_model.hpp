@@ -1,0 +1,101 @@
+#pragma once
+// The train models (model_config.hpp) on a CUDA device: the same math as ReferenceModel, with
+// matmuls through cuBLASLt (kernels/blas/cublaslt.hpp) and the rest in train_kernels.cu.
+// No harness dependency: other code (a data-loading benchmark, say) can build a model on a
+// device and run steps on its own batches.
+//
+//   GpuModel m(config, GpuPrecision::BF16, /*seed=*/1, stream);
+//   m.upload({batch});                 // micro-batches, host -> device
+//   m.step(AdamW{});                   // zero grads, forward + backward per micro-batch, AdamW
+//
+// Precisions: fp32 (TF32 off), tf32 (fp32 storage, TF32 Tensor Core matmuls), fp16 and bf16
+// (activations and a weight copy in the 16-bit type, fp32 accumulation in every matmul and
+// kernel; fp32 master weights, gradients and AdamW state; fp16 with dynamic loss scaling).
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/train/loss_scaler.hpp"
+#include "kernels/train/model_config.hpp"
+#include "kernels/train/model_reference.hpp"
+
+namespace gpubench::blas {
+struct LtProblem;
+}
+
+namespace gpubench::kernels::train {
+
+enum class GpuPrecision { FP32, TF32, FP16, BF16 };
+
+// A row-major product C[m, n] (ldc, batch stride sc) = alpha op(A) op(B) + beta C over `batch`
+// matrices, as the models write them.
+struct RowMajorGemm {
+  bool ta = false, tb = false;
+  std::int64_t m = 0, n = 0, k = 0;
+  double alpha = 1;
+  std::int64_t lda = 0, sa = 0, ldb = 0, sb = 0;
+  double beta = 0;
+  std::int64_t ldc = 0, sc = 0, batch = 1;
+};
+// The column-major cuBLASLt problem computing it: C^T = op(B)^T op(A)^T, so cuBLASLt's A is the
+// row-major B and its B the row-major A (pass the pointers swapped). c_f32: C and D in fp32
+// whatever the input type (the weight gradients of the 16-bit modes).
+blas::LtProblem to_lt_problem(const RowMajorGemm& g, GpuPrecision p, bool c_f32);
+
+// cudaMalloc failed for lack of memory (the caller turns it into a skip, or a failed trial of
+// the largest-batch search). Everything allocated so far is released by the destructors.
+struct DeviceOutOfMemory : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class GpuModel {
+ public:
+  GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cudaStream_t stream);
+  ~GpuModel();
+  GpuModel(const GpuModel&) = delete;
+  GpuModel& operator=(const GpuModel&) = delete;
+
+  const ModelConfig& config() const { return c_; }
+  const ParamLayout& layout() const { return layout_; }
+
+  // Copies accum micro-batches to the device (once; steps reuse them).
+  void upload(const std::vector<Batch>& micro);
+
+  // The phases of one step, enqueued on the stream. forward() also computes the loss gradient
+  // (fused softmax cross-entropy), scaled by the loss scale / accum.
+  void zero_grads();
+  void forward(std::size_t micro);
+  void backward(std::size_t micro);
+  // fp16: checks every gradient for overflow (synchronizes), updates the loss scaler and skips
+  // the update on overflow. Returns whether the update was applied.
+  bool optimizer_step(const AdamW& hp);
+  // All phases of one optimizer step.
+  bool step(const AdamW& hp);
+
+  // Mean loss over the micro-batches since zero_grads() (synchronizes).
+  double loss();
+  // Parameter gradients, unscaled (divided by the loss scale), in double (synchronizes).
+  std::vector<double> gradients();
+  const LossScaler& scaler() const { return scaler_; }
+  // Bytes of device memory this model allocated (buffers and the cuBLASLt workspace).
+  std::int64_t memory_bytes() const { return allocated_; }
+
+ private:
+  struct Impl;
+  void block_forward(std::int64_t l, bool stop_before_fc2);
+  void block_backward(std::int64_t l);
+
+  ModelConfig c_;
+  ParamLayout layout_;
+  LossScaler scaler_;
+  std::int64_t allocated_ = 0;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpubench::kernels::train

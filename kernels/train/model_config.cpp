@@ -1,0 +1,140 @@
+#include "kernels/train/model_config.hpp"
+
+#include <stdexcept>
+
+namespace gpubench::kernels::train {
+
+std::optional<std::string> config_error(const ModelConfig& c) {
+  auto positive = [](const char* name, std::int64_t v) -> std::optional<std::string> {
+    if (v <= 0) return std::string(name) + " must be at least 1 (got " + std::to_string(v) + ")";
+    return std::nullopt;
+  };
+  for (auto [name, v] : {std::pair{"layers", c.layers}, {"hidden", c.hidden}, {"micro_batch", c.batch},
+                         {"vocab", c.vocab}, {"accum", c.accum}}) {
+    if (auto e = positive(name, v)) return e;
+  }
+  if (c.kind == ModelKind::Transformer) {
+    for (auto [name, v] : {std::pair{"heads", c.heads}, {"ffn_mult", c.ffn_mult}, {"seq", c.seq}}) {
+      if (auto e = positive(name, v)) return e;
+    }
+    if (c.hidden % c.heads != 0) {
+      return "heads (" + std::to_string(c.heads) + ") must divide hidden (" + std::to_string(c.hidden) + ")";
+    }
+  } else if (c.vocab < 2) {
+    return "vocab (classes of the mlp) must be at least 2";
+  }
+  return std::nullopt;
+}
+
+std::string to_string(ModelKind k) { return k == ModelKind::Mlp ? "mlp" : "transformer"; }
+
+std::string to_string(Recompute r) {
+  switch (r) {
+    case Recompute::None: return "none";
+    case Recompute::Mlp: return "mlp";
+    case Recompute::Block: return "block";
+  }
+  return "";
+}
+
+std::optional<ModelKind> parse_model(const std::string& s) {
+  if (s == "mlp") return ModelKind::Mlp;
+  if (s == "transformer") return ModelKind::Transformer;
+  return std::nullopt;
+}
+
+std::optional<Recompute> parse_recompute(const std::string& s) {
+  if (s == "none") return Recompute::None;
+  if (s == "mlp") return Recompute::Mlp;
+  if (s == "block") return Recompute::Block;
+  return std::nullopt;
+}
+
+const ParamTensor& ParamLayout::at(const std::string& name) const {
+  for (const ParamTensor& t : tensors) {
+    if (t.name == name) return t;
+  }
+  throw std::out_of_range("no parameter tensor " + name);
+}
+
+namespace names {
+std::string layer(std::int64_t l, const char* what) {
+  std::string s = "h";  // appended piecewise: GCC 12 warns (-Wrestrict) on "h" + std::string
+  s += std::to_string(l);
+  s += '.';
+  s += what;
+  return s;
+}
+}  // namespace names
+
+ParamLayout param_layout(const ModelConfig& c) {
+  ParamLayout p;
+  auto add = [&](std::string name, std::int64_t rows, std::int64_t cols) {
+    p.total = (p.total + kParamAlign - 1) / kParamAlign * kParamAlign;
+    p.tensors.push_back({std::move(name), p.total, rows * cols, rows, cols});
+    p.total += rows * cols;
+    p.count += rows * cols;
+  };
+  const std::int64_t C = c.hidden, V = c.vocab;
+  if (c.kind == ModelKind::Mlp) {
+    for (std::int64_t l = 0; l < c.layers; ++l) {
+      add(names::layer(l, "fc.w"), C, C);
+      add(names::layer(l, "fc.b"), C, 1);
+    }
+    add("head.w", C, V);
+    add("head.b", V, 1);
+    return p;
+  }
+  const std::int64_t F = c.ffn();
+  add("wte", V, C);
+  add("wpe", c.seq, C);
+  for (std::int64_t l = 0; l < c.layers; ++l) {
+    add(names::layer(l, "ln1.g"), C, 1);
+    add(names::layer(l, "ln1.b"), C, 1);
+    add(names::layer(l, "qkv.w"), C, 3 * C);
+    add(names::layer(l, "qkv.b"), 3 * C, 1);
+    add(names::layer(l, "proj.w"), C, C);
+    add(names::layer(l, "proj.b"), C, 1);
+    add(names::layer(l, "ln2.g"), C, 1);
+    add(names::layer(l, "ln2.b"), C, 1);
+    add(names::layer(l, "fc1.w"), C, F);
+    add(names::layer(l, "fc1.b"), F, 1);
+    add(names::layer(l, "fc2.w"), F, C);
+    add(names::layer(l, "fc2.b"), C, 1);
+  }
+  add("lnf.g", C, 1);
+  add("lnf.b", C, 1);
+  return p;
+}
+
+double matmul_params(const ModelConfig& c) {
+  const double C = static_cast<double>(c.hidden), V = static_cast<double>(c.vocab), L = static_cast<double>(c.layers);
+  if (c.kind == ModelKind::Mlp) return L * C * C + C * V;
+  const double F = static_cast<double>(c.ffn());
+  return L * (3 * C * C + C * C + 2 * C * F) + V * C;
+}
+
+StepFlops step_flops(const ModelConfig& c) {
+  const double R = static_cast<double>(c.accum) * static_cast<double>(c.rows());
+  const double C = static_cast<double>(c.hidden), L = static_cast<double>(c.layers);
+  StepFlops f;
+  f.model = 6 * matmul_params(c) * R;
+  if (c.kind == ModelKind::Mlp) {
+    f.model -= 2 * R * C * C;
+    f.hardware = f.model;  // the mlp model has no recompute
+    return f;
+  }
+  const double T = static_cast<double>(c.seq), F = static_cast<double>(c.ffn());
+  f.model += 12 * L * C * T * R;
+  f.hardware = f.model;
+  switch (c.recompute) {
+    case Recompute::None: break;
+    case Recompute::Mlp: f.hardware += L * 2 * R * C * F; break;  // fc1 again
+    case Recompute::Block:  // everything up to fc2 (whose output backward does not need)
+      f.hardware += L * (2 * R * (3 * C * C + C * C + C * F) + 4 * R * T * C);
+      break;
+  }
+  return f;
+}
+
+}  // namespace gpubench::kernels::train

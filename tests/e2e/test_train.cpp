@@ -1,0 +1,93 @@
+// End-to-end: the train suite on the CPU device (the "done when"), its skips and its
+// usage errors.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_fixture.hpp"
+
+namespace gpubench {
+namespace {
+
+using e2e::Output;
+using e2e::slurp;
+
+struct Train : e2e::CliTest {
+  Output run_train(const std::string& args) {
+    return gpubench(fmt::format("run --suite train --device cpu --min-time 0.05 --warmup 0.01 --min-samples 3 -q -o {} {}",
+                                (dir / "t.json").string(), args));
+  }
+  nlohmann::json results() { return nlohmann::json::parse(slurp(dir / "t.json")); }
+};
+
+TEST_F(Train, QuickPresetOnCpuReportsTokensPerSecondVerified) {
+  Output r = run_train("--preset quick");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("2 ok, 0 skipped, 0 failed"), std::string::npos) << r.err;
+  const nlohmann::json doc = results();
+  ASSERT_EQ(doc["benchmarks"].size(), 2u);
+  for (const auto& b : doc["benchmarks"]) {
+    const auto& g = b["gpubench"];
+    EXPECT_EQ(g["status"], "ok");
+    EXPECT_EQ(g["verification"]["passed"], true);
+    EXPECT_LE(g["verification"]["max_error"].get<double>(), 1.0);
+    const auto& m = g["metrics"];
+    const bool transformer = g["axes"]["model"] == "transformer";
+    EXPECT_GT(m[transformer ? "tokens_per_s" : "samples_per_s"].get<double>(), 0) << m.dump();
+    EXPECT_GT(m["flops"].get<double>(), 0);
+    EXPECT_GT(m["peak_memory_bytes"].get<double>(), 0);
+    EXPECT_NEAR(m["forward_fraction"].get<double>() + m["backward_fraction"].get<double>() +
+                    m["optimizer_fraction"].get<double>(),
+                1.0, 1e-9);
+    EXPECT_GT(b[transformer ? "tokens/s" : "samples/s"].get<double>(), 0);
+  }
+}
+
+TEST_F(Train, RecomputeAndAccumulationReportHardwareFlops) {
+  Output r = run_train(
+      "--axis model=transformer --axis layers=2 --axis hidden=32 --axis heads=2 --axis seq=16 --axis vocab=64 "
+      "--axis micro_batch=2 --axis accum=2 --axis recompute=none,block");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json doc = results();
+  ASSERT_EQ(doc["benchmarks"].size(), 2u);
+  const auto& none = doc["benchmarks"][0]["gpubench"]["metrics"];
+  const auto& block = doc["benchmarks"][1]["gpubench"]["metrics"];
+  EXPECT_FALSE(none.contains("hardware_flops"));
+  EXPECT_EQ(block["flops"], none["flops"]);
+  EXPECT_GT(block["hardware_flops"].get<double>(), block["flops"].get<double>());
+  EXPECT_LT(block["peak_memory_bytes"].get<double>(), none["peak_memory_bytes"].get<double>());
+  EXPECT_EQ(none["items"].get<double>(), 2 * 2 * 16);  // accum x micro-batch x seq tokens
+}
+
+TEST_F(Train, LowPrecisionsAreSkippedOnTheCpuWithTheReason) {
+  Output r = run_train("--preset quick --axis model=mlp --axis precision=fp32,bf16-amp");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json doc = results();
+  ASSERT_EQ(doc["benchmarks"].size(), 2u);
+  const auto& skipped = doc["benchmarks"][1]["gpubench"];
+  EXPECT_EQ(skipped["status"], "skipped");
+  EXPECT_NE(skipped["reason"].get<std::string>().find("fp32 only"), std::string::npos);
+  // The largest-batch search (micro_batch=0) is about device memory.
+  Output search = run_train("--preset quick --axis model=mlp --axis micro_batch=0");
+  ASSERT_EQ(search.code, 0) << search.err;
+  EXPECT_NE(results()["benchmarks"][0]["gpubench"]["reason"].get<std::string>().find("CUDA devices only"),
+            std::string::npos);
+}
+
+TEST_F(Train, BadConfigurationsAreOneLineUsageErrors) {
+  Output heads = run_train("--preset quick --axis heads=3");
+  EXPECT_EQ(heads.code, 2);
+  EXPECT_NE(heads.err.find("heads (3) must divide hidden (128)"), std::string::npos) << heads.err;
+  EXPECT_EQ(std::count(heads.err.begin(), heads.err.end(), '\n'), 1) << heads.err;
+  Output zero = run_train("--preset quick --axis hidden=0");
+  EXPECT_EQ(zero.code, 2);
+  EXPECT_NE(zero.err.find("hidden"), std::string::npos) << zero.err;
+  EXPECT_EQ(std::count(zero.err.begin(), zero.err.end(), '\n'), 1) << zero.err;
+  Output preset = run_train("--preset gpt5");
+  EXPECT_EQ(preset.code, 2);
+  EXPECT_NE(preset.err.find("gpt2-124m"), std::string::npos) << preset.err;
+}
+
+}  // namespace
+}  // namespace gpubench

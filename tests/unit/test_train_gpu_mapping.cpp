@@ -1,0 +1,100 @@
+// The GPU step's row-major matmuls as cuBLASLt (column-major) problems: every shape the models
+// use, checked on the host by evaluating the column-major problem cuBLASLt would be given
+// against the row-major product. No GPU needed: this is the host half of the GPU path.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kernels/blas/cublaslt.hpp"
+#include "kernels/common/random.hpp"
+#include "kernels/train/gpu_model.hpp"
+
+namespace gpubench::kernels::train {
+namespace {
+
+using Vec = std::vector<double>;
+
+// What cuBLASLt computes for `p` (column-major, strided batch) with A' = a, B' = b, C' = D' = c.
+void column_major(const blas::LtProblem& p, const Vec& a, const Vec& b, Vec& c) {
+  const blas::LtShapes s = blas::lt_shapes(p);  // also: the wrapper accepts the problem
+  for (std::int64_t q = 0; q < p.batch; ++q) {
+    for (std::int64_t j = 0; j < p.n; ++j)
+      for (std::int64_t i = 0; i < p.m; ++i) {
+        double acc = 0;
+        for (std::int64_t l = 0; l < p.k; ++l) {
+          const double av = a[static_cast<std::size_t>(q * s.a.batch_stride + (p.trans_a ? l + i * s.a.ld : i + l * s.a.ld))];
+          const double bv = b[static_cast<std::size_t>(q * s.b.batch_stride + (p.trans_b ? j + l * s.b.ld : l + j * s.b.ld))];
+          acc += av * bv;
+        }
+        double& d = c[static_cast<std::size_t>(q * s.c.batch_stride + i + j * s.c.ld)];
+        d = p.alpha * acc + p.beta * d;
+      }
+  }
+}
+
+// The row-major product by definition.
+void row_major(const RowMajorGemm& g, const Vec& a, const Vec& b, Vec& c) {
+  const std::int64_t sa = g.sa ? g.sa : 0, sb = g.sb ? g.sb : 0, sc = g.sc ? g.sc : 0;
+  for (std::int64_t q = 0; q < g.batch; ++q)
+    for (std::int64_t i = 0; i < g.m; ++i)
+      for (std::int64_t j = 0; j < g.n; ++j) {
+        double acc = 0;
+        for (std::int64_t l = 0; l < g.k; ++l) {
+          const double av = a[static_cast<std::size_t>(q * sa + (g.ta ? l * g.lda + i : i * g.lda + l))];
+          const double bv = b[static_cast<std::size_t>(q * sb + (g.tb ? j * g.ldb + l : l * g.ldb + j))];
+          acc += av * bv;
+        }
+        double& d = c[static_cast<std::size_t>(q * sc + i * g.ldc + j)];
+        d = g.alpha * acc + g.beta * d;
+      }
+}
+
+Vec random_vec(std::size_t n, std::uint64_t seed) {
+  Vec v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = uniform_value(seed, i);
+  return v;
+}
+
+void expect_same(const RowMajorGemm& g, bool c_f32, GpuPrecision prec = GpuPrecision::FP32) {
+  const std::size_t big = 4096;
+  const Vec a = random_vec(big, 1), b = random_vec(big, 2), c0 = random_vec(big, 3);
+  Vec want = c0, got = c0;
+  row_major(g, a, b, want);
+  const blas::LtProblem p = to_lt_problem(g, prec, c_f32);
+  column_major(p, b, a, got);  // operands swapped
+  for (std::size_t i = 0; i < big; ++i) ASSERT_NEAR(got[i], want[i], 1e-12) << "entry " << i;
+}
+
+TEST(TrainGpuMapping, EveryMatmulShapeOfTheModels) {
+  const std::int64_t n = 6, C = 4, F = 8, V = 5, T = 3, D = 2, BH = 4;
+  // linear forward Y = X W, dX = dY W^T, dW += X^T dY (beta 1)
+  expect_same({false, false, n, F, C, 1, C, 0, F, 0, 0, F, 0, 1}, false);
+  expect_same({false, true, n, C, F, 1, F, 0, F, 0, 0, C, 0, 1}, false);
+  expect_same({true, false, C, F, n, 1, C, 0, F, 0, 1, F, 0, 1}, true);
+  // LM head: logits = x wte^T, dxf = dlogits wte, dwte += dlogits^T x
+  expect_same({false, true, n, V, C, 1, C, 0, C, 0, 0, V, 0, 1}, false);
+  expect_same({false, false, n, C, V, 1, V, 0, C, 0, 0, C, 0, 1}, false);
+  expect_same({true, false, V, C, n, 1, V, 0, C, 0, 1, C, 0, 1}, true);
+  // attention over B*H packed heads: S = q k^T / sqrt(D), O = P v, dv = P^T dO, dS k, dS^T q
+  const double s = 0.7071067811865476;
+  expect_same({false, true, T, T, D, s, D, T * D, D, T * D, 0, T, T * T, BH}, false);
+  expect_same({false, false, T, D, T, 1, T, T * T, D, T * D, 0, D, T * D, BH}, false);
+  expect_same({true, false, T, D, T, 1, T, T * T, D, T * D, 0, D, T * D, BH}, false);
+  expect_same({false, false, T, D, T, s, T, T * T, D, T * D, 0, D, T * D, BH}, false);
+  expect_same({true, false, T, D, T, s, T, T * T, D, T * D, 0, D, T * D, BH}, false);
+}
+
+TEST(TrainGpuMapping, PrecisionAndOutputType) {
+  const RowMajorGemm g{true, false, 4, 8, 6, 1, 4, 0, 8, 0, 1, 8, 0, 1};
+  EXPECT_EQ(to_lt_problem(g, GpuPrecision::TF32, true).precision, blas::LtPrecision::TF32);
+  EXPECT_FALSE(to_lt_problem(g, GpuPrecision::TF32, true).cd_type.has_value());  // fp32 already
+  const blas::LtProblem bf = to_lt_problem(g, GpuPrecision::BF16, true);
+  EXPECT_EQ(bf.precision, blas::LtPrecision::BF16);
+  ASSERT_TRUE(bf.cd_type.has_value());
+  EXPECT_EQ(*bf.cd_type, CUDA_R_32F);  // weight gradients accumulate in fp32
+  EXPECT_FALSE(to_lt_problem(g, GpuPrecision::FP16, false).cd_type.has_value());
+  expect_same(g, true, GpuPrecision::BF16);
+}
+
+}  // namespace
+}  // namespace gpubench::kernels::train

@@ -1,0 +1,246 @@
+// The train suite's host logic: loss-scaler state machine, largest-batch search against a fake
+// allocator, presets, configuration errors, metrics and the verification's comparison.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <new>
+
+#include "bench/core/errors.hpp"
+#include "bench/core/harness.hpp"
+#include "bench/suites/train/largest_batch.hpp"
+#include "bench/suites/train/train.hpp"
+#include "bench/suites/train/verify.hpp"
+#include "kernels/train/loss_scaler.hpp"
+#include "kernels/train/model_reference.hpp"
+
+namespace gpubench::suites::train {
+namespace {
+
+using kernels::train::LossScaler;
+
+TEST(TrainLossScaler, StartsAt2To16GrowsAfter2000CleanSteps) {
+  LossScaler s;
+  EXPECT_EQ(s.scale(), 65536.0);
+  for (int i = 0; i < 1999; ++i) ASSERT_TRUE(s.update(false));
+  EXPECT_EQ(s.scale(), 65536.0);
+  EXPECT_TRUE(s.update(false));  // the 2000th clean step
+  EXPECT_EQ(s.scale(), 131072.0);
+  EXPECT_EQ(s.good_steps(), 0);
+}
+
+TEST(TrainLossScaler, OverflowHalvesSkipsAndRestartsTheCount) {
+  LossScaler s;
+  for (int i = 0; i < 1500; ++i) s.update(false);
+  EXPECT_FALSE(s.update(true));  // step skipped
+  EXPECT_EQ(s.scale(), 32768.0);
+  EXPECT_EQ(s.skipped_steps(), 1);
+  EXPECT_EQ(s.good_steps(), 0);
+  for (int i = 0; i < 1999; ++i) s.update(false);
+  EXPECT_EQ(s.scale(), 32768.0);  // the count restarted at the overflow
+  s.update(false);
+  EXPECT_EQ(s.scale(), 65536.0);
+  EXPECT_FALSE(s.update(true));
+  EXPECT_FALSE(s.update(true));
+  EXPECT_EQ(s.scale(), 16384.0);
+  EXPECT_EQ(s.skipped_steps(), 3);
+}
+
+TEST(TrainLossScaler, OverflowCheckSeesEveryEntry) {
+  std::vector<float> g(1000, 1.0f);
+  EXPECT_FALSE(kernels::train::has_overflow(g.data(), 1000));
+  g[999] = std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(kernels::train::has_overflow(g.data(), 1000));
+  g[999] = 1;
+  g[0] = std::nanf("");
+  EXPECT_TRUE(kernels::train::has_overflow(g.data(), 1000));
+}
+
+// A device with `capacity` bytes: allocations past it throw, like cudaMalloc's OOM.
+struct FakeAllocator {
+  std::int64_t capacity = 0, in_use = 0, peak = 0;
+  struct Block {
+    FakeAllocator* a;
+    std::int64_t bytes;
+    ~Block() { a->in_use -= bytes; }
+  };
+  std::unique_ptr<Block> allocate(std::int64_t bytes) {
+    if (in_use + bytes > capacity) throw std::bad_alloc();
+    in_use += bytes;
+    peak = std::max(peak, in_use);
+    return std::unique_ptr<Block>(new Block{this, bytes});  // no temporary Block (its destructor would release)
+  }
+};
+
+TEST(TrainLargestBatch, DoublesThenBisectsAndReleasesEveryTrial) {
+  FakeAllocator dev;
+  dev.capacity = 1000 + 37 * 100 + 50;  // weights 1000 B, 100 B per sample: 37 samples fit
+  std::int64_t leaks = 0;
+  auto fits = [&](std::int64_t b) {
+    try {
+      auto weights = dev.allocate(1000);
+      auto acts = dev.allocate(100 * b);
+      return true;
+    } catch (const std::bad_alloc&) {
+      return false;
+    }
+  };
+  auto checked = [&](std::int64_t b) {
+    const bool ok = fits(b);
+    leaks += dev.in_use;  // everything released after each trial
+    return ok;
+  };
+  const BatchSearch s = find_largest_batch(checked, 1, 1 << 20);
+  EXPECT_EQ(s.largest, 37);
+  EXPECT_FALSE(s.hit_limit);
+  EXPECT_EQ(leaks, 0);
+  // 1,2,4,...,64 (7 trials, 64 fails), then bisection over (32, 64): 5 trials.
+  EXPECT_EQ(s.trials.size(), 12u);
+  EXPECT_EQ(s.trials[6], (std::pair<std::int64_t, bool>{64, false}));
+}
+
+TEST(TrainLargestBatch, LimitAndNothingFits) {
+  auto always = [](std::int64_t) { return true; };
+  BatchSearch s = find_largest_batch(always, 3, 20);
+  EXPECT_EQ(s.largest, 20);
+  EXPECT_TRUE(s.hit_limit);
+  auto never = [](std::int64_t) { return false; };
+  s = find_largest_batch(never, 1, 20);
+  EXPECT_EQ(s.largest, 0);
+  EXPECT_EQ(s.trials.size(), 1u);
+  EXPECT_THROW(find_largest_batch(never, 0, 4), std::invalid_argument);
+}
+
+Point point(const std::vector<std::pair<std::string, std::string>>& values) {
+  Point p;
+  for (const AxisSpec& a : train_axes()) {
+    for (const auto& [name, v] : values) {
+      if (name != a.name) continue;
+      if (a.kind == AxisKind::Int) {
+        p.set(name, std::stoll(v));
+      } else {
+        p.set(name, v);
+      }
+    }
+  }
+  return p;
+}
+
+TEST(TrainPresets, NamedModelsHaveTheirExactDimensions) {
+  const std::vector<Preset> presets = train_presets();
+  auto find = [&](const std::string& name) -> const Preset& {
+    for (const Preset& p : presets) {
+      if (p.name == name) return p;
+    }
+    throw std::out_of_range(name);
+  };
+  for (const char* name : {"quick", "standard", "full", "gpt2-124m", "gpt2-350m", "gpt-1.3b", "llama7b-block"}) {
+    const Preset& p = find(name);
+    for (const AxisSpec& a : train_axes()) {  // every axis has values on both devices
+      bool cpu = false, cuda = false;
+      for (const auto& [n, v] : p.cpu) cpu = cpu || n == a.name;
+      for (const auto& [n, v] : p.cuda) cuda = cuda || n == a.name;
+      EXPECT_TRUE(cpu && cuda) << name << " " << a.name;
+    }
+  }
+  // GPT-2 small: 124,439,808 parameters with the tied LM head (Radford et al. 2019).
+  const ModelConfig gpt2 = config_from(point(find("gpt2-124m").cpu));
+  EXPECT_EQ(kernels::train::param_layout(gpt2).count, 124439808);
+  EXPECT_EQ(gpt2.layers, 12);
+  EXPECT_EQ(gpt2.hidden, 768);
+  EXPECT_EQ(gpt2.heads, 12);
+  EXPECT_EQ(gpt2.seq, 1024);
+  EXPECT_EQ(gpt2.vocab, 50257);
+  // GPT-2 medium: 354,823,168 parameters.
+  EXPECT_EQ(kernels::train::param_layout(config_from(point(find("gpt2-350m").cpu))).count, 354823168);
+  const ModelConfig xl = config_from(point(find("gpt-1.3b").cpu));
+  EXPECT_EQ(xl.layers, 24);
+  EXPECT_EQ(xl.hidden, 2048);
+  EXPECT_EQ(xl.head_dim(), 128);
+  EXPECT_EQ(xl.seq, 2048);
+  const double xl_params = static_cast<double>(kernels::train::param_layout(xl).count);
+  EXPECT_GT(xl_params, 1.3e9);
+  EXPECT_LT(xl_params, 1.4e9);
+  const ModelConfig llama = config_from(point(find("llama7b-block").cpu));
+  EXPECT_EQ(llama.layers, 1);
+  EXPECT_EQ(llama.hidden, 4096);
+  EXPECT_EQ(llama.heads, 32);
+  EXPECT_EQ(llama.ffn(), 16384);
+  EXPECT_EQ(llama.vocab, 32000);
+}
+
+TEST(TrainConfig, BadConfigurationsAreUsageErrors) {
+  std::vector<std::pair<std::string, std::string>> v{{"model", "transformer"}, {"layers", "2"}, {"hidden", "64"},
+                                                     {"heads", "3"},          {"ffn_mult", "4"}, {"seq", "8"},
+                                                     {"micro_batch", "2"},    {"vocab", "10"},   {"precision", "fp32"},
+                                                     {"accum", "1"},          {"recompute", "none"}};
+  try {
+    config_from(point(v));
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("heads (3) must divide hidden (64)"), std::string::npos) << e.what();
+  }
+  v[3].second = "4";
+  EXPECT_NO_THROW(config_from(point(v)));
+  v[5].second = "3000000000";  // seq beyond 32-bit
+  EXPECT_THROW(config_from(point(v)), UsageError);
+}
+
+TEST(TrainMetrics, StepMetricsAndDerivedRates) {
+  ModelConfig c;
+  c.layers = 1;
+  c.hidden = 4;
+  c.heads = 2;
+  c.ffn_mult = 4;
+  c.seq = 2;
+  c.batch = 1;
+  c.vocab = 10;
+  c.accum = 3;
+  c.recompute = kernels::train::Recompute::Mlp;
+  const Metrics m = step_metrics(c, Precision::BF16Amp);
+  EXPECT_EQ(m.items, 6);
+  EXPECT_EQ(m.items_unit, "tokens");
+  EXPECT_EQ(m.peak_key, "bf16_tensor");
+  EXPECT_EQ(m.flops, 3 * 2976);
+  EXPECT_EQ(m.hardware_flops, 3 * (2976 + 256));
+  Metrics d;
+  d.flops = 2e12;
+  d.hardware_flops = 3e12;
+  d.items = 1000;
+  d.items_unit = "tokens";
+  d.peak_key = "bf16_tensor";
+  d.extra = {{"peak_memory_bytes", 5e9}};
+  const auto j = derive_metrics(d, 0.1, 100.0);
+  EXPECT_DOUBLE_EQ(j["tokens_per_s"].get<double>(), 10000);
+  EXPECT_DOUBLE_EQ(j["pct_of_peak"].get<double>(), 20);  // MFU
+  EXPECT_DOUBLE_EQ(j["hfu_pct"].get<double>(), 30);
+  EXPECT_DOUBLE_EQ(j["peak_memory_bytes"].get<double>(), 5e9);
+}
+
+TEST(TrainVerify, TinyStepPassesAndAWrongGradientFails) {
+  ModelConfig c;
+  c.layers = 3;
+  c.hidden = 64;
+  c.heads = 4;
+  c.seq = 32;
+  c.vocab = 500;
+  c.accum = 2;
+  c.recompute = kernels::train::Recompute::Block;
+  const Verification v = verify_tiny_step_cpu(c);
+  EXPECT_TRUE(v.passed) << v.detail;
+  EXPECT_LE(v.max_error, 1.0);
+  EXPECT_GT(v.checked, 1000);
+  // The comparison catches one wrong entry and names it.
+  const ModelConfig t = tiny_config(c);
+  kernels::train::ReferenceModel<double> d(t, kModelSeed);
+  d.train_step({kernels::train::make_batch(t, 1)}, {});
+  std::vector<double> got = d.grads();
+  const auto& w = d.layout().at("h1.fc1.w");
+  got[static_cast<std::size_t>(w.offset + 5)] *= 1.1;
+  const Verification bad = compare_gradients(got, d.grads(), d.layout(), GradTolerance{});
+  EXPECT_FALSE(bad.passed);
+  EXPECT_NE(bad.detail.find("h1.fc1.w[5]"), std::string::npos) << bad.detail;
+}
+
+}  // namespace
+}  // namespace gpubench::suites::train
