@@ -7,10 +7,12 @@
 
 namespace gpubench::perf {
 
-// Mean seconds per run of the single CPU case `overrides` select in `suite`, measured through
-// plan, Google Benchmark registration, harness measurement and results file (the display
-// output is discarded).
+// Mean seconds per run of the single case `overrides` select in `suite` on `device` (default:
+// the CPU), measured through plan, Google Benchmark registration, harness measurement and
+// results file (the display output is discarded).
 double through_harness(const Suite& suite, const std::vector<std::string>& overrides, double min_time);
+double through_harness(const Suite& suite, const std::vector<std::string>& overrides, double min_time,
+                       const DeviceInfo& device);
 
 // The suite registered under `name` (the program aborts if there is none).
 const Suite& suite_named(const std::string& name);

@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "timer.hpp"
 
 namespace gpubench {
@@ -12,10 +14,16 @@ namespace gpubench {
 // What one run() does, for the rates: FLOP and bytes moved (0 when not meaningful), and which
 // datasheet figure a rate is compared with ("fp32", "bf16_tensor", "memory_bandwidth"; empty
 // when none applies).
+// With flops, `bytes` is the minimal traffic (each operand read or written once): arithmetic
+// intensity is flops / bytes and bytes / time the achieved bandwidth.
 struct Metrics {
   double flops = 0;
   double bytes = 0;
   std::string peak_key;
+  bool integer_ops = false;      // `flops` counts integer operations: rates are TOP/s
+  double footprint_bytes = 0;    // memory the case's buffers occupy (0: not reported)
+  // Case-specific fields (an algorithm's name, a tuning gain) copied into gpubench.metrics.
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
 };
 
 struct Verification {

@@ -103,7 +103,7 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
     }
     const Measurement& m = *slot.measurement;
     const double t = m.stats.mean;
-    if (slot.metrics.flops > 0) st.counters["TFLOP/s"] = slot.metrics.flops / t / 1e12;
+    if (slot.metrics.flops > 0) st.counters[slot.metrics.integer_ops ? "TOP/s" : "TFLOP/s"] = slot.metrics.flops / t / 1e12;
     if (slot.metrics.bytes > 0 && slot.metrics.flops == 0) st.counters["GB/s"] = slot.metrics.bytes / t / 1e9;
     st.counters["samples"] = static_cast<double>(m.seconds_per_run.size());
     st.counters["noise_pct"] = m.stats.rel_noise * 100;
@@ -227,7 +227,11 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
         }
         // Per repetition: this run's own mean time per run.
         const double per_run = run.real_accumulated_time / static_cast<double>(run.iterations);
-        g["metrics"] = derive_metrics(slot.metrics.flops, slot.metrics.bytes, slot.metrics.peak_key, per_run, peak);
+        std::optional<ClockScale> clock;
+        if (const auto mhz = measured_sm_clock(slot.profile); mhz && pc.device.max_sm_clock_mhz > 0) {
+          clock = ClockScale{*mhz, static_cast<double>(pc.device.max_sm_clock_mhz)};
+        }
+        g["metrics"] = derive_metrics(slot.metrics, per_run, peak, clock);
         g["measurement"] = measurement_json(slot, opt_.measure);
       }
       if (!slot.profile.empty()) g["profile"] = slot.profile;
@@ -241,7 +245,9 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
     if (!slot.measurement) return "ok";
     const Measurement& m = *slot.measurement;
     std::string rate;
-    if (slot.metrics.flops > 0) rate = fmt::format(", {:.3g} TFLOP/s", slot.metrics.flops / m.stats.mean / 1e12);
+    if (slot.metrics.flops > 0) {
+      rate = fmt::format(", {:.3g} {}", slot.metrics.flops / m.stats.mean / 1e12, slot.metrics.integer_ops ? "TOP/s" : "TFLOP/s");
+    }
     else if (slot.metrics.bytes > 0) rate = fmt::format(", {:.3g} GB/s", slot.metrics.bytes / m.stats.mean / 1e9);
     return fmt::format("ok, {}/run{}, noise {:.2g}%{}", format_seconds(m.stats.mean), rate, m.stats.rel_noise * 100,
                        m.noisy ? " (noisy)" : "");
@@ -323,6 +329,42 @@ nlohmann::ordered_json derive_metrics(double flops, double bytes, const std::str
     j["pct_of_peak"] = *rate / *peak * 100;
   }
   return j;
+}
+
+nlohmann::ordered_json derive_metrics(const Metrics& m, double seconds_per_run, std::optional<double> peak,
+                                      std::optional<ClockScale> clock) {
+  nlohmann::ordered_json j = derive_metrics(m.flops, m.bytes, m.peak_key, seconds_per_run, peak);
+  if (seconds_per_run <= 0) return j;
+  if (m.flops > 0) {
+    j["rate_unit"] = m.integer_ops ? "TOP/s" : "TFLOP/s";
+    if (m.bytes > 0) {
+      j["intensity"] = m.flops / m.bytes;
+      j["achieved_gbps"] = m.bytes / seconds_per_run / 1e9;
+    }
+  }
+  if (m.footprint_bytes > 0) j["footprint_bytes"] = m.footprint_bytes;
+  // The datasheet peak assumes the boost clock; at a lower (or higher) measured clock the
+  // same units deliver peak * measured / boost.
+  if (clock && clock->measured_mhz > 0 && clock->reference_mhz > 0) {
+    j["sm_clock_mhz"] = clock->measured_mhz;
+    if (j.contains("pct_of_peak")) {
+      const double at_clock = j["peak"].get<double>() * clock->measured_mhz / clock->reference_mhz;
+      j["peak_at_clock"] = at_clock;
+      j["pct_of_peak_at_clock"] = j["pct_of_peak"].get<double>() * j["peak"].get<double>() / at_clock;
+    }
+  }
+  for (const auto& [key, value] : m.extra.items()) j[key] = value;
+  return j;
+}
+
+std::optional<double> measured_sm_clock(const nlohmann::ordered_json& profile) {
+  if (!profile.is_object()) return std::nullopt;
+  for (const auto& [name, fields] : profile.items()) {
+    if (!fields.is_object()) continue;
+    const auto it = fields.find("sm_clock_mhz_mean");
+    if (it != fields.end() && it->is_number() && it->get<double>() > 0) return it->get<double>();
+  }
+  return std::nullopt;
 }
 
 BenchmarkFlags parse_benchmark_flags(const std::vector<std::string>& args) {
