@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <unistd.h>
 
+#include "bench/suites/gemm/gemm_tune.hpp"
 #include "bench/suites/gemm/tuning_cache.hpp"
 
 namespace gpubench::suites::gemm {
@@ -129,6 +131,28 @@ TEST(TuningCache, EmptyCacheIsValid) {
   const TuningCache c = TuningCache::parse(TuningCache().dump(), "x");
   EXPECT_TRUE(c.entries().empty());
   EXPECT_EQ(sample(1).key.shape_label(), "bf16 tn 1x4096x4096 batch 1 epilogue none");
+}
+
+TEST(TuningCache, ReportShowsDefaultBestGainAndAlgorithm) {
+  TuningEntry same = sample(512);
+  same.algo = same.default_algo;
+  same.time_s = same.default_time_s;
+  const std::string report = format_tuning_report({sample(1024), same});
+  std::istringstream lines(report);
+  std::string header, first, second, extra;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_FALSE(std::getline(lines, extra));
+  EXPECT_NE(header.find("default"), std::string::npos);
+  EXPECT_NE(header.find("gain"), std::string::npos);
+  EXPECT_NE(first.find("bf16 tn 1024x4096x4096 batch 1 epilogue none"), std::string::npos) << first;
+  EXPECT_NE(first.find("1.2000 ms"), std::string::npos) << first;
+  EXPECT_NE(first.find("1.0000 ms"), std::string::npos) << first;
+  EXPECT_NE(first.find("+20.0%"), std::string::npos) << first;
+  EXPECT_NE(first.find("id=66 tile=20 stages=35 splitk=2"), std::string::npos) << first;
+  EXPECT_NE(second.find("+0.0%"), std::string::npos) << second;
+  EXPECT_NE(second.find("(the default)"), std::string::npos) << second;
 }
 
 }  // namespace
