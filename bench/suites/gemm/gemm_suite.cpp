@@ -57,9 +57,9 @@ const std::vector<std::pair<std::string, std::string>> kCpuPresetDefaults = {
 std::vector<std::pair<std::string, std::string>> with_defaults(std::vector<std::pair<std::string, std::string>> given,
                                                                const std::vector<std::pair<std::string, std::string>>& first) {
   auto add_missing = [&](const std::vector<std::pair<std::string, std::string>>& defaults) {
-    for (const auto& [axis, value] : defaults) {
-      const bool named = std::any_of(given.begin(), given.end(), [&](const auto& g) { return g.first == axis; });
-      if (!named) given.emplace_back(axis, value);
+    for (const auto& d : defaults) {
+      const bool named = std::any_of(given.begin(), given.end(), [&](const auto& g) { return g.first == d.first; });
+      if (!named) given.push_back(d);
     }
   };
   add_missing(first);
