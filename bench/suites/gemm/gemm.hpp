@@ -63,6 +63,11 @@ Metrics gemm_metrics(const GemmProblem& p, bool separate_c);
 
 std::unique_ptr<Suite> make_suite();
 
+// gpubench.summaries.gemm (gemm_summary.cpp): `fusion` rows (the same case fused and separate:
+// fused_s, separate_s, fusion_speedup) and `tuning` rows (cublaslt-tuned: gain_pct and the
+// algorithms; with the cublaslt case beside it, cublaslt_s and measured_gain_pct).
+nlohmann::ordered_json summarize_gemm(const std::vector<nlohmann::ordered_json>& entries);
+
 // ---- Run settings (gpubench run / tune options the suite reads) ----
 class TuningCache;
 struct GemmRunSettings {

@@ -186,6 +186,10 @@ class GemmSuite final : public Suite {
   nlohmann::ordered_json libraries() const override {
     return {{"cublas", cublas_version()}, {"cublaslt", cublaslt_version()}, {"openblas", openblas_version()}};
   }
+
+  nlohmann::ordered_json summarize(const std::vector<nlohmann::ordered_json>& entries) const override {
+    return summarize_gemm(entries);
+  }
 };
 
 struct PrecisionRow {
