@@ -52,9 +52,14 @@ class Silenced {
 
 double through_harness(const Suite& suite, const std::vector<std::string>& overrides, double min_time,
                        const std::vector<Instrument*>& instruments) {
+  return through_harness(suite, overrides, min_time, describe_cpu(), instruments);
+}
+
+double through_harness(const Suite& suite, const std::vector<std::string>& overrides, double min_time,
+                       const DeviceInfo& device, const std::vector<Instrument*>& instruments) {
   PlanRequest req;
   req.axis_overrides = overrides;
-  const auto plan = make_plan({&suite}, req, {describe_cpu()});
+  const auto plan = make_plan({&suite}, req, {device});
   HarnessOptions h;
   h.quiet = true;
   h.measure.min_time_s = min_time;
@@ -66,7 +71,12 @@ double through_harness(const Suite& suite, const std::vector<std::string>& overr
     run_plan(plan, h, results);
   }
   fs::remove(file);
-  return results.document()["benchmarks"].at(0)["gpubench"]["measurement"]["mean_s"].get<double>();
+  const auto& g = results.document()["benchmarks"].at(0)["gpubench"];
+  if (g["status"] != "ok") {
+    std::fprintf(stderr, "%s: %s\n", g["status"].get<std::string>().c_str(), g.value("reason", std::string()).c_str());
+    std::exit(1);
+  }
+  return g["measurement"]["mean_s"].get<double>();
 }
 
 const Suite& suite_named(const std::string& name) {

@@ -26,9 +26,29 @@ step() {
 }
 
 "$gpubench" version
-# gemm: every dtype through cuBLAS, at a tiny and an odd size (checks every entry).
-step gemm-paths run --device "$device" --suite gemm --axis m=64,200 --axis dtype=fp64,fp32,tf32,fp16,bf16 \
-  --min-time 0.05 --out "$out/gemm-paths.json"
+# gemm: every provider and precision at a tiny and an odd size (every entry checked); fp8
+# (sm_89+) and int8 run in the TN layout, the others in NN and TN. Unsupported combinations
+# are skipped with their reason.
+step gemm-cublas run --device "$device" --suite gemm --axis provider=cublas \
+  --axis dtype=fp64,fp32,tf32,fp16,bf16,fp16-acc16,int8 --axis layout=nn,tn --axis m=64,200 \
+  --min-time 0.05 --out "$out/gemm-cublas.json"
+step gemm-cublaslt run --device "$device" --suite gemm --axis provider=cublaslt,cublaslt-tuned \
+  --axis dtype=fp64,fp32,tf32,fp16,bf16,fp16-acc16,fp8-e4m3,fp8-e5m2,int8 --axis layout=tn --axis m=64,256 \
+  --lt-candidates 8 --min-time 0.05 --out "$out/gemm-cublaslt.json"
+# Every layout, strided batches, padded leading dimensions and beta = 1, on a non-square problem.
+step gemm-layouts run --device "$device" --suite gemm --axis provider=cublas,cublaslt --axis dtype=fp32,bf16 \
+  --axis layout=nn,nt,tn,tt --axis m=96 --axis n=80 --axis k=72 --axis batch=1,3 --axis pad=0,8 --axis beta=0,1 \
+  --min-time 0.02 --out "$out/gemm-layouts.json"
+# Epilogues fused into cuBLASLt and as a separate elementwise kernel after cuBLAS/cuBLASLt.
+step gemm-epilogues run --device "$device" --suite gemm --axis provider=cublas,cublaslt --axis dtype=fp32,fp16,bf16 \
+  --axis layout=tn --axis m=256 --axis epilogue=bias,gelu,bias-gelu --axis fusion=fused,separate \
+  --min-time 0.05 --out "$out/gemm-epilogues.json"
+# Tuning: search, write the cache, then run cublaslt-tuned from it.
+step gemm-tune tune gemm --device "$device" --axis dtype=bf16,fp8-e4m3 --axis m=256,1024 --lt-candidates 8 \
+  --cache "$out/gemm-tuning.json"
+step gemm-tuned run --device "$device" --suite gemm --axis provider=cublaslt,cublaslt-tuned --axis dtype=bf16,fp8-e4m3 \
+  --axis layout=tn --axis m=256,1024 --tuning-cache "$out/gemm-tuning.json" --min-time 0.05 \
+  --out "$out/gemm-tuned.json"
 # Non-square problem with sampled verification (m*n > 1024) and the cold-L2 path.
 step gemm-cold run --device "$device" --suite gemm --axis m=1536 --axis n=512 --axis k=256 --axis dtype=bf16,fp32 \
   --cold --min-time 0.05 --out "$out/gemm-cold.json"

@@ -14,6 +14,7 @@
 #include "bench/core/harness.hpp"
 #include "bench/core/interrupt.hpp"
 #include "bench/suites/all_suites.hpp"
+#include "bench/suites/gemm/gemm_tune.hpp"
 #include "profilers/profile.hpp"
 #include "reports/spec_sheet.hpp"
 
@@ -99,6 +100,10 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
       ("case-timeout", po::value(&o.case_timeout_s),
        "seconds a case may take (setup, verification and timing) before it is killed and recorded as failed; "
        "implies --isolate")
+      ("lt-candidates", po::value(&o.lt_candidates)->default_value(o.lt_candidates),
+       "gemm: cuBLASLt heuristic algorithms the cublaslt-tuned provider times (the fastest is kept)")
+      ("tuning-cache", po::value(&o.tuning_cache),
+       "gemm: cuBLASLt tuning cache from `gpubench tune gemm`; cublaslt-tuned uses its algorithms")
       ("quiet,q", po::bool_switch(), "no progress on stderr")
       ("help,h", "show this help");
   // Used by --isolate to start one case in a child process; not for people.
@@ -120,6 +125,9 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
   if (m.min_samples < 2) throw UsageError("--min-samples: at least 2 samples are needed to measure noise");
   m.max_noise = positive(max_noise_pct, "max-noise") / 100;
   if (vm.count("case-timeout")) positive(o.case_timeout_s, "case-timeout");
+  if (o.lt_candidates < 1 || o.lt_candidates > suites::gemm::kMaxLtCandidates) {
+    throw UsageError(fmt::format("--lt-candidates {}: expected 1 to {}", o.lt_candidates, suites::gemm::kMaxLtCandidates));
+  }
   o.isolate = o.isolated_case < 0 && (o.isolate || o.case_timeout_s > 0);
   o.profile = profilers::parse_profile(profile);
   if (!o.trace_dir.empty()) o.profile.trace = true;
@@ -159,6 +167,9 @@ int cmd_run(const std::vector<std::string>& all_args) {
 
   const DeviceInventory inventory = discover_devices();
   const DeviceSelection selection = select_devices(sel.device, inventory);
+  // The gemm suite's options; a malformed tuning cache is a usage error naming the file.
+  const std::string cache_warning = suites::gemm::apply_run_settings(o.lt_candidates, o.tuning_cache, selection.devices);
+  if (!cache_warning.empty() && o.isolated_case < 0) fmt::print(stderr, "{}\n", cache_warning);
   const PlanRequest request = to_plan_request(sel, h.benchmark.filter.value_or(""));
   std::vector<PlannedCase> plan = make_plan(suites::all(), request, selection.devices);
   const std::vector<const Suite*> selected = select_suites(suites::all(), request.suites);

@@ -20,6 +20,7 @@ Commands:
   report    render results files as a Markdown report
   doctor    check the machine (driver, GPUs, libraries, host, disk) and say what to fix
   version   print version, build and library versions
+  tune      search cuBLASLt algorithms per GEMM shape and write a tuning cache (tune gemm)
   datagen   write a synthetic dataset for the dataload suite
 
 `gpubench COMMAND --help` describes each command's options.
@@ -36,6 +37,7 @@ constexpr Command kCommands[] = {
     {"report", gpubench::app::cmd_report},
     {"doctor", gpubench::app::cmd_doctor},
     {"version", gpubench::app::cmd_version},
+    {"tune", gpubench::app::cmd_tune},
     {"datagen", gpubench::app::cmd_datagen},
 };
 
@@ -66,7 +68,7 @@ int main(int argc, char** argv) {
     }
   }
   fmt::print(stderr,
-             "gpubench: unknown command '{}' (commands: run, list, report, doctor, version, datagen; see gpubench --help)\n",
+             "gpubench: unknown command '{}' (commands: run, list, report, doctor, version, tune, datagen; see gpubench --help)\n",
              command);
   return 2;
 }

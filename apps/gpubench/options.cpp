@@ -14,11 +14,11 @@ namespace gpubench::app {
 void add_selection_options(po::options_description& desc, SelectionOptions& o) {
   desc.add_options()
       ("suite,s", po::value(&o.suites)->composing(), "suite(s) to run, repeatable or comma-separated (default: all)")
-      ("preset,p", po::value(&o.preset)->default_value("quick"), "axis values preset: quick, standard, full")
+      ("preset,p", po::value(&o.preset)->default_value(o.preset), "axis values preset: quick, standard, full")
       ("axis,a", po::value(&o.axes)->composing(),
        "override an axis: NAME=VALUES; VALUES is a comma list of values, ranges start:stop:step, "
        "geometric ranges start:stop:xFACTOR, names (dtype=bf16,fp16), or @OTHER to copy axis OTHER")
-      ("device,d", po::value(&o.device)->default_value("all"), "devices: all, cuda, cuda:N, cpu (comma-separated)");
+      ("device,d", po::value(&o.device)->default_value(o.device), "devices: all, cuda, cuda:N, cpu (comma-separated)");
 }
 
 namespace {

@@ -58,6 +58,8 @@ struct RunOptions {
   double case_timeout_s = 0;   // 0: none
   long isolated_case = -1;     // set in the child processes of --isolate
   std::string isolated_out;
+  int lt_candidates = 32;      // gemm: cuBLASLt algorithms cublaslt-tuned times
+  std::string tuning_cache;    // gemm: --tuning-cache FILE (read by cmd_run, not by the parser)
 };
 RunOptions parse_run_options(const std::vector<std::string>& args);  // cmd_run.cpp
 

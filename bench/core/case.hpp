@@ -16,20 +16,24 @@ namespace gpubench {
 // What one run() does, for the rates: FLOP and bytes moved (0 when not meaningful), and which
 // datasheet figure a rate is compared with ("fp32", "bf16_tensor", "memory_bandwidth"; empty
 // when none applies).
+// With flops, `bytes` is the minimal traffic (each operand read or written once): arithmetic
+// intensity is flops / bytes and bytes / time the achieved bandwidth.
 struct Metrics {
   double flops = 0;
   double bytes = 0;
   std::string peak_key;
-  // Work items per run (tokens, samples) for an items-per-second rate: `<items_unit>_per_s` in
-  // the results file and a `<items_unit>/s` counter. 0: none.
+  // Work items per run (tokens, samples) for an items-per-second rate: `items_per_s` and
+  // `<items_unit>_per_s` in the results file and a `<items_unit>/s` counter. 0: none.
   double items = 0;
   std::string items_unit{};
   // FLOPs the hardware runs when more than `flops` (the model's: activation recompute reruns
   // forward work): adds hardware_tflops and, against the peak, hfu_pct. 0: same as flops.
   double hardware_flops = 0;
-  // Further per-case figures written as they are under gpubench.metrics (peak_memory_bytes,
-  // forward_fraction, ...).
-  std::vector<std::pair<std::string, double>> extra{};
+  bool integer_ops = false;      // `flops` counts integer operations: rates are TOP/s
+  double footprint_bytes = 0;    // memory the case's buffers occupy (0: not reported)
+  // Case-specific fields (an algorithm's name, a tuning gain, peak_memory_bytes,
+  // forward_fraction, ...) copied as they are into gpubench.metrics.
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
 };
 
 struct Verification {

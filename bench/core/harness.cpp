@@ -125,7 +125,7 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
     }
     const Measurement& m = *slot.measurement;
     const double t = m.stats.mean;
-    if (slot.metrics.flops > 0) st.counters["TFLOP/s"] = slot.metrics.flops / t / 1e12;
+    if (slot.metrics.flops > 0) st.counters[slot.metrics.integer_ops ? "TOP/s" : "TFLOP/s"] = slot.metrics.flops / t / 1e12;
     if (slot.metrics.bytes > 0 && slot.metrics.flops == 0) st.counters["GB/s"] = slot.metrics.bytes / t / 1e9;
     if (slot.metrics.items > 0) st.counters[slot.metrics.items_unit + "/s"] = slot.metrics.items / t;
     slot.details = c.details(m.runs);
@@ -251,7 +251,11 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
         }
         // Per repetition: this run's own mean time per run.
         const double per_run = run.real_accumulated_time / static_cast<double>(run.iterations);
-        g["metrics"] = derive_metrics(slot.metrics, per_run, peak);
+        std::optional<ClockScale> clock;
+        if (const auto mhz = measured_sm_clock(slot.profile); mhz && pc.device.max_sm_clock_mhz > 0) {
+          clock = ClockScale{*mhz, static_cast<double>(pc.device.max_sm_clock_mhz)};
+        }
+        g["metrics"] = derive_metrics(slot.metrics, per_run, peak, clock);
         if (!slot.details.empty()) g["details"] = slot.details;
         g["measurement"] = measurement_json(slot, opt_.measure);
       }
@@ -266,7 +270,9 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
     if (!slot.measurement) return "ok";
     const Measurement& m = *slot.measurement;
     std::string rate;
-    if (slot.metrics.flops > 0) rate = fmt::format(", {:.3g} TFLOP/s", slot.metrics.flops / m.stats.mean / 1e12);
+    if (slot.metrics.flops > 0) {
+      rate = fmt::format(", {:.3g} {}", slot.metrics.flops / m.stats.mean / 1e12, slot.metrics.integer_ops ? "TOP/s" : "TFLOP/s");
+    }
     else if (slot.metrics.bytes > 0) rate = fmt::format(", {:.3g} GB/s", slot.metrics.bytes / m.stats.mean / 1e9);
     if (slot.metrics.items > 0) {
       rate += fmt::format(", {:.4g} {}/s", slot.metrics.items / m.stats.mean, slot.metrics.items_unit);
@@ -353,9 +359,18 @@ nlohmann::ordered_json derive_metrics(double flops, double bytes, const std::str
   return j;
 }
 
-nlohmann::ordered_json derive_metrics(const Metrics& m, double seconds_per_run, std::optional<double> peak) {
+nlohmann::ordered_json derive_metrics(const Metrics& m, double seconds_per_run, std::optional<double> peak,
+                                      std::optional<ClockScale> clock) {
   nlohmann::ordered_json j = derive_metrics(m.flops, m.bytes, m.peak_key, seconds_per_run, peak);
   if (seconds_per_run <= 0) return j;
+  if (m.flops > 0) {
+    j["rate_unit"] = m.integer_ops ? "TOP/s" : "TFLOP/s";
+    if (m.bytes > 0) {
+      j["intensity"] = m.flops / m.bytes;
+      j["achieved_gbps"] = m.bytes / seconds_per_run / 1e9;
+    }
+  }
+  if (m.footprint_bytes > 0) j["footprint_bytes"] = m.footprint_bytes;
   if (m.items > 0) {
     j["items"] = m.items;
     j["items_unit"] = m.items_unit;
@@ -367,8 +382,31 @@ nlohmann::ordered_json derive_metrics(const Metrics& m, double seconds_per_run, 
     j["hardware_tflops"] = m.hardware_flops / seconds_per_run / 1e12;
     if (peak && *peak > 0) j["hfu_pct"] = j["hardware_tflops"].get<double>() / *peak * 100;
   }
-  for (const auto& [name, value] : m.extra) j[name] = value;
+  // The datasheet peak assumes the boost clock; at a lower (or higher) measured clock the
+  // same units deliver peak * measured / boost.
+  if (clock && clock->measured_mhz > 0 && clock->reference_mhz > 0) {
+    j["sm_clock_mhz"] = clock->measured_mhz;
+    if (j.contains("pct_of_peak")) {
+      const double at_clock = j["peak"].get<double>() * clock->measured_mhz / clock->reference_mhz;
+      j["peak_at_clock"] = at_clock;
+      j["pct_of_peak_at_clock"] = j["pct_of_peak"].get<double>() * j["peak"].get<double>() / at_clock;
+    }
+  }
+  for (const auto& [key, value] : m.extra.items()) j[key] = value;
   return j;
+}
+
+std::optional<double> measured_sm_clock(const nlohmann::ordered_json& profile) {
+  if (!profile.is_object()) return std::nullopt;
+  for (const auto& [name, fields] : profile.items()) {
+    if (!fields.is_object()) continue;
+    // The telemetry instrument writes "sm_clock_mhz": {"min": ..., "mean": ...}.
+    const auto it = fields.find("sm_clock_mhz");
+    if (it == fields.end() || !it->is_object()) continue;
+    const auto mean = it->find("mean");
+    if (mean != it->end() && mean->is_number() && mean->get<double>() > 0) return mean->get<double>();
+  }
+  return std::nullopt;
 }
 
 BenchmarkFlags parse_benchmark_flags(const std::vector<std::string>& args) {

@@ -75,7 +75,20 @@ nlohmann::ordered_json failure_entry(const PlannedCase& c, std::size_t index, co
 // Derived metrics for one run of a case: rates in decimal units and % of the datasheet peak.
 nlohmann::ordered_json derive_metrics(double flops, double bytes, const std::string& peak_key, double seconds_per_run,
                               std::optional<double> peak);
-// The same plus a case's items rate, hardware FLOPs (HFU) and extra figures.
-nlohmann::ordered_json derive_metrics(const Metrics& m, double seconds_per_run, std::optional<double> peak);
+
+// The SM clock a case ran at (an instrument's mean) and the clock the datasheet peak assumes
+// (the device's maximum boost clock), for "% of the peak at the measured clock".
+struct ClockScale {
+  double measured_mhz = 0;
+  double reference_mhz = 0;
+};
+// The above plus: rate_unit (TFLOP/s or TOP/s), intensity (flops per byte of minimal traffic),
+// achieved_gbps (minimal traffic / time), footprint_bytes, the items rate, hardware FLOPs
+// (hardware_tflops, hfu_pct), pct_of_peak_at_clock, and the case's own extra fields.
+nlohmann::ordered_json derive_metrics(const Metrics& m, double seconds_per_run, std::optional<double> peak,
+                                      std::optional<ClockScale> clock = std::nullopt);
+// The mean SM clock an instrument measured during the case: the first `sm_clock_mhz.mean`
+// among the instruments' fields (gpubench.profile.<instrument>, as telemetry writes it).
+std::optional<double> measured_sm_clock(const nlohmann::ordered_json& profile);
 
 }  // namespace gpubench

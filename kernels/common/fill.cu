@@ -1,5 +1,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "kernels/common/fill.cuh"
 #include "kernels/common/random.hpp"
@@ -17,6 +18,16 @@ template <>
 __device__ __half convert<__half>(float v) { return __float2half_rn(v); }
 template <>
 __device__ __nv_bfloat16 convert<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+// fp8: round to nearest even, saturating (the constructors use __NV_SATFINITE).
+template <>
+__device__ __nv_fp8_e4m3 convert<__nv_fp8_e4m3>(float v) { return __nv_fp8_e4m3(v); }
+template <>
+__device__ __nv_fp8_e5m2 convert<__nv_fp8_e5m2>(float v) { return __nv_fp8_e5m2(v); }
+// Integers: floor(16 u), as uniform_to_int (u * 16 is exact).
+template <>
+__device__ std::int8_t convert<std::int8_t>(float v) { return static_cast<std::int8_t>(floorf(v * 16.0f)); }
+template <>
+__device__ std::int32_t convert<std::int32_t>(float v) { return static_cast<std::int32_t>(floorf(v * 16.0f)); }
 
 // One thread per element, grid-stride so any count fits the grid limit.
 template <typename T>
@@ -45,6 +56,10 @@ cudaError_t fill_uniform(void* dst, Storage storage, std::size_t count, std::uin
     case Storage::F32: return launch<float>(dst, count, seed, stream);
     case Storage::F16: return launch<__half>(dst, count, seed, stream);
     case Storage::BF16: return launch<__nv_bfloat16>(dst, count, seed, stream);
+    case Storage::E4M3: return launch<__nv_fp8_e4m3>(dst, count, seed, stream);
+    case Storage::E5M2: return launch<__nv_fp8_e5m2>(dst, count, seed, stream);
+    case Storage::I8: return launch<std::int8_t>(dst, count, seed, stream);
+    case Storage::I32: return launch<std::int32_t>(dst, count, seed, stream);
   }
   return cudaErrorInvalidValue;
 }

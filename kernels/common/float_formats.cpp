@@ -25,6 +25,10 @@ std::size_t storage_bytes(Storage s) {
     case Storage::F32: return 4;
     case Storage::F16:
     case Storage::BF16: return 2;
+    case Storage::E4M3:
+    case Storage::E5M2:
+    case Storage::I8: return 1;
+    case Storage::I32: return 4;
   }
   return 0;
 }
@@ -35,6 +39,10 @@ std::string_view storage_name(Storage s) {
     case Storage::F32: return "f32";
     case Storage::F16: return "f16";
     case Storage::BF16: return "bf16";
+    case Storage::E4M3: return "e4m3";
+    case Storage::E5M2: return "e5m2";
+    case Storage::I8: return "i8";
+    case Storage::I32: return "i32";
   }
   return "?";
 }
@@ -83,10 +91,63 @@ std::uint16_t float_to_bfloat16_bits(float f) {
 
 float bfloat16_bits_to_float(std::uint16_t b) { return float_of(static_cast<std::uint32_t>(b) << 16); }
 
+namespace {
+struct Fp8Format {
+  int mantissa_bits, bias;
+  double max_finite;
+};
+Fp8Format fp8_format(Storage s) {
+  if (s == Storage::E4M3) return {3, 7, 448.0};
+  return {2, 15, 57344.0};
+}
+}  // namespace
+
+// Round |f| to a multiple of the format's quantum at its binade (2^(e - mantissa bits), or the
+// subnormal step below the smallest normal), ties to even, saturate, then encode.
+std::uint8_t float_to_fp8_bits(float f, Storage format) {
+  const Fp8Format fmt = fp8_format(format);
+  const std::uint8_t sign = std::signbit(f) ? 0x80 : 0x00;
+  if (std::isnan(f)) return format == Storage::E4M3 ? 0x7F : 0x7E;
+  double a = std::fabs(static_cast<double>(f));
+  if (a == 0) return sign;
+  const int min_exp = 1 - fmt.bias;  // exponent of the smallest normal
+  int e = std::ilogb(a);
+  if (e < min_exp) e = min_exp;
+  const double quantum = std::ldexp(1.0, e - fmt.mantissa_bits);
+  a = std::nearbyint(a / quantum) * quantum;  // power-of-two scaling: exact; default mode ties to even
+  if (a > fmt.max_finite) a = fmt.max_finite;  // saturating, as __NV_SATFINITE
+  if (a == 0) return sign;
+  e = std::ilogb(a);
+  if (e < min_exp) {  // subnormal: exponent field 0
+    return sign | static_cast<std::uint8_t>(a / std::ldexp(1.0, min_exp - fmt.mantissa_bits));
+  }
+  const int mant = static_cast<int>(a / std::ldexp(1.0, e - fmt.mantissa_bits)) - (1 << fmt.mantissa_bits);
+  return sign | static_cast<std::uint8_t>(((e + fmt.bias) << fmt.mantissa_bits) | mant);
+}
+
+float fp8_bits_to_float(std::uint8_t b, Storage format) {
+  const Fp8Format fmt = fp8_format(format);
+  const int exp_bits = 7 - fmt.mantissa_bits;
+  const int exp = (b >> fmt.mantissa_bits) & ((1 << exp_bits) - 1);
+  const int mant = b & ((1 << fmt.mantissa_bits) - 1);
+  const bool negative = (b & 0x80) != 0;
+  if (format == Storage::E4M3 && exp == 15 && mant == 7) return NAN;
+  if (format == Storage::E5M2 && exp == 31) return mant == 0 ? (negative ? -INFINITY : INFINITY) : NAN;
+  const double v = exp == 0 ? std::ldexp(static_cast<double>(mant), 1 - fmt.bias - fmt.mantissa_bits)
+                            : std::ldexp(static_cast<double>(mant + (1 << fmt.mantissa_bits)), exp - fmt.bias - fmt.mantissa_bits);
+  return static_cast<float>(negative ? -v : v);
+}
+
+int uniform_to_int(float u) { return static_cast<int>(std::floor(u * 16.0f)); }
+
 double round_to_storage(Storage s, float f) {
   switch (s) {
     case Storage::F16: return half_bits_to_float(float_to_half_bits(f));
     case Storage::BF16: return bfloat16_bits_to_float(float_to_bfloat16_bits(f));
+    case Storage::E4M3:
+    case Storage::E5M2: return fp8_bits_to_float(float_to_fp8_bits(f, s), s);
+    case Storage::I8:
+    case Storage::I32: return uniform_to_int(f);
     case Storage::F32:
     case Storage::F64: return f;
   }
@@ -99,6 +160,10 @@ double load_element(Storage s, const void* buffer, std::size_t index) {
     case Storage::F32: return static_cast<const float*>(buffer)[index];
     case Storage::F16: return half_bits_to_float(static_cast<const std::uint16_t*>(buffer)[index]);
     case Storage::BF16: return bfloat16_bits_to_float(static_cast<const std::uint16_t*>(buffer)[index]);
+    case Storage::E4M3:
+    case Storage::E5M2: return fp8_bits_to_float(static_cast<const std::uint8_t*>(buffer)[index], s);
+    case Storage::I8: return static_cast<const std::int8_t*>(buffer)[index];
+    case Storage::I32: return static_cast<const std::int32_t*>(buffer)[index];
   }
   return 0;
 }

@@ -36,6 +36,13 @@ struct Cli : e2e::CliTest {
 
 int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
+// The name of a square OpenBLAS case of the gemm suite at the default layout and scalars.
+std::string gemm_cpu_name(int m, const std::string& dtype) {
+  return fmt::format("gemm/provider=openblas/dtype={}/layout=nn/m={}/n={}/k={}/batch=1/pad=0/alpha=1/beta=0/epilogue=none/"
+                     "fusion=fused/threads=0/cpu",
+                     dtype, m, m, m);
+}
+
 TEST_F(Cli, RunThenReport) {
   const fs::path results = dir / "r.json";
   Output run = quick_cpu_run(results);
@@ -46,7 +53,7 @@ TEST_F(Cli, RunThenReport) {
   EXPECT_EQ(doc["context"]["gpubench"]["schema_version"], 1);
   EXPECT_EQ(doc["context"]["gpubench"]["devices"][0]["id"], "cpu");
   const auto& b = doc["benchmarks"][0];
-  EXPECT_EQ(b["name"], "gemm/m=48/n=48/k=48/dtype=fp32/cpu");
+  EXPECT_EQ(b["name"], gemm_cpu_name(48, "fp32"));
   EXPECT_EQ(b["gpubench"]["verification"]["passed"], true);
   EXPECT_GT(b["TFLOP/s"].get<double>(), 0);
   EXPECT_GT(b["real_time"].get<double>(), 0);
@@ -68,7 +75,7 @@ TEST_F(Cli, NoGpuLineAndCpuCasesByDefault) {
   ASSERT_EQ(list.code, 0) << list.err;
   if (list.err.find("no CUDA device:") == std::string::npos) GTEST_SKIP() << "a CUDA device is present";
   EXPECT_NE(list.err.find("; GPU cases skipped"), std::string::npos);
-  EXPECT_NE(list.out.find("gemm/m=256/n=256/k=256/dtype=fp32/cpu"), std::string::npos);
+  EXPECT_NE(list.out.find(gemm_cpu_name(256, "fp32")), std::string::npos);
   EXPECT_NE(list.out.find("memory/test=triad/size=67108864/peer=0/cpu"), std::string::npos);
   // gemm: 4 quick CPU cases; memory: 6 bandwidth + 4 FMA; dataload: decode_augment + 5 pipeline; train: 2
   EXPECT_EQ(count_lines(list.out), 4 + 10 + 6 + 2);
@@ -81,9 +88,10 @@ TEST_F(Cli, NoGpuLineAndCpuCasesByDefault) {
 TEST_F(Cli, ListShowsAxesAndSkips) {
   Output list = gpubench("list --device cpu --axis m=8 --axis dtype=fp16,fp32");
   ASSERT_EQ(list.code, 0) << list.err;
-  EXPECT_NE(list.out.find("gemm/m=8/n=8/k=8/dtype=fp16/cpu  [gemm m=8 n=8 k=8 dtype=fp16] skipped: OpenBLAS has no fp16 GEMM"),
+  EXPECT_NE(list.out.find(gemm_cpu_name(8, "fp16") + "  [gemm provider=openblas dtype=fp16 layout=nn m=8 n=8 k=8 "),
             std::string::npos)
       << list.out;
+  EXPECT_NE(list.out.find("threads=0] skipped: OpenBLAS has no fp16 GEMM"), std::string::npos) << list.out;
   Output axes = gpubench("list --axes");
   EXPECT_EQ(axes.code, 0);
   EXPECT_NE(axes.out.find("dtype"), std::string::npos);
@@ -150,7 +158,7 @@ TEST_F(Cli, GoogleBenchmarkFlagsPassThrough) {
   // One case (filtered), two repetitions and four aggregates (mean, median, stddev, cv).
   ASSERT_EQ(doc["benchmarks"].size(), 6u);
   EXPECT_EQ(doc["benchmarks"][0]["gpubench"]["axes"]["m"], 64);
-  EXPECT_EQ(doc["benchmarks"][2]["name"], "gemm/m=64/n=64/k=64/dtype=fp32/cpu_mean");
+  EXPECT_EQ(doc["benchmarks"][2]["name"], gemm_cpu_name(64, "fp32") + "_mean");
   EXPECT_EQ(doc["benchmarks"][0]["iterations"], doc["benchmarks"][1]["iterations"]);
   EXPECT_TRUE(fs::exists(gb));  // Google Benchmark's own output file
 }
@@ -162,8 +170,8 @@ TEST_F(Cli, CompareDotPyReadsTwoResultsFiles) {
   ASSERT_EQ(quick_cpu_run(b).code, 0);
   Output cmp = sh(fmt::format("/usr/bin/python3 {} benchmarks {} {}", GPUBENCH_COMPARE_PY, a.string(), b.string()));
   ASSERT_EQ(cmp.code, 0) << cmp.err;
-  EXPECT_NE(cmp.out.find("gemm/m=48/n=48/k=48/dtype=fp32/cpu"), std::string::npos) << cmp.out;
-  EXPECT_NE(cmp.out.find("gemm/m=64/n=64/k=64/dtype=fp32/cpu"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find(gemm_cpu_name(48, "fp32")), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find(gemm_cpu_name(64, "fp32")), std::string::npos) << cmp.out;
 }
 
 TEST_F(Cli, InterruptedRunKeepsFinishedCases) {

@@ -1,5 +1,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -56,6 +57,64 @@ TEST(FloatFormats, RoundTrips) {
   }
   EXPECT_EQ(bfloat16_bits_to_float(float_to_bfloat16_bits(1.5f)), 1.5f);
   EXPECT_TRUE(std::isnan(half_bits_to_float(float_to_half_bits(std::nanf("")))));
+}
+
+// fp8: our conversion against cuda_fp8.h's own (host-callable) conversion, which is what the
+// device fill uses: round to nearest even, saturating to the largest finite value.
+std::uint8_t cuda_fp8_bits(float f, Storage s) {
+  return s == Storage::E4M3 ? static_cast<std::uint8_t>(__nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E4M3))
+                            : static_cast<std::uint8_t>(__nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E5M2));
+}
+
+TEST(FloatFormats, Fp8KnownValues) {
+  EXPECT_EQ(float_to_fp8_bits(1.0f, Storage::E4M3), 0x38);
+  EXPECT_EQ(float_to_fp8_bits(448.0f, Storage::E4M3), 0x7E);
+  EXPECT_EQ(float_to_fp8_bits(1000.0f, Storage::E4M3), 0x7E);   // saturates
+  EXPECT_EQ(float_to_fp8_bits(-1000.0f, Storage::E4M3), 0xFE);
+  EXPECT_EQ(float_to_fp8_bits(0x1p-9f, Storage::E4M3), 0x01);   // smallest subnormal
+  EXPECT_EQ(float_to_fp8_bits(0x1p-10f, Storage::E4M3), 0x00);  // tie to even: zero
+  EXPECT_EQ(float_to_fp8_bits(0x3p-10f, Storage::E4M3), 0x02);  // 1.5 steps: tie to even, up
+  EXPECT_EQ(float_to_fp8_bits(1.0f, Storage::E5M2), 0x3C);
+  EXPECT_EQ(float_to_fp8_bits(57344.0f, Storage::E5M2), 0x7B);
+  EXPECT_EQ(float_to_fp8_bits(1.125f, Storage::E5M2), 0x3C);  // tie: down to even
+  EXPECT_EQ(float_to_fp8_bits(1.375f, Storage::E5M2), 0x3E);  // tie: up to even
+  EXPECT_EQ(fp8_bits_to_float(0x7E, Storage::E4M3), 448.0f);
+  EXPECT_TRUE(std::isnan(fp8_bits_to_float(0x7F, Storage::E4M3)));
+  EXPECT_TRUE(std::isinf(fp8_bits_to_float(0x7C, Storage::E5M2)));
+}
+
+TEST(FloatFormats, Fp8MatchesCudaConversion) {
+  for (Storage s : {Storage::E4M3, Storage::E5M2}) {
+    // Every finite code decodes and re-encodes to itself.
+    for (int b = 0; b < 256; ++b) {
+      const float v = fp8_bits_to_float(static_cast<std::uint8_t>(b), s);
+      if (!std::isfinite(v)) continue;
+      EXPECT_EQ(float_to_fp8_bits(v, s), static_cast<std::uint8_t>(b)) << b;
+    }
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> wide(-600.0f, 600.0f);
+    for (int i = 0; i < 20000; ++i) {
+      const float f = i % 2 ? wide(rng) : uniform_value(11, static_cast<std::uint64_t>(i));
+      ASSERT_EQ(float_to_fp8_bits(f, s), cuda_fp8_bits(f, s)) << f << " " << storage_name(s);
+    }
+  }
+}
+
+TEST(FloatFormats, IntegerStorageAndFills) {
+  EXPECT_EQ(uniform_to_int(-1.0f), -16);
+  EXPECT_EQ(uniform_to_int(0.999f), 15);
+  EXPECT_EQ(uniform_to_int(-0.01f), -1);
+  EXPECT_EQ(storage_bytes(Storage::I8), 1u);
+  EXPECT_EQ(storage_bytes(Storage::I32), 4u);
+  EXPECT_EQ(storage_bytes(Storage::E5M2), 1u);
+  std::vector<std::int8_t> i8(64);
+  fill_uniform_host(i8.data(), Storage::I8, i8.size(), 5);
+  std::vector<std::uint8_t> e4(64);
+  fill_uniform_host(e4.data(), Storage::E4M3, e4.size(), 5);
+  for (std::size_t i = 0; i < i8.size(); ++i) {
+    EXPECT_EQ(load_element(Storage::I8, i8.data(), i), round_to_storage(Storage::I8, uniform_value(5, i)));
+    EXPECT_EQ(load_element(Storage::E4M3, e4.data(), i), round_to_storage(Storage::E4M3, uniform_value(5, i)));
+  }
 }
 
 TEST(Random, UniformValuesAreInRangeDeterministicAndVaried) {

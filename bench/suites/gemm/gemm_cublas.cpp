@@ -1,19 +1,14 @@
-// cuBLAS provider: cublasGemmEx on the case's stream, inputs filled on the device with the
-// reference's counter-based random values.
+// cuBLAS provider: cublasGemmEx (cublasGemmStridedBatchedEx for batch > 1) on the case's
+// stream, D written over C in place. No fp8 (cublasGemmEx has none) and no fused epilogues.
 #include <cublas_v2.h>
 #include <fmt/format.h>
 
-#include <vector>
-
-#include "bench/core/cuda_case.hpp"
 #include "bench/core/errors.hpp"
-#include "bench/suites/gemm/gemm.hpp"
-#include "kernels/common/fill.cuh"
+#include "bench/suites/gemm/gemm_gpu.hpp"
+#include "kernels/blas/cublaslt.hpp"
 
 namespace gpubench::suites::gemm {
 namespace {
-
-using kernels::Storage;
 
 void check_cublas(cublasStatus_t s, const char* what) {
   if (s == CUBLAS_STATUS_SUCCESS) return;
@@ -24,95 +19,78 @@ void check_cublas(cublasStatus_t s, const char* what) {
 }
 
 struct CublasTypes {
-  cudaDataType_t data;
+  cudaDataType_t ab, cd;
   cublasComputeType_t compute;
+  cudaDataType_t scale;  // type of alpha and beta
 };
 
+// cublasGemmEx's supported combinations (cuBLAS docs, cublasGemmEx, "supported combinations").
 CublasTypes cublas_types(GemmPrecision p) {
   switch (p) {
-    case GemmPrecision::FP64: return {CUDA_R_64F, CUBLAS_COMPUTE_64F};
-    case GemmPrecision::FP32: return {CUDA_R_32F, CUBLAS_COMPUTE_32F};  // no TF32: the default math mode
-    case GemmPrecision::TF32: return {CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
-    case GemmPrecision::FP16: return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
-    case GemmPrecision::BF16: return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    case GemmPrecision::FP64: return {CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F};
+    case GemmPrecision::FP32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F};  // default math: no TF32
+    case GemmPrecision::TF32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F};
+    case GemmPrecision::FP16: return {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F};
+    case GemmPrecision::BF16: return {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F};
+    case GemmPrecision::FP16_ACC16: return {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F, CUDA_R_16F};
+    case GemmPrecision::INT8: return {CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, CUDA_R_32I};
+    case GemmPrecision::FP8_E4M3:
+    case GemmPrecision::FP8_E5M2: break;  // refused by the support matrix
   }
-  return {CUDA_R_32F, CUBLAS_COMPUTE_32F};
+  throw CaseSkipped("cublasGemmEx has no " + precision_name(p) + " GEMM");
 }
 
-class CublasGemmCase final : public CudaCase {
+class CublasGemmCase final : public GpuGemmCase {
  public:
-  CublasGemmCase(const DeviceInfo& device, const GemmProblem& p)
-      : CudaCase(device), p_(p), storage_(kernels::gemm_storage(p.precision)), types_(cublas_types(p.precision)) {}
+  CublasGemmCase(const DeviceInfo& device, const GemmCaseSpec& spec)
+      : GpuGemmCase(device, spec, /*separate_c=*/false), types_(cublas_types(spec.problem.precision)) {}
 
   ~CublasGemmCase() override {
     if (handle_) cublasDestroy(handle_);
   }
 
-  void setup() override {
+ protected:
+  void prepare() override {
     check_cublas(cublasCreate(&handle_), "cublasCreate");
     check_cublas(cublasSetStream(handle_, stream()), "cublasSetStream");
     check_cublas(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-    const std::size_t es = kernels::storage_bytes(storage_);
-    a_ = cuda::DeviceBuffer(count(p_.m, p_.k) * es);
-    b_ = cuda::DeviceBuffer(count(p_.k, p_.n) * es);
-    d_ = cuda::DeviceBuffer(count(p_.m, p_.n) * es);
-    GPUBENCH_CUDA_CHECK(kernels::fill_uniform(a_.get(), storage_, count(p_.m, p_.k), p_.seed_a, stream()));
-    GPUBENCH_CUDA_CHECK(kernels::fill_uniform(b_.get(), storage_, count(p_.k, p_.n), p_.seed_b, stream()));
-    GPUBENCH_CUDA_CHECK(kernels::fill_uniform(d_.get(), storage_, count(p_.m, p_.n), p_.seed_c, stream()));
-    synchronize();
+    blas_encode(problem().alpha, alpha_);
+    blas_encode(problem().beta, beta_);
   }
 
-  Verification verify() override {
-    run();
-    synchronize();
-    const auto entries = kernels::gemm_sample_entries(p_.m, p_.n);
-    const std::size_t es = kernels::storage_bytes(storage_);
-    std::vector<unsigned char> host;
-    if (d_.bytes() <= (std::size_t{64} << 20)) {
-      host.resize(d_.bytes());
-      GPUBENCH_CUDA_CHECK(cudaMemcpy(host.data(), d_.get(), d_.bytes(), cudaMemcpyDeviceToHost));
+  void enqueue_gemm() override {
+    const GemmProblem& p = problem();
+    const cublasOperation_t ta = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
+    const int lda = static_cast<int>(kernels::gemm_lda(p)), ldb = static_cast<int>(kernels::gemm_ldb(p));
+    const int ldc = static_cast<int>(kernels::gemm_ldc(p));
+    if (p.batch == 1) {
+      check_cublas(cublasGemmEx(handle_, ta, tb, m, n, k, alpha_, a(), types_.ab, lda, b(), types_.ab, ldb, beta_, d(),
+                                types_.cd, ldc, types_.compute, CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmEx");
+      return;
     }
-    auto value = [&](std::int64_t i, std::int64_t j) {
-      const std::size_t idx = static_cast<std::size_t>(i + j * p_.m);
-      if (!host.empty()) return kernels::load_element(storage_, host.data(), idx);
-      unsigned char one[8];
-      GPUBENCH_CUDA_CHECK(cudaMemcpy(one, d_.as<unsigned char>() + idx * es, es, cudaMemcpyDeviceToHost));
-      return kernels::load_element(storage_, one, 0);
-    };
-    return to_verification(kernels::check_gemm(p_, entries, value), "CPU reference (double) on sampled entries");
-  }
-
-  void run() override {
-    const double alpha64 = p_.alpha, beta64 = p_.beta;
-    const float alpha32 = static_cast<float>(p_.alpha), beta32 = static_cast<float>(p_.beta);
-    const bool f64 = types_.compute == CUBLAS_COMPUTE_64F;
-    check_cublas(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(p_.m), static_cast<int>(p_.n),
-                              static_cast<int>(p_.k), f64 ? static_cast<const void*>(&alpha64) : &alpha32, a_.get(),
-                              types_.data, static_cast<int>(p_.m), b_.get(), types_.data, static_cast<int>(p_.k),
-                              f64 ? static_cast<const void*>(&beta64) : &beta32, d_.get(), types_.data,
-                              static_cast<int>(p_.m), types_.compute, CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmEx");
-  }
-
-  Metrics metrics() const override {
-    const double elems = static_cast<double>(count(p_.m, p_.k) + count(p_.k, p_.n) + count(p_.m, p_.n));
-    return {gemm_flops(p_), elems * static_cast<double>(kernels::storage_bytes(storage_)), peak_key(p_.precision)};
+    const long long sa = static_cast<long long>(kernels::gemm_a_elements(p) / static_cast<std::size_t>(p.batch));
+    const long long sb = static_cast<long long>(kernels::gemm_b_elements(p) / static_cast<std::size_t>(p.batch));
+    const long long sc = static_cast<long long>(kernels::gemm_c_elements(p) / static_cast<std::size_t>(p.batch));
+    check_cublas(cublasGemmStridedBatchedEx(handle_, ta, tb, m, n, k, alpha_, a(), types_.ab, lda, sa, b(), types_.ab, ldb,
+                                            sb, beta_, d(), types_.cd, ldc, sc, static_cast<int>(p.batch), types_.compute,
+                                            CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmStridedBatchedEx");
   }
 
  private:
-  static std::size_t count(std::int64_t a, std::int64_t b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); }
+  void blas_encode(double v, unsigned char out[8]) const { blas::encode_scalar(types_.scale, v, out); }
 
-  GemmProblem p_;
-  Storage storage_;
   CublasTypes types_;
   cublasHandle_t handle_ = nullptr;
-  cuda::DeviceBuffer a_, b_, d_;
+  alignas(8) unsigned char alpha_[8] = {}, beta_[8] = {};
 };
 
 }  // namespace
 
-std::unique_ptr<Case> make_cublas_case(const DeviceInfo& device, const GemmProblem& problem) {
-  return std::make_unique<CublasGemmCase>(device, problem);
+std::unique_ptr<Case> make_cublas_case(const DeviceInfo& device, const GemmCaseSpec& spec) {
+  return std::make_unique<CublasGemmCase>(device, spec);
 }
 
 std::string cublas_version() {

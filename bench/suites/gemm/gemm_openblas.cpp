@@ -1,4 +1,7 @@
-// OpenBLAS provider: sgemm/dgemm on host buffers filled with the reference's input values.
+// OpenBLAS provider: sgemm/dgemm on host buffers filled with the reference's input values,
+// with every layout, leading-dimension padding, batches (one call per batch, as OpenBLAS has
+// no strided-batched GEMM in its CBLAS interface) and a thread count (openblas_set_num_threads;
+// threads=0 keeps OpenBLAS's default, normally one thread per core).
 #include <cblas.h>
 #include <fmt/format.h>
 
@@ -13,52 +16,77 @@ namespace {
 
 using kernels::Storage;
 
+// OpenBLAS's thread count when gpubench started: what threads=0 restores.
+int default_threads() {
+  static const int n = openblas_get_num_threads();
+  return n;
+}
+
 class OpenblasGemmCase final : public HostCase {
  public:
-  explicit OpenblasGemmCase(const GemmProblem& p) : p_(p), storage_(kernels::gemm_storage(p.precision)) {}
+  explicit OpenblasGemmCase(const GemmCaseSpec& spec)
+      : spec_(spec), p_(spec.problem), storage_(kernels::gemm_storage(spec.problem.precision)) {}
+
+  ~OpenblasGemmCase() override { openblas_set_num_threads(default_threads()); }
 
   void setup() override {
-    const auto sz = [](std::int64_t a, std::int64_t b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); };
+    openblas_set_num_threads(spec_.threads > 0 ? spec_.threads : default_threads());
+    const std::size_t es = kernels::storage_bytes(storage_);
     try {
-      a_.resize(sz(p_.m, p_.k) * kernels::storage_bytes(storage_));
-      b_.resize(sz(p_.k, p_.n) * kernels::storage_bytes(storage_));
-      d_.resize(sz(p_.m, p_.n) * kernels::storage_bytes(storage_));
+      a_.resize(kernels::gemm_a_elements(p_) * es);
+      b_.resize(kernels::gemm_b_elements(p_) * es);
+      d_.resize(kernels::gemm_c_elements(p_) * es);
     } catch (const std::bad_alloc&) {
       throw CaseSkipped(fmt::format("out of host memory for a {}x{}x{} GEMM", p_.m, p_.n, p_.k));
     }
-    kernels::fill_uniform_host(a_.data(), storage_, sz(p_.m, p_.k), p_.seed_a);
-    kernels::fill_uniform_host(b_.data(), storage_, sz(p_.k, p_.n), p_.seed_b);
-    kernels::fill_uniform_host(d_.data(), storage_, sz(p_.m, p_.n), p_.seed_c);
+    kernels::fill_uniform_host(a_.data(), storage_, kernels::gemm_a_elements(p_), p_.seed_a);
+    kernels::fill_uniform_host(b_.data(), storage_, kernels::gemm_b_elements(p_), p_.seed_b);
+    fill_c();
   }
 
   Verification verify() override {
+    fill_c();  // D doubles as C: start from C's values
     run();
     const auto entries = kernels::gemm_sample_entries(p_.m, p_.n);
-    auto r = kernels::check_gemm(p_, entries, [&](std::int64_t i, std::int64_t j) {
-      return kernels::load_element(storage_, d_.data(), static_cast<std::size_t>(i + j * p_.m));
+    auto r = kernels::check_gemm_batched(p_, entries, [&](std::int64_t i, std::int64_t j, std::int64_t b) {
+      return kernels::load_element(storage_, d_.data(), kernels::gemm_d_index(p_, i, j, b));
     });
+    fill_c();
     return to_verification(r, "CPU reference (double) on sampled entries");
   }
 
   void run() override {
     const auto m = static_cast<blasint>(p_.m), n = static_cast<blasint>(p_.n), k = static_cast<blasint>(p_.k);
-    if (storage_ == Storage::F64) {
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, p_.alpha, reinterpret_cast<const double*>(a_.data()),
-                  m, reinterpret_cast<const double*>(b_.data()), k, p_.beta, reinterpret_cast<double*>(d_.data()), m);
-    } else {
-      cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, static_cast<float>(p_.alpha),
-                  reinterpret_cast<const float*>(a_.data()), m, reinterpret_cast<const float*>(b_.data()), k,
-                  static_cast<float>(p_.beta), reinterpret_cast<float*>(d_.data()), m);
+    const auto lda = static_cast<blasint>(kernels::gemm_lda(p_)), ldb = static_cast<blasint>(kernels::gemm_ldb(p_));
+    const auto ldc = static_cast<blasint>(kernels::gemm_ldc(p_));
+    const CBLAS_TRANSPOSE ta = p_.trans_a ? CblasTrans : CblasNoTrans, tb = p_.trans_b ? CblasTrans : CblasNoTrans;
+    const std::size_t es = kernels::storage_bytes(storage_);
+    const auto batch = static_cast<std::size_t>(p_.batch);
+    const std::size_t sa = kernels::gemm_a_elements(p_) / batch * es, sb = kernels::gemm_b_elements(p_) / batch * es;
+    const std::size_t sc = kernels::gemm_c_elements(p_) / batch * es;
+    for (std::size_t i = 0; i < batch; ++i) {
+      const unsigned char *a = a_.data() + i * sa, *b = b_.data() + i * sb;
+      unsigned char* d = d_.data() + i * sc;
+      if (storage_ == Storage::F64) {
+        cblas_dgemm(CblasColMajor, ta, tb, m, n, k, p_.alpha, reinterpret_cast<const double*>(a), lda,
+                    reinterpret_cast<const double*>(b), ldb, p_.beta, reinterpret_cast<double*>(d), ldc);
+      } else {
+        cblas_sgemm(CblasColMajor, ta, tb, m, n, k, static_cast<float>(p_.alpha), reinterpret_cast<const float*>(a), lda,
+                    reinterpret_cast<const float*>(b), ldb, static_cast<float>(p_.beta), reinterpret_cast<float*>(d), ldc);
+      }
     }
   }
 
   Metrics metrics() const override {
-    const double elems = static_cast<double>(p_.m * p_.k + p_.k * p_.n + p_.m * p_.n);
-    return {gemm_flops(p_), elems * static_cast<double>(kernels::storage_bytes(storage_)),
-            p_.precision == GemmPrecision::FP64 ? "fp64" : "fp32"};
+    Metrics m = gemm_metrics(p_, /*separate_c=*/false);
+    m.extra["threads"] = spec_.threads > 0 ? spec_.threads : default_threads();
+    return m;
   }
 
  private:
+  void fill_c() { kernels::fill_uniform_host(d_.data(), storage_, kernels::gemm_c_elements(p_), p_.seed_c); }
+
+  GemmCaseSpec spec_;
   GemmProblem p_;
   Storage storage_;
   std::vector<unsigned char> a_, b_, d_;
@@ -66,9 +94,7 @@ class OpenblasGemmCase final : public HostCase {
 
 }  // namespace
 
-std::unique_ptr<Case> make_openblas_case(const GemmProblem& problem) {
-  return std::make_unique<OpenblasGemmCase>(problem);
-}
+std::unique_ptr<Case> make_openblas_case(const GemmCaseSpec& spec) { return std::make_unique<OpenblasGemmCase>(spec); }
 
 std::string openblas_version() { return openblas_get_config(); }
 

@@ -1,102 +1,385 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "bench/suites/gemm/gemm.hpp"
 
 namespace gpubench::suites::gemm {
 namespace {
 
+constexpr const char* kCustomPrefix = "custom:";
+
+bool is_custom(const std::string& provider) { return provider.rfind(kCustomPrefix, 0) == 0; }
+bool is_gpu_provider(const std::string& provider) { return provider != "openblas"; }
+
+std::vector<std::string> provider_choices() {
+  std::vector<std::string> v = builtin_providers();
+  for (const std::string& variant : custom_variants()) v.push_back(kCustomPrefix + variant);
+  return v;
+}
+
+// The value of `axis` in `point`, or `fallback` when the point has no such axis (tests and
+// callers that build points by hand give only the axes they care about).
+std::string text_or(const Point& point, std::string_view axis, const char* fallback) {
+  for (const auto& [name, value] : point.values())
+    if (name == axis) return to_string(value);
+  return fallback;
+}
+std::int64_t int_or(const Point& point, std::string_view axis, std::int64_t fallback) {
+  for (const auto& [name, value] : point.values())
+    if (name == axis && std::holds_alternative<std::int64_t>(value)) return std::get<std::int64_t>(value);
+  return fallback;
+}
+
+// Values for the axes a preset does not name, one axis per line: CUDA, then CPU.
+const std::vector<std::pair<std::string, std::string>> kPresetDefaults = {
+    {"provider", "cublas"},
+    {"dtype", "fp32"},
+    {"layout", "nn"},
+    {"m", "1024"},
+    {"n", "@m"},
+    {"k", "@m"},
+    {"batch", "1"},
+    {"pad", "0"},
+    {"alpha", "1"},
+    {"beta", "0"},
+    {"epilogue", "none"},
+    {"fusion", "fused"},
+    {"threads", "0"},
+};
+const std::vector<std::pair<std::string, std::string>> kCpuPresetDefaults = {
+    {"provider", "openblas"},
+    {"dtype", "fp32"},
+};
+
+std::vector<std::pair<std::string, std::string>> with_defaults(std::vector<std::pair<std::string, std::string>> given,
+                                                               const std::vector<std::pair<std::string, std::string>>& first) {
+  auto add_missing = [&](const std::vector<std::pair<std::string, std::string>>& defaults) {
+    for (const auto& d : defaults) {
+      const bool named = std::any_of(given.begin(), given.end(), [&](const auto& g) { return g.first == d.first; });
+      if (!named) given.push_back(d);
+    }
+  };
+  add_missing(first);
+  add_missing(kPresetDefaults);
+  return given;
+}
+
+Preset preset(std::string name, std::vector<std::pair<std::string, std::string>> cuda,
+              std::vector<std::pair<std::string, std::string>> cpu) {
+  return {std::move(name), with_defaults(std::move(cuda), {}), with_defaults(std::move(cpu), kCpuPresetDefaults)};
+}
+
 class GemmSuite final : public Suite {
  public:
   std::string name() const override { return "gemm"; }
   std::string description() const override {
-    return "Dense matrix product D = alpha*A*B + beta*C: cuBLAS (cublasGemmEx) on GPUs, OpenBLAS on the CPU";
+    return "Dense matrix product D = epilogue(alpha*op(A)*op(B) + beta*C): cuBLAS, cuBLASLt (heuristic and tuned), "
+           "gpubench's own kernels on GPUs; OpenBLAS on the CPU";
   }
 
+  // One axis per line; provider and dtype first (the most read part of a case name).
   std::vector<AxisSpec> axes() const override {
     return {
-        {"m", AxisKind::Int, "rows of A and D", {}, 1},
-        {"n", AxisKind::Int, "columns of B and D (default @m: same as m)", {}, 1},
-        {"k", AxisKind::Int, "columns of A, rows of B (default @m: same as m)", {}, 1},
-        {"dtype", AxisKind::Enum, "element type; 16-bit types and tf32 accumulate in fp32",
-         {"fp64", "fp32", "tf32", "fp16", "bf16"}, 1},
+        {"provider", AxisKind::Enum, "GEMM implementation (cublas, cublaslt, cublaslt-tuned, custom:<kernel> on GPUs; openblas on the CPU)", provider_choices(), 1},
+        {"dtype", AxisKind::Enum, "precision: fp16/bf16/tf32 accumulate in fp32, fp16-acc16 in fp16, fp8 (A e4m3|e5m2, B e4m3) writes bf16, int8 accumulates and writes int32", dtype_names(), 1},
+        {"layout", AxisKind::Enum, "op(A) op(B): n = as stored (column-major), t = transposed", {"nn", "nt", "tn", "tt"}, 1},
+        {"m", AxisKind::Int, "rows of op(A) and D", {}, 1},
+        {"n", AxisKind::Int, "columns of op(B) and D (default @m: same as m)", {}, 1},
+        {"k", AxisKind::Int, "columns of op(A), rows of op(B) (default @m: same as m)", {}, 1},
+        {"batch", AxisKind::Int, "strided-batched GEMM: independent products per call", {}, 1},
+        {"pad", AxisKind::Int, "elements added to every leading dimension (0: packed)", {}, 0},
+        {"alpha", AxisKind::Enum, "alpha (int8: integers only)", {"1", "-1", "0.5", "2"}, 1},
+        {"beta", AxisKind::Enum, "beta: 0 overwrites D, 1 accumulates (gradient accumulation)", {"0", "1", "0.5", "-1"}, 1},
+        {"epilogue", AxisKind::Enum, "applied to the product: + bias[row], GELU (tanh form), or both", {"none", "bias", "gelu", "bias-gelu"}, 1},
+        {"fusion", AxisKind::Enum, "fused: the epilogue runs inside the GEMM (cuBLASLt); separate: GEMM, then an elementwise kernel", {"fused", "separate"}, 1},
+        {"threads", AxisKind::Int, "OpenBLAS threads (0: its default); GPU providers run at 0 only", {}, 0},
     };
   }
 
+  // Presets: (axis, values) lists, CUDA then CPU, one axis per line; axes a preset leaves out
+  // take kPresetDefaults.
   std::vector<Preset> presets() const override {
     return {
-        {"quick",
-         {{"m", "1024,4096,8192"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp32,tf32,fp16,bf16"}},
-         {{"m", "256,1024"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp32,fp64"}}},
-        {"standard",
-         {{"m", "256:16384:x2"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp64,fp32,tf32,fp16,bf16"}},
-         {{"m", "256:2048:x2"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp32,fp64"}}},
-        {"full",
-         {{"m", "128:32768:x2"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp64,fp32,tf32,fp16,bf16"}},
-         {{"m", "128:4096:x2"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp32,fp64"}}},
+        preset("quick",
+               {{"provider", "cublas,cublaslt"},
+                {"dtype", "fp32,tf32,fp16,bf16"},
+                {"m", "1024,4096,8192"}},
+               {{"dtype", "fp32,fp64"},
+                {"m", "256,1024"}}),
+        preset("standard",
+               {{"provider", "cublas,cublaslt,cublaslt-tuned"},
+                {"dtype", "fp64,fp32,tf32,fp16,bf16,fp16-acc16,fp8-e4m3,fp8-e5m2,int8"},
+                {"layout", "tn"},
+                {"m", "256:16384:x2"}},
+               {{"dtype", "fp32,fp64"},
+                {"m", "256:2048:x2"},
+                {"threads", "0,1"}}),
+        preset("full",
+               {{"provider", "cublas,cublaslt,cublaslt-tuned"},
+                {"dtype", "fp64,fp32,tf32,fp16,bf16,fp16-acc16,fp8-e4m3,fp8-e5m2,int8"},
+                {"layout", "nn,nt,tn,tt"},
+                {"m", "128:32768:x2"}},
+               {{"dtype", "fp32,fp64"},
+                {"layout", "nn,tn"},
+                {"m", "128:4096:x2"},
+                {"threads", "0,1"}}),
+        // What fusing an epilogue into the GEMM is worth: each epilogue fused and separate.
+        preset("epilogues",
+               {{"provider", "cublaslt"},
+                {"dtype", "fp16,bf16"},
+                {"layout", "tn"},
+                {"m", "1024,4096,8192"},
+                {"epilogue", "none,bias,gelu,bias-gelu"},
+                {"fusion", "fused,separate"}},
+               {{"m", "256"}}),
+        // Every layout, batches and padded leading dimensions at one size.
+        preset("layouts",
+               {{"provider", "cublas,cublaslt"},
+                {"dtype", "fp32,bf16"},
+                {"layout", "nn,nt,tn,tt"},
+                {"m", "4096"},
+                {"batch", "1,8"},
+                {"pad", "0,8"}},
+               {{"layout", "nn,nt,tn,tt"},
+                {"m", "256"},
+                {"batch", "1,4"},
+                {"pad", "0,8"}}),
+        // The heuristic's first algorithm against the tuned one.
+        preset("tune",
+               {{"provider", "cublaslt,cublaslt-tuned"},
+                {"dtype", "bf16,fp16,fp8-e4m3"},
+                {"layout", "tn"},
+                {"m", "512:16384:x2"}},
+               {{"m", "256"}}),
     };
+  }
+
+  // Combinations that mean nothing are dropped from the plan silently: a provider on the other
+  // kind of device, a thread count for a GPU provider, fusion=separate without an epilogue.
+  bool applies(const DeviceInfo& device, const Point& point) const override {
+    const std::string provider = text_or(point, "provider", device.is_cuda() ? "cublas" : "openblas");
+    if (is_gpu_provider(provider) != device.is_cuda()) return false;
+    if (is_gpu_provider(provider) && int_or(point, "threads", 0) != 0) return false;
+    if (text_or(point, "epilogue", "none") == "none" && text_or(point, "fusion", "fused") == "separate") return false;
+    return true;
   }
 
   std::optional<std::string> unsupported(const DeviceInfo& device, const Point& point) const override {
-    const std::string& dtype = point.text("dtype");
-    if (!device.is_cuda()) {
-      if (dtype != "fp32" && dtype != "fp64") return fmt::format("OpenBLAS has no {} GEMM", dtype);
-      return std::nullopt;
-    }
-    if (device.cc_major < 8) {
-      return fmt::format("compute capability {}.{}: gpubench targets sm_80 and newer", device.cc_major, device.cc_minor);
-    }
-    constexpr std::int64_t kIntMax = 0x7fffffff;
-    if (point.integer("m") > kIntMax || point.integer("n") > kIntMax || point.integer("k") > kIntMax) {
-      return "cublasGemmEx takes 32-bit dimensions";
-    }
-    return std::nullopt;
+    return gemm_unsupported(device, spec_from(point));
   }
 
   std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const override {
-    const GemmProblem problem = problem_from(point);
-    if (device.is_cuda()) return make_cublas_case(device, problem);
-    return make_openblas_case(problem);
+    const GemmCaseSpec spec = spec_from(point);
+    if (spec.provider == "openblas") return make_openblas_case(spec);
+    if (spec.provider == "cublas") return make_cublas_case(device, spec);
+    if (spec.provider == "cublaslt" || spec.provider == "cublaslt-tuned") return make_cublaslt_case(device, spec);
+    if (is_custom(spec.provider)) {
+      auto c = make_custom_case(device, spec.problem, spec.provider.substr(std::string(kCustomPrefix).size()));
+      if (c) return c;
+    }
+    throw std::logic_error("gemm: no case for provider " + spec.provider);
   }
 
   nlohmann::ordered_json libraries() const override {
-    return {{"cublas", cublas_version()}, {"openblas", openblas_version()}};
+    return {{"cublas", cublas_version()}, {"cublaslt", cublaslt_version()}, {"openblas", openblas_version()}};
+  }
+
+  nlohmann::ordered_json summarize(const std::vector<nlohmann::ordered_json>& entries) const override {
+    return summarize_gemm(entries);
   }
 };
 
+struct PrecisionRow {
+  GemmPrecision p;
+  const char* name;
+};
+constexpr PrecisionRow kPrecisions[] = {
+    {GemmPrecision::FP64, "fp64"},         {GemmPrecision::FP32, "fp32"},         {GemmPrecision::TF32, "tf32"},
+    {GemmPrecision::FP16, "fp16"},         {GemmPrecision::BF16, "bf16"},         {GemmPrecision::FP16_ACC16, "fp16-acc16"},
+    {GemmPrecision::FP8_E4M3, "fp8-e4m3"}, {GemmPrecision::FP8_E5M2, "fp8-e5m2"}, {GemmPrecision::INT8, "int8"},
+};
+
+bool is_fp8(GemmPrecision p) { return p == GemmPrecision::FP8_E4M3 || p == GemmPrecision::FP8_E5M2; }
+
 }  // namespace
 
+// ---- Names ----
+
 GemmPrecision parse_precision(const std::string& dtype) {
-  if (dtype == "fp64") return GemmPrecision::FP64;
-  if (dtype == "fp32") return GemmPrecision::FP32;
-  if (dtype == "tf32") return GemmPrecision::TF32;
-  if (dtype == "fp16") return GemmPrecision::FP16;
-  if (dtype == "bf16") return GemmPrecision::BF16;
+  for (const auto& r : kPrecisions)
+    if (dtype == r.name) return r.p;
   throw std::logic_error("gemm: unknown dtype " + dtype);
 }
+
+std::string precision_name(GemmPrecision p) {
+  for (const auto& r : kPrecisions)
+    if (r.p == p) return r.name;
+  return "unknown";
+}
+
+const std::vector<std::string>& dtype_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& r : kPrecisions) v.emplace_back(r.name);
+    return v;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& builtin_providers() {
+  static const std::vector<std::string> v = {"cublas", "cublaslt", "cublaslt-tuned", "openblas"};
+  return v;
+}
+
+GemmEpilogue parse_epilogue(const std::string& name) {
+  if (name == "none") return GemmEpilogue::None;
+  if (name == "bias") return GemmEpilogue::Bias;
+  if (name == "gelu") return GemmEpilogue::Gelu;
+  if (name == "bias-gelu") return GemmEpilogue::BiasGelu;
+  throw std::logic_error("gemm: unknown epilogue " + name);
+}
+
+std::string epilogue_name(GemmEpilogue e) {
+  switch (e) {
+    case GemmEpilogue::None: return "none";
+    case GemmEpilogue::Bias: return "bias";
+    case GemmEpilogue::Gelu: return "gelu";
+    case GemmEpilogue::BiasGelu: return "bias-gelu";
+  }
+  return "none";
+}
+
+std::string layout_name(const GemmProblem& p) { return std::string(p.trans_a ? "t" : "n") + (p.trans_b ? "t" : "n"); }
+
+GemmProblem problem_from(const Point& point) { return spec_from(point).problem; }
+
+GemmCaseSpec spec_from(const Point& point) {
+  GemmCaseSpec s;
+  s.provider = text_or(point, "provider", "cublas");
+  GemmProblem& p = s.problem;
+  p.m = point.integer("m");
+  p.n = point.integer("n");
+  p.k = point.integer("k");
+  p.precision = parse_precision(point.text("dtype"));
+  const std::string layout = text_or(point, "layout", "nn");
+  p.trans_a = layout[0] == 't';
+  p.trans_b = layout[1] == 't';
+  p.batch = int_or(point, "batch", 1);
+  if (const std::int64_t pad = int_or(point, "pad", 0); pad > 0) {
+    p.lda = (p.trans_a ? p.k : p.m) + pad;
+    p.ldb = (p.trans_b ? p.n : p.k) + pad;
+    p.ldc = p.m + pad;
+  }
+  p.alpha = std::stod(text_or(point, "alpha", "1"));
+  p.beta = std::stod(text_or(point, "beta", "0"));
+  p.epilogue = parse_epilogue(text_or(point, "epilogue", "none"));
+  if (is_fp8(p.precision)) {
+    // Per-tensor scales, powers of two so the reference stays exact; their product (2) is not
+    // 1, so a provider that ignored them, or applied one twice, fails verification.
+    p.scale_a = 0.5;
+    p.scale_b = 4.0;
+  }
+  s.fusion = text_or(point, "fusion", "fused") == "separate" ? Fusion::Separate : Fusion::Fused;
+  s.threads = static_cast<int>(int_or(point, "threads", 0));
+  return s;
+}
+
+// ---- Support matrix ----
+
+std::optional<std::string> gemm_unsupported(const DeviceInfo& device, const GemmCaseSpec& spec) {
+  const std::string& provider = spec.provider;
+  const GemmProblem& p = spec.problem;
+  const std::string dtype = precision_name(p.precision);
+  const bool has_epilogue = p.epilogue != GemmEpilogue::None;
+
+  if (provider == "openblas") {
+    if (device.is_cuda()) return "openblas runs on the CPU";
+    if (p.precision != GemmPrecision::FP32 && p.precision != GemmPrecision::FP64) {
+      return fmt::format("OpenBLAS has no {} GEMM", dtype);
+    }
+    if (has_epilogue) return "epilogues are measured on GPUs only";
+    return std::nullopt;
+  }
+  const bool builtin = std::find(builtin_providers().begin(), builtin_providers().end(), provider) != builtin_providers().end();
+  if (!builtin && !is_custom(provider)) return fmt::format("unknown provider {}", provider);
+  if (!device.is_cuda()) return fmt::format("{} needs a CUDA device", provider);
+  if (device.cc_major < 8) {
+    return fmt::format("compute capability {}.{}: gpubench targets sm_80 and newer", device.cc_major, device.cc_minor);
+  }
+  constexpr std::int64_t kIntMax = std::numeric_limits<std::int32_t>::max();
+  const std::int64_t biggest = std::max({p.m, p.n, p.k, kernels::gemm_lda(p), kernels::gemm_ldb(p), kernels::gemm_ldc(p), p.batch});
+  if (biggest > kIntMax) return "cuBLAS takes 32-bit dimensions and leading dimensions";
+  if (kernels::gemm_is_integer(p.precision) && (p.alpha != std::floor(p.alpha) || p.beta != std::floor(p.beta))) {
+    return "int8 GEMMs take integer alpha and beta (int32 scale type)";
+  }
+  if (has_epilogue && kernels::gemm_is_integer(p.precision)) return "epilogues need a floating-point output (int8 writes int32)";
+  if (is_fp8(p.precision) && device.cc_major * 10 + device.cc_minor < 89) {
+    return fmt::format("{} needs compute capability 8.9 or newer (this GPU is {}.{})", dtype, device.cc_major, device.cc_minor);
+  }
+
+  if (provider == "cublas") {
+    if (is_fp8(p.precision)) return "cublasGemmEx has no fp8 GEMM (provider=cublaslt has)";
+    if (has_epilogue && spec.fusion == Fusion::Fused) {
+      return "cuBLAS has no fused epilogues (provider=cublaslt fuses; fusion=separate measures cuBLAS + an elementwise kernel)";
+    }
+    return std::nullopt;
+  }
+  if (provider == "cublaslt" || provider == "cublaslt-tuned") {
+    // cuBLASLt docs (cublasLtMatmul): fp8 and int8 (IMMA, regular column order) need A
+    // transposed and B not.
+    if ((is_fp8(p.precision) || kernels::gemm_is_integer(p.precision)) && (!p.trans_a || p.trans_b)) {
+      return fmt::format("cuBLASLt runs {} only in the TN layout (layout=tn: A transposed, B not)", dtype);
+    }
+    return std::nullopt;
+  }
+  // custom:<variant>
+  if (has_epilogue) return "gpubench's own kernels compute plain GEMMs (epilogue=none)";
+  return custom_unsupported(device, p, provider.substr(std::string(kCustomPrefix).size()));
+}
+
+// ---- Metrics ----
 
 std::string peak_key(GemmPrecision p) {
   switch (p) {
     case GemmPrecision::FP64: return "fp64_tensor";  // cuBLAS DGEMM uses DMMA where the GPU has it
     case GemmPrecision::FP32: return "fp32";
     case GemmPrecision::TF32: return "tf32_tensor";
-    case GemmPrecision::FP16: return "fp16_tensor";
+    case GemmPrecision::FP16:
+    case GemmPrecision::FP16_ACC16: return "fp16_tensor";  // datasheets give one dense fp16 figure
     case GemmPrecision::BF16: return "bf16_tensor";
+    case GemmPrecision::FP8_E4M3:
+    case GemmPrecision::FP8_E5M2: return "fp8_tensor";
+    case GemmPrecision::INT8: return "int8_tensor";
   }
   return "";
 }
 
-GemmProblem problem_from(const Point& point) {
-  GemmProblem p;
-  p.m = point.integer("m");
-  p.n = point.integer("n");
-  p.k = point.integer("k");
-  p.precision = parse_precision(point.text("dtype"));
-  return p;
-}
-
 double gemm_flops(const GemmProblem& p) {
   const double mn = static_cast<double>(p.m) * static_cast<double>(p.n);
-  return 2.0 * mn * static_cast<double>(p.k) + (p.beta != 0 ? 2.0 * mn : 0.0);
+  return static_cast<double>(p.batch) * (2.0 * mn * static_cast<double>(p.k) + (p.beta != 0 ? 2.0 * mn : 0.0));
+}
+
+Metrics gemm_metrics(const GemmProblem& p, bool separate_c) {
+  const kernels::GemmStorages st = kernels::gemm_storages(p.precision);
+  const double sa = static_cast<double>(kernels::storage_bytes(st.a)), sb = static_cast<double>(kernels::storage_bytes(st.b));
+  const double sc = static_cast<double>(kernels::storage_bytes(st.c));
+  const double m = static_cast<double>(p.m), n = static_cast<double>(p.n), k = static_cast<double>(p.k);
+  const bool has_bias = p.epilogue == GemmEpilogue::Bias || p.epilogue == GemmEpilogue::BiasGelu;
+  Metrics out;
+  out.flops = gemm_flops(p);
+  // Minimal traffic: every operand once (C only when beta reads it), D written once.
+  out.bytes = static_cast<double>(p.batch) * (m * k * sa + k * n * sb + (p.beta != 0 ? m * n * sc : 0.0) + m * n * sc) +
+              (has_bias ? m * sc : 0.0);
+  out.footprint_bytes = static_cast<double>(kernels::gemm_a_elements(p)) * sa +
+                        static_cast<double>(kernels::gemm_b_elements(p)) * sb +
+                        static_cast<double>(kernels::gemm_c_elements(p)) * sc * (separate_c ? 2.0 : 1.0) +
+                        (has_bias ? m * sc : 0.0);
+  out.peak_key = peak_key(p.precision);
+  out.integer_ops = kernels::gemm_is_integer(p.precision);
+  return out;
 }
 
 Verification to_verification(const kernels::GemmCheckResult& r, const std::string& method) {
@@ -108,6 +391,18 @@ Verification to_verification(const kernels::GemmCheckResult& r, const std::strin
   v.detail = r.detail;
   return v;
 }
+
+// ---- Run settings ----
+
+namespace {
+GemmRunSettings& mutable_settings() {
+  static GemmRunSettings s;
+  return s;
+}
+}  // namespace
+
+void configure(GemmRunSettings settings) { mutable_settings() = std::move(settings); }
+const GemmRunSettings& settings() { return mutable_settings(); }
 
 std::unique_ptr<Suite> make_suite() { return std::make_unique<GemmSuite>(); }
 

@@ -81,13 +81,13 @@ class CpuStepCase final : public HostCase {
 
   Metrics metrics() const override {
     Metrics m = step_metrics(c_, Precision::FP32);
-    m.extra.emplace_back("params", static_cast<double>(model_->layout().count));
-    m.extra.emplace_back("peak_memory_bytes", static_cast<double>(model_->memory_bytes()));
+    m.extra["params"] = static_cast<double>(model_->layout().count);
+    m.extra["peak_memory_bytes"] = static_cast<double>(model_->memory_bytes());
     const double total = phase_s_[0] + phase_s_[1] + phase_s_[2];
     if (total > 0) {
-      m.extra.emplace_back("forward_fraction", phase_s_[0] / total);
-      m.extra.emplace_back("backward_fraction", phase_s_[1] / total);
-      m.extra.emplace_back("optimizer_fraction", phase_s_[2] / total);
+      m.extra["forward_fraction"] = phase_s_[0] / total;
+      m.extra["backward_fraction"] = phase_s_[1] / total;
+      m.extra["optimizer_fraction"] = phase_s_[2] / total;
     }
     return m;
   }

@@ -112,22 +112,22 @@ class CudaStepCase final : public CudaCase {
 
   Metrics metrics() const override {
     Metrics m = step_metrics(c_, p_);
-    m.extra.emplace_back("params", static_cast<double>(model_->layout().count));
-    m.extra.emplace_back("peak_memory_bytes", static_cast<double>(model_->memory_bytes()));
+    m.extra["params"] = static_cast<double>(model_->layout().count);
+    m.extra["peak_memory_bytes"] = static_cast<double>(model_->memory_bytes());
     // Device-wide, so it includes cuBLASLt's own allocations (and anything else that ran meanwhile).
     if (free_before_ > free_after_step_) {
-      m.extra.emplace_back("device_memory_used_bytes", static_cast<double>(free_before_ - free_after_step_));
+      m.extra["device_memory_used_bytes"] = static_cast<double>(free_before_ - free_after_step_);
     }
     const double total = phase_s_[0] + phase_s_[1] + phase_s_[2];
     if (total > 0) {
-      m.extra.emplace_back("forward_fraction", phase_s_[0] / total);
-      m.extra.emplace_back("backward_fraction", phase_s_[1] / total);
-      m.extra.emplace_back("optimizer_fraction", phase_s_[2] / total);
+      m.extra["forward_fraction"] = phase_s_[0] / total;
+      m.extra["backward_fraction"] = phase_s_[1] / total;
+      m.extra["optimizer_fraction"] = phase_s_[2] / total;
     }
-    if (p_ == Precision::FP16Amp) m.extra.emplace_back("loss_scale", model_->scaler().scale());
+    if (p_ == Precision::FP16Amp) m.extra["loss_scale"] = model_->scaler().scale();
     if (search_) {
-      m.extra.emplace_back("largest_micro_batch", static_cast<double>(c_.batch));
-      m.extra.emplace_back("batch_search_trials", static_cast<double>(search_trials_));
+      m.extra["largest_micro_batch"] = static_cast<double>(c_.batch);
+      m.extra["batch_search_trials"] = static_cast<double>(search_trials_);
     }
     return m;
   }

@@ -1,0 +1,147 @@
+// gpubench tune gemm: for every planned GEMM shape on every selected GPU, time up to
+// --lt-candidates cuBLASLt algorithms, keep the fastest (verified), write them to the tuning
+// cache and print a per-shape report (default vs best, gain, algorithm).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include "apps/gpubench/commands.hpp"
+#include "apps/gpubench/options.hpp"
+#include "bench/core/errors.hpp"
+#include "bench/suites/all_suites.hpp"
+#include "bench/suites/gemm/gemm.hpp"
+#include "bench/suites/gemm/gemm_tune.hpp"
+
+namespace gpubench::app {
+namespace {
+
+constexpr const char* kTuneUsage = R"(Usage: gpubench tune gemm [options]
+
+Searches cuBLASLt's algorithms for each GEMM shape of the selection (the gemm suite's axes and
+presets; default preset: tune) on each selected GPU: up to --lt-candidates heuristic
+algorithms are timed, the heuristic's first among them, and the fastest is verified against
+the reference and written to the tuning cache (created, or updated in place). `gpubench run
+--tuning-cache FILE` then uses those algorithms for the cublaslt-tuned provider. Prints the
+tuning report: per shape, the default's time, the best time, the gain and the algorithm.
+Exit status: 0 when every shape was tuned or skipped, 1 when one failed or there is no CUDA
+device, 2 on bad usage.
+
+Options)";
+
+struct TuneOptions {
+  bool help = false;
+  std::string help_text;
+  std::string target;
+  SelectionOptions selection;
+  std::string cache = "gemm-tuning.json";
+  int lt_candidates = 32;
+  bool quiet = false;
+};
+
+TuneOptions parse_tune_options(const std::vector<std::string>& args) {
+  TuneOptions o;
+  o.selection.preset = "tune";
+  o.selection.device = "cuda";
+  po::options_description desc(kTuneUsage);
+  add_selection_options(desc, o.selection);
+  desc.add_options()
+      ("cache", po::value(&o.cache)->default_value(o.cache), "tuning cache file to create or update")
+      ("lt-candidates", po::value(&o.lt_candidates)->default_value(o.lt_candidates),
+       "cuBLASLt heuristic algorithms to time per shape")
+      ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr")
+      ("help,h", "show this help");
+  po::options_description hidden;
+  hidden.add_options()("target", po::value(&o.target));
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description positional;
+  positional.add("target", 1);
+  po::variables_map vm = parse_or_throw(args, all, &positional);
+  if (vm.count("help")) {
+    o.help = true;
+    o.help_text = help_text(desc);
+    return o;
+  }
+  if (o.target.empty()) throw UsageError("what to tune? `gpubench tune gemm` (the only tunable suite)");
+  if (o.target != "gemm") throw UsageError(fmt::format("'{}': only gemm can be tuned", o.target));
+  if (!o.selection.suites.empty() && (o.selection.suites.size() != 1 || o.selection.suites[0] != "gemm")) {
+    throw UsageError("--suite: tune works on the gemm suite only");
+  }
+  if (o.lt_candidates < 1 || o.lt_candidates > suites::gemm::kMaxLtCandidates) {
+    throw UsageError(fmt::format("--lt-candidates {}: expected 1 to {}", o.lt_candidates, suites::gemm::kMaxLtCandidates));
+  }
+  if (o.cache.empty()) throw UsageError("--cache: empty file name");
+  return o;
+}
+
+}  // namespace
+
+int cmd_tune(const std::vector<std::string>& args) {
+  const TuneOptions o = parse_tune_options(args);
+  if (o.help) return print_help(o.help_text);
+
+  // An existing cache must be readable before any GPU time is spent.
+  suites::gemm::TuningCache cache;
+  if (std::filesystem::exists(o.cache)) {
+    try {
+      cache = suites::gemm::TuningCache::load(o.cache);
+    } catch (const suites::gemm::TuningCacheError& e) {
+      throw UsageError(e.what());
+    }
+  }
+
+  const DeviceInventory inventory = discover_devices();
+  const DeviceSelection selection = select_devices(o.selection.device, inventory);
+  std::vector<DeviceInfo> gpus;
+  for (const DeviceInfo& d : selection.devices)
+    if (d.is_cuda()) gpus.push_back(d);
+  if (gpus.empty()) {
+    const std::string why = inventory.cuda.empty() ? inventory.cuda_unavailable_reason : "--device selects no GPU";
+    fmt::print(stderr, "gpubench tune: no CUDA device to tune on: {}\n", why);
+    return 1;
+  }
+
+  PlanRequest request = to_plan_request(o.selection, "");
+  request.suites = {"gemm"};
+  request.axis_overrides.push_back("provider=cublaslt-tuned");  // the last --axis for a name wins
+  const std::vector<PlannedCase> plan = make_plan(suites::all(), request, gpus);
+
+  std::vector<suites::gemm::TuningEntry> tuned;
+  int failed = 0;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const PlannedCase& c = plan[i];
+    const suites::gemm::GemmCaseSpec spec = suites::gemm::spec_from(c.point);
+    const suites::gemm::TuningKey key = suites::gemm::tuning_key(c.device, spec);
+    const std::string label = fmt::format("{} on {}", key.shape_label(), c.device.id());
+    if (c.skip_reason) {
+      if (!o.quiet) fmt::print(stderr, "[{}/{}] skipped {}: {}\n", i + 1, plan.size(), label, *c.skip_reason);
+      continue;
+    }
+    // Shapes that differ only in what the algorithm does not see (alpha, fusion=separate's
+    // epilogue, padding) share a key: tune each key once.
+    if (std::any_of(tuned.begin(), tuned.end(), [&](const auto& e) { return e.key == key; })) continue;
+    if (!o.quiet) fmt::print(stderr, "[{}/{}] tuning {}\n", i + 1, plan.size(), label);
+    try {
+      suites::gemm::TuningEntry e = suites::gemm::tune_cublaslt(c.device, spec, o.lt_candidates);
+      cache.put(e);
+      tuned.push_back(std::move(e));
+      cache.save(o.cache);  // after every shape: an interrupted tune keeps what it found
+    } catch (const CaseSkipped& e) {
+      if (!o.quiet) fmt::print(stderr, "[{}/{}] skipped {}: {}\n", i + 1, plan.size(), label, e.what());
+    } catch (const suites::gemm::TuningCacheError& e) {
+      throw;  // cannot write the cache: stop
+    } catch (const std::exception& e) {
+      ++failed;
+      fmt::print(stderr, "[{}/{}] failed {}: {}\n", i + 1, plan.size(), label, e.what());
+    }
+  }
+  if (!tuned.empty()) {
+    fmt::print("{}", suites::gemm::format_tuning_report(tuned));
+  }
+  fmt::print(stderr, "gpubench tune: {} shape(s) tuned, {} failed; cache {}\n", tuned.size(), failed, o.cache);
+  return failed > 0 ? 1 : 0;
+}
+
+}  // namespace gpubench::app

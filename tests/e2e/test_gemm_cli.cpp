@@ -1,0 +1,120 @@
+// The gemm suite's command-line surface: `tune gemm`, `run --tuning-cache`, --lt-candidates,
+// and the CPU path of the extended suite (layouts, batches, threads, metrics fields).
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "cli_fixture.hpp"
+
+namespace gpubench {
+namespace {
+
+using e2e::Output;
+using e2e::slurp;
+namespace fs = std::filesystem;
+
+struct GemmCli : e2e::CliTest {
+  bool has_gpu() {
+    Output list = gpubench("list --suite gemm");
+    return list.err.find("no CUDA device:") == std::string::npos;
+  }
+};
+
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST_F(GemmCli, TuneWithoutGpuSaysSo) {
+  if (has_gpu()) GTEST_SKIP() << "a CUDA device is present";
+  Output tune = gpubench("tune gemm --cache " + (dir / "c.json").string());
+  EXPECT_EQ(tune.code, 1);
+  EXPECT_NE(tune.err.find("gpubench tune: no CUDA device to tune on: "), std::string::npos) << tune.err;
+  EXPECT_EQ(lines(tune.err), 1) << tune.err;
+  EXPECT_FALSE(fs::exists(dir / "c.json"));  // nothing written
+}
+
+TEST_F(GemmCli, TuneUsageErrors) {
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"tune", "gpubench tune: what to tune?"},
+           {"tune memory", "gpubench tune: 'memory': only gemm can be tuned"},
+           {"tune gemm --lt-candidates 0", "gpubench tune: --lt-candidates 0: expected 1 to 1024"},
+           {"tune gemm --suite memory", "gpubench tune: --suite: tune works on the gemm suite only"},
+       }) {
+    Output o = gpubench(args);
+    EXPECT_EQ(o.code, 2) << args;
+    EXPECT_EQ(o.err.rfind(message, 0), 0u) << args << ": " << o.err;
+    EXPECT_EQ(lines(o.err), 1) << args << ": " << o.err;
+  }
+  // A malformed existing cache is refused before any GPU time is spent.
+  std::ofstream(dir / "bad.json") << "{\"format\": \"gpubench-gemm-tuning\", \"version\": 7}";
+  Output o = gpubench("tune gemm --cache " + (dir / "bad.json").string());
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("unsupported version 7"), std::string::npos) << o.err;
+}
+
+TEST_F(GemmCli, RunWithMalformedTuningCacheIsExitTwoAndOneLine) {
+  std::ofstream(dir / "bad.json") << "{not json";
+  Output o = gpubench(fmt::format("run --suite gemm --device cpu -q -o {} --tuning-cache {}", (dir / "r.json").string(),
+                                  (dir / "bad.json").string()));
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.err.rfind(fmt::format("gpubench run: tuning cache {}: not valid JSON (byte ", (dir / "bad.json").string()), 0),
+            0u)
+      << o.err;
+  EXPECT_EQ(lines(o.err), 1) << o.err;
+  EXPECT_FALSE(fs::exists(dir / "r.json"));
+  Output missing = gpubench(fmt::format("run --suite gemm --device cpu -q -o {} --tuning-cache {}",
+                                        (dir / "r.json").string(), (dir / "none.json").string()));
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("none.json: cannot be read"), std::string::npos) << missing.err;
+}
+
+TEST_F(GemmCli, ForeignCacheEntriesAreOneWarning) {
+  // An entry tuned on another GPU: ignored, with one warning line; the CPU run goes on.
+  std::ofstream(dir / "c.json") << R"({"format": "gpubench-gemm-tuning", "version": 1, "entries": [
+    {"gpu": "NVIDIA B200", "cc": "10.0", "cublaslt": "0.0.1", "dtype": "bf16", "layout": "tn", "m": 64, "n": 64,
+     "k": 64, "batch": 1, "epilogue": "none",
+     "algo": {"id": 1, "tile": 2, "stages": 3, "splitk": 1, "reduction": 0, "swizzle": 0, "custom": 0, "inner": 0, "cluster": 0},
+     "time_s": 1e-5,
+     "default_algo": {"id": 1, "tile": 2, "stages": 3, "splitk": 1, "reduction": 0, "swizzle": 0, "custom": 0, "inner": 0, "cluster": 0},
+     "default_time_s": 1e-5, "candidates": 4}]})";
+  Output o = gpubench(fmt::format("run --suite gemm --device cpu --axis m=32 --axis dtype=fp32 --min-time 0.01 "
+                                  "--warmup 0.005 -q -o {} --tuning-cache {}",
+                                  (dir / "r.json").string(), (dir / "c.json").string()));
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.err.find("warning: tuning cache " + (dir / "c.json").string() + ": 1 of 1 entries are for another GPU"),
+            std::string::npos)
+      << o.err;
+}
+
+TEST_F(GemmCli, CpuLayoutsBatchesAndThreadsRunWithMetrics) {
+  const fs::path out = dir / "r.json";
+  Output o = gpubench(fmt::format("run --suite gemm --device cpu --axis m=40 --axis n=24 --axis k=16 --axis dtype=fp64 "
+                                  "--axis layout=nt,tt --axis batch=2 --axis pad=3 --axis beta=1 --axis threads=1 "
+                                  "--min-time 0.01 --warmup 0.005 -q -o {}",
+                                  out.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  auto doc = nlohmann::json::parse(slurp(out));
+  ASSERT_EQ(doc["benchmarks"].size(), 2u);
+  for (const auto& b : doc["benchmarks"]) {
+    const auto& g = b["gpubench"];
+    EXPECT_EQ(g["status"], "ok");
+    EXPECT_EQ(g["verification"]["passed"], true);
+    const auto& m = g["metrics"];
+    EXPECT_EQ(m["rate_unit"], "TFLOP/s");
+    EXPECT_DOUBLE_EQ(m["flops"].get<double>(), 2.0 * (2.0 * 40 * 24 * 16 + 2.0 * 40 * 24));
+    EXPECT_GT(m["intensity"].get<double>(), 0);
+    EXPECT_GT(m["achieved_gbps"].get<double>(), 0);
+    EXPECT_GT(m["footprint_bytes"].get<double>(), m["bytes"].get<double>() / 2);
+    EXPECT_EQ(m["threads"], 1);
+  }
+  EXPECT_NE(doc["context"]["gpubench"].dump().find("cublaslt"), std::string::npos);  // library versions
+}
+
+TEST_F(GemmCli, ListShowsGpuSkipReasonsForFp8AndInt8) {
+  // Planning needs no GPU: the reasons come from the support matrix.
+  Output o = gpubench("list --suite gemm --device cpu --axis provider=openblas --axis dtype=fp8-e4m3,int8 --axis m=64");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("skipped: OpenBLAS has no fp8-e4m3 GEMM"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("skipped: OpenBLAS has no int8 GEMM"), std::string::npos) << o.out;
+}
+
+}  // namespace
+}  // namespace gpubench
