@@ -34,10 +34,12 @@ GemmUnitRoundoff gemm_unit_roundoff(GemmPrecision p) {
 }
 
 double gemm_a(const GemmProblem& p, std::int64_t i, std::int64_t l) {
-  return round_to_storage(gemm_storage(p.precision), uniform_value(p.seed_a, static_cast<std::uint64_t>(i + l * p.m)));
+  const std::int64_t index = p.transa ? l + i * p.k : i + l * p.m;
+  return round_to_storage(gemm_storage(p.precision), uniform_value(p.seed_a, static_cast<std::uint64_t>(index)));
 }
 double gemm_b(const GemmProblem& p, std::int64_t l, std::int64_t j) {
-  return round_to_storage(gemm_storage(p.precision), uniform_value(p.seed_b, static_cast<std::uint64_t>(l + j * p.k)));
+  const std::int64_t index = p.transb ? j + l * p.n : l + j * p.k;
+  return round_to_storage(gemm_storage(p.precision), uniform_value(p.seed_b, static_cast<std::uint64_t>(index)));
 }
 double gemm_c(const GemmProblem& p, std::int64_t i, std::int64_t j) {
   return round_to_storage(gemm_storage(p.precision), uniform_value(p.seed_c, static_cast<std::uint64_t>(i + j * p.m)));

@@ -1,10 +1,13 @@
 #pragma once
-// Plain C++ reference for D = alpha * A * B + beta * C (column-major, no transposes), used to
-// verify every GEMM provider on sampled output entries.
+// Plain C++ reference for D = alpha * op(A) * op(B) + beta * C (column-major; op is the
+// identity or the transpose), used to verify every GEMM provider on sampled output entries.
 //
-// Inputs come from kernels/common/random.hpp: A(i, l) = round(uniform(seed_a, i + l*m)),
-// B(l, j) = round(uniform(seed_b, l + j*k)), C(i, j) = round(uniform(seed_c, i + j*m)),
-// rounded to the storage type, so the reference recomputes any entry without the buffers.
+// Inputs come from kernels/common/random.hpp: the stored arrays hold uniform(seed, index) at
+// each index, rounded to the storage type, so the reference recomputes any entry without the
+// buffers. A is stored m x k (lda = m), or k x m (lda = k) when transposed, so
+// op(A)(i, l) = uniform(seed_a, i + l*m), or uniform(seed_a, l + i*k) when transa; likewise
+// op(B)(l, j) = uniform(seed_b, l + j*k), or uniform(seed_b, j + l*n) when transb (B stored
+// n x k); C(i, j) = uniform(seed_c, i + j*m).
 //
 // Tolerance. For one output entry with products p_l = A(i,l) B(l,j), let S = sqrt(sum p_l^2)
 // (the size of a sum of k random-signed terms). Rounding in the computation contributes
@@ -30,7 +33,12 @@ struct GemmProblem {
   GemmPrecision precision = GemmPrecision::FP32;
   double alpha = 1.0, beta = 0.0;
   std::uint64_t seed_a = 1, seed_b = 2, seed_c = 3;
+  bool transa = false, transb = false;  // op(A) = A^T, op(B) = B^T (cuBLAS's OP_T)
 };
+
+// Leading dimensions of the stored A and B (column-major, no padding).
+inline std::int64_t gemm_lda(const GemmProblem& p) { return p.transa ? p.k : p.m; }
+inline std::int64_t gemm_ldb(const GemmProblem& p) { return p.transb ? p.n : p.k; }
 
 // Storage type of A, B, C and D for each precision (TF32 stores fp32 and rounds inside).
 Storage gemm_storage(GemmPrecision p);
@@ -56,7 +64,7 @@ struct GemmCheckResult {
 GemmCheckResult check_gemm(const GemmProblem& problem, const std::vector<std::pair<std::int64_t, std::int64_t>>& entries,
                            const std::function<double(std::int64_t, std::int64_t)>& d_value);
 
-// The stored input values (after rounding), for providers that fill host buffers.
+// op(A)(i, l), op(B)(l, j) and C(i, j) as stored (after rounding).
 double gemm_a(const GemmProblem& p, std::int64_t i, std::int64_t l);
 double gemm_b(const GemmProblem& p, std::int64_t l, std::int64_t j);
 double gemm_c(const GemmProblem& p, std::int64_t i, std::int64_t j);

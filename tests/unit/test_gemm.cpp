@@ -5,6 +5,7 @@
 #include "bench/core/plan.hpp"
 #include "bench/suites/gemm/gemm.hpp"
 #include "fake_suite.hpp"
+#include "kernels/common/random.hpp"
 #include "kernels/gemm/gemm_reference.hpp"
 
 namespace gpubench {
@@ -89,20 +90,60 @@ TEST(GemmSuite, OpenblasCasesVerify) {
   auto suite = suites::gemm::make_suite();
   DeviceInfo cpu = testing::fake_cpu();
   for (const char* dtype : {"fp32", "fp64"}) {
-    for (auto [m, n, k] : {std::tuple{100, 100, 100}, std::tuple{64, 48, 80}, std::tuple{1, 7, 3}}) {
-      Point pt;
-      pt.set("m", std::int64_t{m});
-      pt.set("n", std::int64_t{n});
-      pt.set("k", std::int64_t{k});
-      pt.set("dtype", std::string(dtype));
-      ASSERT_FALSE(suite->unsupported(cpu, pt));
-      auto c = suite->make_case(cpu, pt);
-      c->setup();
-      Verification v = c->verify();
-      EXPECT_TRUE(v.passed) << dtype << " " << m << "x" << n << "x" << k << ": " << v.detail;
-      EXPECT_EQ(v.checked, std::min<std::int64_t>(std::int64_t{m} * n, 1024));
-      EXPECT_DOUBLE_EQ(c->metrics().flops, 2.0 * m * n * k);
+    for (const char* layout : {"nn", "nt", "tn", "tt"}) {
+      for (auto [m, n, k] : {std::tuple{100, 100, 100}, std::tuple{64, 48, 80}, std::tuple{1, 7, 3}}) {
+        Point pt;
+        pt.set("shape", std::string("mnk"));
+        pt.set("model", std::string("none"));
+        pt.set("tp", std::int64_t{1});
+        pt.set("m", std::int64_t{m});
+        pt.set("n", std::int64_t{n});
+        pt.set("k", std::int64_t{k});
+        pt.set("layout", std::string(layout));
+        pt.set("dtype", std::string(dtype));
+        ASSERT_FALSE(suite->unsupported(cpu, pt));
+        auto c = suite->make_case(cpu, pt);
+        c->setup();
+        Verification v = c->verify();
+        EXPECT_TRUE(v.passed) << dtype << " " << layout << " " << m << "x" << n << "x" << k << ": " << v.detail;
+        EXPECT_EQ(v.checked, std::min<std::int64_t>(std::int64_t{m} * n, 1024));
+        EXPECT_DOUBLE_EQ(c->metrics().flops, 2.0 * m * n * k);
+      }
     }
+  }
+}
+
+// op(A) and op(B) read the stored arrays transposed: a product computed from the arrays as
+// stored passes, and the same arrays read untransposed (a provider ignoring the layout) fail.
+TEST(GemmReference, TransposedOperandsReadTheStoredArrays) {
+  for (auto [ta, tb] : {std::pair{true, false}, std::pair{false, true}, std::pair{true, true}}) {
+    GemmProblem p{24, 20, 64, GemmPrecision::FP64};
+    p.transa = ta;
+    p.transb = tb;
+    const auto stored_a = [&](std::int64_t idx) { return kernels::uniform_value(p.seed_a, static_cast<std::uint64_t>(idx)); };
+    const auto stored_b = [&](std::int64_t idx) { return kernels::uniform_value(p.seed_b, static_cast<std::uint64_t>(idx)); };
+    std::vector<double> d(static_cast<std::size_t>(p.m * p.n)), wrong(d.size());
+    for (std::int64_t j = 0; j < p.n; ++j)
+      for (std::int64_t i = 0; i < p.m; ++i) {
+        double s = 0, w = 0;
+        for (std::int64_t l = 0; l < p.k; ++l) {
+          // Column-major with lda = k (A stored k x m) when transposed, else m.
+          const double a = ta ? stored_a(l + i * p.k) : stored_a(i + l * p.m);
+          const double b = tb ? stored_b(j + l * p.n) : stored_b(l + j * p.k);
+          s += a * b;
+          w += stored_a(i + l * p.m) * stored_b(l + j * p.k);
+        }
+        d[static_cast<std::size_t>(i + j * p.m)] = s;
+        wrong[static_cast<std::size_t>(i + j * p.m)] = w;
+      }
+    const auto entries = kernels::gemm_sample_entries(p.m, p.n);
+    auto at = [&](const std::vector<double>& v) {
+      return [&v, &p](std::int64_t i, std::int64_t j) { return v[static_cast<std::size_t>(i + j * p.m)]; };
+    };
+    EXPECT_TRUE(kernels::check_gemm(p, entries, at(d)).passed) << ta << tb;
+    EXPECT_FALSE(kernels::check_gemm(p, entries, at(wrong)).passed) << ta << tb;
+    EXPECT_EQ(kernels::gemm_lda(p), ta ? p.k : p.m);
+    EXPECT_EQ(kernels::gemm_ldb(p), tb ? p.n : p.k);
   }
 }
 
@@ -129,7 +170,9 @@ TEST(GemmSuite, EveryPresetPlansOnBothDeviceKindsWithoutSkips) {
     EXPECT_FALSE(plan.empty());
     for (const PlannedCase& c : plan) {
       EXPECT_FALSE(c.skip_reason) << c.name();
-      EXPECT_EQ(c.point.integer("m"), c.point.integer("n"));  // presets are square
+      if (c.point.text("shape") == "mnk") {
+        EXPECT_EQ(c.point.integer("m"), c.point.integer("n"));  // the m, n, k presets are square
+      }
     }
   }
   PlanRequest quick;

@@ -86,9 +86,11 @@ class CublasGemmCase final : public CudaCase {
     const double alpha64 = p_.alpha, beta64 = p_.beta;
     const float alpha32 = static_cast<float>(p_.alpha), beta32 = static_cast<float>(p_.beta);
     const bool f64 = types_.compute == CUBLAS_COMPUTE_64F;
-    check_cublas(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(p_.m), static_cast<int>(p_.n),
-                              static_cast<int>(p_.k), f64 ? static_cast<const void*>(&alpha64) : &alpha32, a_.get(),
-                              types_.data, static_cast<int>(p_.m), b_.get(), types_.data, static_cast<int>(p_.k),
+    check_cublas(cublasGemmEx(handle_, p_.transa ? CUBLAS_OP_T : CUBLAS_OP_N, p_.transb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                              static_cast<int>(p_.m), static_cast<int>(p_.n), static_cast<int>(p_.k),
+                              f64 ? static_cast<const void*>(&alpha64) : &alpha32, a_.get(), types_.data,
+                              static_cast<int>(kernels::gemm_lda(p_)), b_.get(), types_.data,
+                              static_cast<int>(kernels::gemm_ldb(p_)),
                               f64 ? static_cast<const void*>(&beta64) : &beta32, d_.get(), types_.data,
                               static_cast<int>(p_.m), types_.compute, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx");

@@ -42,13 +42,15 @@ class OpenblasGemmCase final : public HostCase {
 
   void run() override {
     const auto m = static_cast<blasint>(p_.m), n = static_cast<blasint>(p_.n), k = static_cast<blasint>(p_.k);
+    const auto lda = static_cast<blasint>(kernels::gemm_lda(p_)), ldb = static_cast<blasint>(kernels::gemm_ldb(p_));
+    const CBLAS_TRANSPOSE ta = p_.transa ? CblasTrans : CblasNoTrans, tb = p_.transb ? CblasTrans : CblasNoTrans;
     if (storage_ == Storage::F64) {
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, p_.alpha, reinterpret_cast<const double*>(a_.data()),
-                  m, reinterpret_cast<const double*>(b_.data()), k, p_.beta, reinterpret_cast<double*>(d_.data()), m);
+      cblas_dgemm(CblasColMajor, ta, tb, m, n, k, p_.alpha, reinterpret_cast<const double*>(a_.data()), lda,
+                  reinterpret_cast<const double*>(b_.data()), ldb, p_.beta, reinterpret_cast<double*>(d_.data()), m);
     } else {
-      cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, static_cast<float>(p_.alpha),
-                  reinterpret_cast<const float*>(a_.data()), m, reinterpret_cast<const float*>(b_.data()), k,
-                  static_cast<float>(p_.beta), reinterpret_cast<float*>(d_.data()), m);
+      cblas_sgemm(CblasColMajor, ta, tb, m, n, k, static_cast<float>(p_.alpha), reinterpret_cast<const float*>(a_.data()),
+                  lda, reinterpret_cast<const float*>(b_.data()), ldb, static_cast<float>(p_.beta),
+                  reinterpret_cast<float*>(d_.data()), m);
     }
   }
 

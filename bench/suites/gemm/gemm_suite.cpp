@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "bench/suites/gemm/gemm.hpp"
+#include "bench/suites/gemm/shapes.hpp"
 
 namespace gpubench::suites::gemm {
 namespace {
@@ -14,16 +15,20 @@ class GemmSuite final : public Suite {
 
   std::vector<AxisSpec> axes() const override {
     return {
+        shape_axis(),
+        model_axis(),
+        {"tp", AxisKind::Int, "tensor-parallel degree for the transformer shapes (1 for the others)", {}, 1},
         {"m", AxisKind::Int, "rows of A and D", {}, 1},
         {"n", AxisKind::Int, "columns of B and D (default @m: same as m)", {}, 1},
         {"k", AxisKind::Int, "columns of A, rows of B (default @m: same as m)", {}, 1},
+        {"layout", AxisKind::Enum, "transposes of A and B, cuBLAS order (tn: op(A) = A^T)", {"nn", "nt", "tn", "tt"}, 1},
         {"dtype", AxisKind::Enum, "element type; 16-bit types and tf32 accumulate in fp32",
          {"fp64", "fp32", "tf32", "fp16", "bf16"}, 1},
     };
   }
 
   std::vector<Preset> presets() const override {
-    return {
+    std::vector<Preset> out = {
         {"quick",
          {{"m", "1024,4096,8192"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp32,tf32,fp16,bf16"}},
          {{"m", "256,1024"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp32,fp64"}}},
@@ -34,6 +39,32 @@ class GemmSuite final : public Suite {
          {{"m", "128:32768:x2"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp64,fp32,tf32,fp16,bf16"}},
          {{"m", "128:4096:x2"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp32,fp64"}}},
     };
+    for (Preset& p : out) add_mnk_defaults(p);
+    for (Preset& p : shape_presets()) out.push_back(std::move(p));
+    return out;
+  }
+
+  // Named shapes (shape != mnk) set m, n, k and layout from their entry; see shapes.hpp.
+  Point resolve(const DeviceInfo& device, Point point) const override {
+    (void)device;
+    const std::string& shape = point.text("shape");
+    if (shape == kShapeMnk) return point;
+    if (std::optional<GemmShape> s = named_shape(shape, point.text("model"), point.integer("tp"))) {
+      point.set("m", s->m);
+      point.set("n", s->n);
+      point.set("k", s->k);
+      point.set("layout", s->layout());
+    }
+    return point;
+  }
+
+  // model and tp only mean something for the transformer shapes; a model without a gated MLP
+  // has no mlp_gate GEMMs.
+  bool applies(const DeviceInfo& device, const Point& point) const override {
+    (void)device;
+    const std::string& shape = point.text("shape");
+    if (!is_llm_role(shape)) return point.text("model") == kNoModel && point.integer("tp") == 1;
+    return named_shape(shape, point.text("model"), point.integer("tp")).has_value();
   }
 
   std::optional<std::string> unsupported(const DeviceInfo& device, const Point& point) const override {
@@ -90,6 +121,8 @@ GemmProblem problem_from(const Point& point) {
   p.m = point.integer("m");
   p.n = point.integer("n");
   p.k = point.integer("k");
+  p.transa = point.text("layout")[0] == 't';
+  p.transb = point.text("layout")[1] == 't';
   p.precision = parse_precision(point.text("dtype"));
   return p;
 }
