@@ -28,6 +28,13 @@ TEST_F(GemmShapesCli, ListLlmPresetShowsRoles) {
       << list.out;
   EXPECT_NE(list.err.find("15 case(s)"), std::string::npos) << list.err;
 
+  Output axes = gpubench("list --axes --suite gemm");
+  ASSERT_EQ(axes.code, 0) << axes.err;
+  EXPECT_NE(axes.out.find("model    transformer for the LLM shapes"), std::string::npos) << axes.out;
+  EXPECT_NE(axes.out.find("(text)"), std::string::npos) << axes.out;
+  EXPECT_NE(axes.out.find("deepbench-train.40"), std::string::npos) << axes.out;
+  EXPECT_NE(axes.out.find("llm       cuda: shape=qkv.fwd,"), std::string::npos) << axes.out;
+
   Output tp = gpubench("list --device cpu --suite gemm --preset llm -a model=llama-70b -a tp=8");
   ASSERT_EQ(tp.code, 0) << tp.err;
   EXPECT_NE(tp.out.find("gemm/shape=qkv.fwd/model=llama-70b/tp=8/m=1280/n=4096/k=8192/layout=tn"), std::string::npos)
