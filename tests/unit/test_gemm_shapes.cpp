@@ -171,7 +171,9 @@ TEST(GemmShapes, BadModelDescriptionsAreOneLineUsageErrors) {
       {"h99999999999-f1-a1-s1-b1-v1", "is larger than"},
       {"", "expected a preset"},
   };
-  for (const auto& [text, expected] : cases) {
+  for (const auto& c : cases) {
+    const char* text = c.first;
+    const char* expected = c.second;
     const std::string msg = usage_error([&] { parse_model(text); });
     EXPECT_NE(msg.find(expected), std::string::npos) << text << " -> " << msg;
     EXPECT_EQ(msg.rfind(fmt::format("model '{}': ", text), 0), 0u) << msg;

@@ -309,10 +309,12 @@ AxisSpec model_axis() {
 
 void add_mnk_defaults(Preset& preset) {
   for (auto* values : {&preset.cuda, &preset.cpu}) {
-    for (const auto& [axis, value] : {std::pair{"shape", kShapeMnk}, std::pair{"model", kNoModel},
-                                      std::pair{"tp", "1"}, std::pair{"layout", "nn"}}) {
+    for (const auto& axis_value : {std::pair{"shape", kShapeMnk}, std::pair{"model", kNoModel},
+                                   std::pair{"tp", "1"}, std::pair{"layout", "nn"}}) {
+      // Not a structured binding: clang before 16 cannot capture one in the lambda.
+      const std::string axis = axis_value.first;
       const bool given = std::any_of(values->begin(), values->end(), [&](const auto& kv) { return kv.first == axis; });
-      if (!given) values->emplace_back(axis, value);
+      if (!given) values->emplace_back(axis, axis_value.second);
     }
   }
 }
