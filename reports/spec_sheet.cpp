@@ -102,11 +102,81 @@ std::map<std::string, double> parse_peaks(const json& gpu, std::string_view orig
   return peaks;
 }
 
+// An optional object of non-empty strings ("sources", "absent").
+std::map<std::string, std::string> string_map(const json& gpu, const char* field, std::string_view origin,
+                                              std::string_view where) {
+  std::map<std::string, std::string> out;
+  auto it = gpu.find(field);
+  if (it == gpu.end()) return out;
+  if (!it->is_object()) fail(origin, fmt::format("{}: \"{}\" must be an object", where, field));
+  for (const auto& [key, value] : it->items()) {
+    if (!value.is_string() || value.get_ref<const std::string&>().empty()) {
+      fail(origin, fmt::format("{}: {}.{} must be a non-empty string", where, field, key));
+    }
+    out.emplace(key, value.get<std::string>());
+  }
+  return out;
+}
+
+// The figures an entry states: its peak keys and the optional numeric fields it gives.
+std::set<std::string> figures_of(const GpuSpec& spec) {
+  std::set<std::string> out;
+  for (const auto& [key, value] : spec.peaks) out.insert(key);
+  if (spec.tdp_w) out.insert("tdp_w");
+  if (spec.memory_gb) out.insert("memory_gb");
+  if (spec.sm_count) out.insert("sm_count");
+  if (spec.boost_clock_mhz) out.insert("boost_clock_mhz");
+  return out;
+}
+
+// "sources" names a known document for every figure and only for figures; "absent" names
+// figures the entry does not give.
+void check_sources(const GpuSpec& spec, const std::map<std::string, SpecDocument>& documents, std::string_view origin,
+                   std::string_view where) {
+  const std::set<std::string> figures = figures_of(spec);
+  for (const auto& [figure, doc] : spec.sources) {
+    if (!figures.contains(figure)) {
+      fail(origin, fmt::format("{}: sources.{} cites a figure the entry does not give", where, figure));
+    }
+    if (!documents.contains(doc)) {
+      fail(origin, fmt::format("{}: sources.{} names unknown document \"{}\"", where, figure, doc));
+    }
+  }
+  if (!spec.sources.empty()) {
+    for (const std::string& figure : figures) {
+      if (!spec.sources.contains(figure)) fail(origin, fmt::format("{}: {} has no entry in \"sources\"", where, figure));
+    }
+  }
+  for (const auto& [figure, reason] : spec.absent) {
+    if (figures.contains(figure)) {
+      fail(origin, fmt::format("{}: absent.{} names a figure the entry gives", where, figure));
+    }
+  }
+}
+
+std::map<std::string, SpecDocument> parse_documents(const json& doc, std::string_view origin) {
+  std::map<std::string, SpecDocument> out;
+  auto it = doc.find("documents");
+  if (it == doc.end()) return out;
+  if (!it->is_object()) fail(origin, "\"documents\" must be an object");
+  for (const auto& [id, d] : it->items()) {
+    const std::string where = fmt::format("documents.{}", id);
+    if (!d.is_object()) fail(origin, fmt::format("{} must be an object", where));
+    for (const auto& [field, value] : d.items()) {
+      if (field != "title" && field != "url") fail(origin, fmt::format("{}: unknown field \"{}\"", where, field));
+    }
+    SpecDocument document{required_string(d, "title", origin, where), required_string(d, "url", origin, where)};
+    out.emplace(id, std::move(document));
+  }
+  return out;
+}
+
 // Rejecting unknown fields turns a misspelt optional field into an error instead of a
 // silently missing figure.
 void check_known_fields(const json& gpu, std::string_view origin, std::string_view where) {
-  static const std::set<std::string> kKnown = {"key",      "name",   "match", "peaks", "tdp_w",
-                                               "memory_gb", "sm_count", "source", "notes"};
+  static const std::set<std::string> kKnown = {"key",      "name",     "match",           "peaks",
+                                               "tdp_w",    "memory_gb", "sm_count",        "boost_clock_mhz",
+                                               "source",   "sources",  "absent",          "notes"};
   for (const auto& [field, value] : gpu.items()) {
     if (!kKnown.contains(field)) {
       fail(origin, fmt::format("{}: unknown field \"{}\"", where, field));
@@ -114,7 +184,8 @@ void check_known_fields(const json& gpu, std::string_view origin, std::string_vi
   }
 }
 
-GpuSpec parse_gpu(const json& gpu, std::size_t index, std::string_view origin) {
+GpuSpec parse_gpu(const json& gpu, std::size_t index, const std::map<std::string, SpecDocument>& documents,
+                  std::string_view origin) {
   std::string where = fmt::format("gpus[{}]", index);
   if (!gpu.is_object()) fail(origin, fmt::format("{} must be an object", where));
 
@@ -126,19 +197,24 @@ GpuSpec parse_gpu(const json& gpu, std::size_t index, std::string_view origin) {
   spec.match = parse_match(gpu, origin, where);
   spec.peaks = parse_peaks(gpu, origin, where);
   spec.tdp_w = optional_positive(gpu, "tdp_w", origin, where);
-  optional_positive(gpu, "memory_gb", origin, where);  // validated; not used by reports yet
-  optional_positive(gpu, "sm_count", origin, where);
+  spec.memory_gb = optional_positive(gpu, "memory_gb", origin, where);
+  spec.sm_count = optional_positive(gpu, "sm_count", origin, where);
+  spec.boost_clock_mhz = optional_positive(gpu, "boost_clock_mhz", origin, where);
   spec.source = required_string(gpu, "source", origin, where);
+  spec.sources = string_map(gpu, "sources", origin, where);
+  spec.absent = string_map(gpu, "absent", origin, where);
+  check_sources(spec, documents, origin, where);
   if (auto notes = gpu.find("notes"); notes != gpu.end() && !notes->is_string()) {
     fail(origin, fmt::format("{}: \"notes\" must be a string", where));
   }
   return spec;
 }
 
-std::vector<GpuSpec> parse_sheet(const json& doc, std::string_view origin) {
+std::vector<GpuSpec> parse_sheet(const json& doc, std::string_view origin,
+                                 std::map<std::string, SpecDocument>& documents) {
   if (!doc.is_object()) fail(origin, "the top level must be an object");
   for (const auto& [field, value] : doc.items()) {
-    if (field != "schema_version" && field != "note" && field != "gpus") {
+    if (field != "schema_version" && field != "note" && field != "gpus" && field != "documents") {
       fail(origin, fmt::format("unknown top-level field \"{}\"", field));
     }
   }
@@ -152,11 +228,12 @@ std::vector<GpuSpec> parse_sheet(const json& doc, std::string_view origin) {
   }
   auto gpus = doc.find("gpus");
   if (gpus == doc.end() || !gpus->is_array()) fail(origin, "\"gpus\" must be a list");
+  documents = parse_documents(doc, origin);
 
   std::vector<GpuSpec> specs;
   std::set<std::string> keys;
   for (std::size_t i = 0; i < gpus->size(); ++i) {
-    GpuSpec spec = parse_gpu((*gpus)[i], i, origin);
+    GpuSpec spec = parse_gpu((*gpus)[i], i, documents, origin);
     if (!keys.insert(spec.key).second) {
       fail(origin, fmt::format("gpus[{}]: key \"{}\" appears twice", i, spec.key));
     }
@@ -198,7 +275,7 @@ SpecSheet SpecSheet::from_json_text(std::string_view text, std::string_view orig
     fail(origin, fmt::format("not valid JSON ({})", one_line_parse_message(e.what())));
   }
   SpecSheet sheet;
-  sheet.gpus_ = parse_sheet(doc, origin);
+  sheet.gpus_ = parse_sheet(doc, origin, sheet.documents_);
   return sheet;
 }
 

@@ -17,7 +17,21 @@ struct GpuSpec {
   std::vector<std::string> match;    // ECMAScript regexes tried on the CUDA device name
   std::map<std::string, double> peaks;  // peak key -> TFLOP/s (or GB/s for "memory_bandwidth")
   std::optional<double> tdp_w;
-  std::string source;                // document(s) the figures come from
+  std::optional<double> memory_gb;
+  std::optional<double> sm_count;
+  std::optional<double> boost_clock_mhz;
+  std::string source;                // document(s) the figures come from, and derivations
+  // Figure (a peak key, tdp_w, memory_gb, sm_count, boost_clock_mhz) -> id of the document in
+  // SpecSheet::documents() it comes from. When present, every figure of the entry has one.
+  std::map<std::string, std::string> sources;
+  // Figure -> why the entry has no such figure (no such data path, not published, conflicting).
+  std::map<std::string, std::string> absent;
+};
+
+// A document figures are cited from.
+struct SpecDocument {
+  std::string title;  // "NVIDIA A100 Tensor Core GPU Datasheet (2021)"
+  std::string url;
 };
 
 class SpecSheet {
@@ -33,9 +47,12 @@ class SpecSheet {
   // Shortcut: the figure for `peak_key` on that device, if both are known.
   std::optional<double> peak(std::string_view device_name, std::string_view peak_key) const;
   const std::vector<GpuSpec>& gpus() const { return gpus_; }
+  // Document id -> document, from the sheet's top-level "documents".
+  const std::map<std::string, SpecDocument>& documents() const { return documents_; }
 
  private:
   std::vector<GpuSpec> gpus_;
+  std::map<std::string, SpecDocument> documents_;
 };
 
 }  // namespace gpubench::reports

@@ -20,6 +20,8 @@ void describe_suites(const std::vector<const Suite*>& suites) {
     for (const AxisSpec& a : s->axes()) {
       if (a.kind == AxisKind::Enum) {
         fmt::print("    {:<8} {} (one of: {})\n", a.name, a.help, fmt::join(a.choices, ", "));
+      } else if (a.kind == AxisKind::Text) {
+        fmt::print("    {:<8} {} (text)\n", a.name, a.help);
       } else {
         fmt::print("    {:<8} {} (integer >= {})\n", a.name, a.help, a.min_value);
       }

@@ -113,6 +113,23 @@ void parse_range(const AxisSpec& spec, std::string_view item, std::vector<AxisVa
   }
 }
 
+// A Text word: the characters allowed in case names (not '/', '=', ',', spaces), then the
+// suite's own check.
+void check_text(const AxisSpec& spec, std::string_view item) {
+  for (char c : item) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == ':' || c == '+' || c == '-';
+    if (!ok) {
+      throw UsageError(fmt::format("axis {}: '{}' may hold only letters, digits and . _ : + -", spec.name, item));
+    }
+  }
+  if (spec.check) {
+    if (std::optional<std::string> problem = spec.check(item)) {
+      throw UsageError(fmt::format("axis {}: '{}': {}", spec.name, item, *problem));
+    }
+  }
+}
+
 }  // namespace
 
 std::string to_string(const AxisValue& v) {
@@ -135,6 +152,9 @@ std::vector<AxisValue> parse_axis_values(const AxisSpec& spec, std::string_view 
         throw UsageError(fmt::format("axis {}: unknown value '{}' (accepted: {})", spec.name, item,
                                      fmt::join(spec.choices, ", ")));
       }
+      push_unique(out, std::string(item), spec);
+    } else if (spec.kind == AxisKind::Text) {
+      check_text(spec, item);
       push_unique(out, std::string(item), spec);
     } else if (item.find(':') != std::string_view::npos) {
       parse_range(spec, item, out);

@@ -10,7 +10,11 @@
 // Integers accept the binary suffixes k (1024) and M (1048576): `m=4k` is 4096.
 // `@NAME` instead of a list makes an axis take the value of an earlier axis in each case
 // (`n=@m` gives square GEMMs); the planner resolves it.
+// Text axes take free-form words (a model description such as h4096-f11008-a32-kv8-s2048-b1-v32000)
+// that the suite checks; a word is letters, digits and . _ : + - so case names stay parsable.
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -18,7 +22,7 @@
 
 namespace gpubench {
 
-enum class AxisKind { Int, Enum };
+enum class AxisKind { Int, Enum, Text };
 
 struct AxisSpec {
   std::string name;
@@ -26,6 +30,9 @@ struct AxisSpec {
   std::string help;
   std::vector<std::string> choices;  // accepted names, for Enum axes
   std::int64_t min_value = 1;        // smallest accepted value, for Int axes
+  // For Text axes: what is wrong with a word (one line), or nullopt when the suite accepts it.
+  // Unset: every well-formed word is accepted.
+  std::function<std::optional<std::string>(std::string_view)> check = {};
 };
 
 using AxisValue = std::variant<std::int64_t, std::string>;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <regex>
+#include <set>
 
 #include "errors.hpp"
 
@@ -164,8 +165,11 @@ std::vector<PlannedCase> make_plan(const std::vector<const Suite*>& all, const P
       std::vector<Point> points;
       std::vector<AxisValue> scratch(values.size());
       cartesian(values, 0, scratch, points);
-      for (Point& p : points) {
+      std::set<std::string> seen;  // labels after resolve(): derived axes can make points equal
+      for (Point& expanded : points) {
+        Point p = suite->resolve(device, std::move(expanded));
         if (!suite->applies(device, p)) continue;
+        if (!seen.insert(p.label()).second) continue;
         PlannedCase c{suite, device, std::move(p), std::nullopt};
         if (!matches_filter(c.name(), req.filter)) continue;
         c.skip_reason = suite->unsupported(device, c.point);

@@ -1,6 +1,8 @@
 #pragma once
 // Planning: selected suites x selected devices x the cartesian product of axis values
 // (the preset's, with --axis overrides) -> the ordered list of cases a run executes.
+// Each point goes through Suite::resolve (derived axes) and Suite::applies; a point equal to
+// an earlier one after resolve is planned once.
 #include <optional>
 #include <string>
 #include <vector>

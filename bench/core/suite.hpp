@@ -58,6 +58,14 @@ class Suite {
     (void)point;
     return true;
   }
+  // Fills in axes whose values follow from others, before applies(). A suite with named
+  // shapes (a `shape` axis whose entry fixes m, n and k) overwrites those axes here so case
+  // names and results show the real values; points that become identical are planned once.
+  // Throws UsageError for a combination that cannot be resolved. Default: unchanged.
+  virtual Point resolve(const DeviceInfo& device, Point point) const {
+    (void)device;
+    return point;
+  }
   // Called only for supported points. Constructing a case allocates nothing large: that is
   // setup()'s job, where an out-of-memory becomes a skipped case.
   virtual std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const = 0;

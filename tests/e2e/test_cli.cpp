@@ -38,7 +38,7 @@ int count_lines(const std::string& s) { return static_cast<int>(std::count(s.beg
 
 // The name of a square OpenBLAS case of the gemm suite at the default layout and scalars.
 std::string gemm_cpu_name(int m, const std::string& dtype) {
-  return fmt::format("gemm/provider=openblas/dtype={}/layout=nn/m={}/n={}/k={}/batch=1/pad=0/alpha=1/beta=0/epilogue=none/"
+  return fmt::format("gemm/shape=mnk/model=none/tp=1/provider=openblas/dtype={}/layout=nn/m={}/n={}/k={}/batch=1/pad=0/alpha=1/beta=0/epilogue=none/"
                      "fusion=fused/threads=0/cpu",
                      dtype, m, m, m);
 }
@@ -88,7 +88,7 @@ TEST_F(Cli, NoGpuLineAndCpuCasesByDefault) {
 TEST_F(Cli, ListShowsAxesAndSkips) {
   Output list = gpubench("list --device cpu --axis m=8 --axis dtype=fp16,fp32");
   ASSERT_EQ(list.code, 0) << list.err;
-  EXPECT_NE(list.out.find(gemm_cpu_name(8, "fp16") + "  [gemm provider=openblas dtype=fp16 layout=nn m=8 n=8 k=8 "),
+  EXPECT_NE(list.out.find(gemm_cpu_name(8, "fp16") + "  [gemm shape=mnk model=none tp=1 provider=openblas dtype=fp16 layout=nn m=8 n=8 k=8 "),
             std::string::npos)
       << list.out;
   EXPECT_NE(list.out.find("threads=0] skipped: OpenBLAS has no fp16 GEMM"), std::string::npos) << list.out;

@@ -6,7 +6,7 @@
 // UsageError is the expected rejection; any other exception, a crash, a hang or a sanitizer
 // report is a finding. Accepted values are checked against the documented promises:
 // non-empty, no duplicates, at most kMaxAxisValues, integers >= the axis minimum, names
-// among the axis's choices.
+// among the axis's choices, text words free of separators.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -43,11 +43,15 @@ void check(const AxisSpec& spec, std::string_view values) {
       const auto* v = std::get_if<std::int64_t>(&parsed[i]);
       require(v != nullptr, "integer axes give integers");
       require(*v >= spec.min_value, "integers are >= the axis minimum");
-    } else {
+    } else if (spec.kind == AxisKind::Enum) {
       const auto* s = std::get_if<std::string>(&parsed[i]);
       require(s != nullptr, "enumerated axes give names");
       require(std::find(spec.choices.begin(), spec.choices.end(), *s) != spec.choices.end(),
               "names are among the axis's choices");
+    } else {
+      const auto* s = std::get_if<std::string>(&parsed[i]);
+      require(s != nullptr && !s->empty(), "text axes give non-empty words");
+      require(s->find_first_of("/=, ") == std::string::npos, "text words hold no separators");
     }
     (void)to_string(parsed[i]);
   }

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "bench/suites/gemm/gemm.hpp"
+#include "bench/suites/gemm/shapes.hpp"
 
 namespace gpubench::suites::gemm {
 namespace {
@@ -35,6 +36,9 @@ std::int64_t int_or(const Point& point, std::string_view axis, std::int64_t fall
 
 // Values for the axes a preset does not name, one axis per line: CUDA, then CPU.
 const std::vector<std::pair<std::string, std::string>> kPresetDefaults = {
+    {"shape", kShapeMnk},
+    {"model", kNoModel},
+    {"tp", "1"},
     {"provider", "cublas"},
     {"dtype", "fp32"},
     {"layout", "nn"},
@@ -83,6 +87,9 @@ class GemmSuite final : public Suite {
   // One axis per line; provider and dtype first (the most read part of a case name).
   std::vector<AxisSpec> axes() const override {
     return {
+        shape_axis(),
+        model_axis(),
+        {"tp", AxisKind::Int, "tensor-parallel degree for the transformer shapes (1 for the others)", {}, 1},
         {"provider", AxisKind::Enum, "GEMM implementation (cublas, cublaslt, cublaslt-tuned, custom:<kernel> on GPUs; openblas on the CPU)", provider_choices(), 1},
         {"dtype", AxisKind::Enum, "precision: fp16/bf16/tf32 accumulate in fp32, fp16-acc16 in fp16, fp8 (A e4m3|e5m2, B e4m3) writes bf16, int8 accumulates and writes int32", dtype_names(), 1},
         {"layout", AxisKind::Enum, "op(A) op(B): n = as stored (column-major), t = transposed", {"nn", "nt", "tn", "tt"}, 1},
@@ -102,7 +109,7 @@ class GemmSuite final : public Suite {
   // Presets: (axis, values) lists, CUDA then CPU, one axis per line; axes a preset leaves out
   // take kPresetDefaults.
   std::vector<Preset> presets() const override {
-    return {
+    std::vector<Preset> out = {
         preset("quick",
                {{"provider", "cublas,cublaslt"},
                 {"dtype", "fp32,tf32,fp16,bf16"},
@@ -155,16 +162,37 @@ class GemmSuite final : public Suite {
                 {"m", "512:16384:x2"}},
                {{"m", "256"}}),
     };
+    // Named shape sets (square, DeepBench, LLM roles; shapes.cpp).
+    for (Preset& p : shape_presets()) out.push_back(preset(std::move(p.name), std::move(p.cuda), std::move(p.cpu)));
+    return out;
+  }
+
+  // Named shapes (shape != mnk) set m, n, k and layout from their entry; see shapes.hpp.
+  Point resolve(const DeviceInfo& device, Point point) const override {
+    (void)device;
+    const std::string shape = text_or(point, "shape", kShapeMnk);
+    if (shape == kShapeMnk) return point;
+    if (std::optional<GemmShape> s = named_shape(shape, point.text("model"), point.integer("tp"))) {
+      point.set("m", s->m);
+      point.set("n", s->n);
+      point.set("k", s->k);
+      point.set("layout", s->layout());
+    }
+    return point;
   }
 
   // Combinations that mean nothing are dropped from the plan silently: a provider on the other
-  // kind of device, a thread count for a GPU provider, fusion=separate without an epilogue.
+  // kind of device, a thread count for a GPU provider, fusion=separate without an epilogue,
+  // a model or tp for a shape that is not a transformer role, mlp_gate for a model without a
+  // gated MLP.
   bool applies(const DeviceInfo& device, const Point& point) const override {
     const std::string provider = text_or(point, "provider", device.is_cuda() ? "cublas" : "openblas");
     if (is_gpu_provider(provider) != device.is_cuda()) return false;
     if (is_gpu_provider(provider) && int_or(point, "threads", 0) != 0) return false;
     if (text_or(point, "epilogue", "none") == "none" && text_or(point, "fusion", "fused") == "separate") return false;
-    return true;
+    const std::string shape = text_or(point, "shape", kShapeMnk);
+    if (!is_llm_role(shape)) return text_or(point, "model", kNoModel) == kNoModel && int_or(point, "tp", 1) == 1;
+    return named_shape(shape, point.text("model"), point.integer("tp")).has_value();
   }
 
   std::optional<std::string> unsupported(const DeviceInfo& device, const Point& point) const override {
