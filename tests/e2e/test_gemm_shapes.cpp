@@ -23,7 +23,7 @@ TEST_F(GemmShapesCli, ListLlmPresetShowsRoles) {
     EXPECT_NE(list.out.find(fmt::format("gemm/shape={}/model=gpt2-124m-s128-b1/", role)), std::string::npos) << role;
   }
   // GPT-2 at sequence 128: Q, K and V are 3 x 768 = 2304 wide; forward is m=out, n=tokens, k=in.
-  EXPECT_NE(list.out.find("gemm/shape=qkv.fwd/model=gpt2-124m-s128-b1/tp=1/m=2304/n=128/k=768/layout=tn/dtype=fp32/cpu"),
+  EXPECT_NE(list.out.find("gemm/shape=qkv.fwd/model=gpt2-124m-s128-b1/tp=1/provider=openblas/dtype=fp32/layout=tn/m=2304/n=128/k=768/"),
             std::string::npos)
       << list.out;
   EXPECT_NE(list.err.find("15 case(s)"), std::string::npos) << list.err;
@@ -37,7 +37,7 @@ TEST_F(GemmShapesCli, ListLlmPresetShowsRoles) {
 
   Output tp = gpubench("list --device cpu --suite gemm --preset llm -a model=llama-70b -a tp=8");
   ASSERT_EQ(tp.code, 0) << tp.err;
-  EXPECT_NE(tp.out.find("gemm/shape=qkv.fwd/model=llama-70b/tp=8/m=1280/n=4096/k=8192/layout=tn"), std::string::npos)
+  EXPECT_NE(tp.out.find("gemm/shape=qkv.fwd/model=llama-70b/tp=8/provider=openblas/dtype=fp32/layout=tn/m=1280/n=4096/k=8192/"), std::string::npos)
       << tp.out;
 }
 

@@ -302,7 +302,7 @@ TEST(GemmShapes, DeepBenchPresetsAndMeaninglessCombinations) {
   }
   const auto train = plan_for(*suite, "deepbench-train", testing::fake_gpu(0), {"shape=deepbench-train.40"});
   ASSERT_EQ(train.size(), 1u);
-  EXPECT_EQ(train[0].name(), "gemm/shape=deepbench-train.40/model=none/tp=1/m=1760/n=7133/k=1760/layout=nt/dtype=fp16/cuda:0");
+  EXPECT_EQ(train[0].name(), "gemm/shape=deepbench-train.40/model=none/tp=1/provider=cublas/dtype=fp16/layout=nt/m=1760/n=7133/k=1760/batch=1/pad=0/alpha=1/beta=0/epilogue=none/fusion=fused/threads=0/cuda:0");
 
   // Named shapes ignore m, n, k and layout: sweeping them plans each shape once.
   EXPECT_EQ(plan_for(*suite, "deepbench-infer", testing::fake_gpu(0), {"m=1,2,3", "layout=nn,tt"}).size(), 23u);
