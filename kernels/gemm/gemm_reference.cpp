@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "kernels/common/random.hpp"
+#include "kernels/gemm/gemm_tolerance.hpp"
 
 namespace gpubench::kernels {
 
@@ -79,9 +80,7 @@ GemmCheckResult check_gemm(const GemmProblem& p, const std::vector<std::pair<std
     const double c_term = p.beta != 0 ? p.beta * gemm_c(p, i, j) : 0.0;
     const double ref = p.alpha * sum + c_term;
     const double s = std::abs(p.alpha) * std::sqrt(sumsq);
-    const double tol = 8.0 * (u.u_out * std::abs(ref) + (2.0 * u.u_in + u.u_acc * std::sqrt(static_cast<double>(p.k))) * s +
-                              u.u_out * std::abs(c_term)) +
-                       1e-300;
+    const double tol = gemm_tolerance(u.u_in, u.u_acc, u.u_out, static_cast<double>(p.k), ref, s, c_term);
     const double got = d_value(i, j);
     const double err = std::isfinite(got) ? std::abs(got - ref) / tol : INFINITY;
     ++r.checked;

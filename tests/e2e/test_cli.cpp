@@ -46,7 +46,7 @@ TEST_F(Cli, RunThenReport) {
   EXPECT_EQ(doc["context"]["gpubench"]["schema_version"], 1);
   EXPECT_EQ(doc["context"]["gpubench"]["devices"][0]["id"], "cpu");
   const auto& b = doc["benchmarks"][0];
-  EXPECT_EQ(b["name"], "gemm/m=48/n=48/k=48/dtype=fp32/cpu");
+  EXPECT_EQ(b["name"], "gemm/m=48/n=48/k=48/dtype=fp32/provider=openblas/cpu");
   EXPECT_EQ(b["gpubench"]["verification"]["passed"], true);
   EXPECT_GT(b["TFLOP/s"].get<double>(), 0);
   EXPECT_GT(b["real_time"].get<double>(), 0);
@@ -68,7 +68,7 @@ TEST_F(Cli, NoGpuLineAndCpuCasesByDefault) {
   ASSERT_EQ(list.code, 0) << list.err;
   if (list.err.find("no CUDA device:") == std::string::npos) GTEST_SKIP() << "a CUDA device is present";
   EXPECT_NE(list.err.find("; GPU cases skipped"), std::string::npos);
-  EXPECT_NE(list.out.find("gemm/m=256/n=256/k=256/dtype=fp32/cpu"), std::string::npos);
+  EXPECT_NE(list.out.find("gemm/m=256/n=256/k=256/dtype=fp32/provider=openblas/cpu"), std::string::npos);
   EXPECT_NE(list.out.find("memory/test=triad/size=67108864/peer=0/cpu"), std::string::npos);
   EXPECT_EQ(count_lines(list.out), 4 + 10);  // gemm: 4 quick CPU cases; memory: 6 bandwidth + 4 FMA
   // Asking for a GPU explicitly on a machine without one fails, with the same line.
@@ -80,7 +80,7 @@ TEST_F(Cli, NoGpuLineAndCpuCasesByDefault) {
 TEST_F(Cli, ListShowsAxesAndSkips) {
   Output list = gpubench("list --device cpu --axis m=8 --axis dtype=fp16,fp32");
   ASSERT_EQ(list.code, 0) << list.err;
-  EXPECT_NE(list.out.find("gemm/m=8/n=8/k=8/dtype=fp16/cpu  [gemm m=8 n=8 k=8 dtype=fp16] skipped: OpenBLAS has no fp16 GEMM"),
+  EXPECT_NE(list.out.find("gemm/m=8/n=8/k=8/dtype=fp16/provider=openblas/cpu  [gemm m=8 n=8 k=8 dtype=fp16 provider=openblas] skipped: OpenBLAS has no fp16 GEMM"),
             std::string::npos)
       << list.out;
   Output axes = gpubench("list --axes");
@@ -149,7 +149,7 @@ TEST_F(Cli, GoogleBenchmarkFlagsPassThrough) {
   // One case (filtered), two repetitions and four aggregates (mean, median, stddev, cv).
   ASSERT_EQ(doc["benchmarks"].size(), 6u);
   EXPECT_EQ(doc["benchmarks"][0]["gpubench"]["axes"]["m"], 64);
-  EXPECT_EQ(doc["benchmarks"][2]["name"], "gemm/m=64/n=64/k=64/dtype=fp32/cpu_mean");
+  EXPECT_EQ(doc["benchmarks"][2]["name"], "gemm/m=64/n=64/k=64/dtype=fp32/provider=openblas/cpu_mean");
   EXPECT_EQ(doc["benchmarks"][0]["iterations"], doc["benchmarks"][1]["iterations"]);
   EXPECT_TRUE(fs::exists(gb));  // Google Benchmark's own output file
 }
@@ -161,8 +161,8 @@ TEST_F(Cli, CompareDotPyReadsTwoResultsFiles) {
   ASSERT_EQ(quick_cpu_run(b).code, 0);
   Output cmp = sh(fmt::format("/usr/bin/python3 {} benchmarks {} {}", GPUBENCH_COMPARE_PY, a.string(), b.string()));
   ASSERT_EQ(cmp.code, 0) << cmp.err;
-  EXPECT_NE(cmp.out.find("gemm/m=48/n=48/k=48/dtype=fp32/cpu"), std::string::npos) << cmp.out;
-  EXPECT_NE(cmp.out.find("gemm/m=64/n=64/k=64/dtype=fp32/cpu"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("gemm/m=48/n=48/k=48/dtype=fp32/provider=openblas/cpu"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("gemm/m=64/n=64/k=64/dtype=fp32/provider=openblas/cpu"), std::string::npos) << cmp.out;
 }
 
 TEST_F(Cli, InterruptedRunKeepsFinishedCases) {

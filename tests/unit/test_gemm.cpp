@@ -95,6 +95,7 @@ TEST(GemmSuite, OpenblasCasesVerify) {
       pt.set("n", std::int64_t{n});
       pt.set("k", std::int64_t{k});
       pt.set("dtype", std::string(dtype));
+      pt.set("provider", std::string("openblas"));
       ASSERT_FALSE(suite->unsupported(cpu, pt));
       auto c = suite->make_case(cpu, pt);
       c->setup();
@@ -113,6 +114,7 @@ TEST(GemmSuite, UnsupportedCombinationsHaveReasons) {
   pt.set("n", std::int64_t{64});
   pt.set("k", std::int64_t{64});
   pt.set("dtype", std::string("bf16"));
+  pt.set("provider", std::string("cublas"));
   EXPECT_EQ(suite->unsupported(testing::fake_cpu(), pt), "OpenBLAS has no bf16 GEMM");
   EXPECT_FALSE(suite->unsupported(testing::fake_gpu(0), pt));
   DeviceInfo volta = testing::fake_gpu(0);

@@ -19,20 +19,33 @@ class GemmSuite final : public Suite {
         {"k", AxisKind::Int, "columns of A, rows of B (default @m: same as m)", {}, 1},
         {"dtype", AxisKind::Enum, "element type; 16-bit types and tf32 accumulate in fp32",
          {"fp64", "fp32", "tf32", "fp16", "bf16"}, 1},
+        {"provider", AxisKind::Enum, "who computes: cublas (GPU), openblas (CPU), custom:<kernel> (gpubench's own GPU kernels)",
+         providers(), 1},
     };
+  }
+
+  static std::vector<std::string> providers() {
+    std::vector<std::string> p = {"cublas", "openblas"};
+    for (std::string& c : custom_providers()) p.push_back(std::move(c));
+    return p;
+  }
+
+  // GPU providers on CUDA devices, OpenBLAS on the CPU; other pairs do not exist.
+  bool applies(const DeviceInfo& device, const Point& point) const override {
+    return device.is_cuda() == (point.text("provider") != "openblas");
   }
 
   std::vector<Preset> presets() const override {
     return {
         {"quick",
-         {{"m", "1024,4096,8192"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp32,tf32,fp16,bf16"}},
-         {{"m", "256,1024"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp32,fp64"}}},
+         {{"m", "1024,4096,8192"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp32,tf32,fp16,bf16"}, {"provider", "cublas"}},
+         {{"m", "256,1024"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp32,fp64"}, {"provider", "openblas"}}},
         {"standard",
-         {{"m", "256:16384:x2"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp64,fp32,tf32,fp16,bf16"}},
-         {{"m", "256:2048:x2"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp32,fp64"}}},
+         {{"m", "256:16384:x2"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp64,fp32,tf32,fp16,bf16"}, {"provider", "cublas"}},
+         {{"m", "256:2048:x2"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp32,fp64"}, {"provider", "openblas"}}},
         {"full",
-         {{"m", "128:32768:x2"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp64,fp32,tf32,fp16,bf16"}},
-         {{"m", "128:4096:x2"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp32,fp64"}}},
+         {{"m", "128:32768:x2"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp64,fp32,tf32,fp16,bf16"}, {"provider", "cublas"}},
+         {{"m", "128:4096:x2"}, {"n", "@m"}, {"k", "@m"}, {"dtype", "fp32,fp64"}, {"provider", "openblas"}}},
     };
   }
 
@@ -49,13 +62,21 @@ class GemmSuite final : public Suite {
     if (point.integer("m") > kIntMax || point.integer("n") > kIntMax || point.integer("k") > kIntMax) {
       return "cublasGemmEx takes 32-bit dimensions";
     }
+    const std::string& provider = point.text("provider");
+    if (provider.rfind("custom:", 0) == 0) return custom_unsupported(device, problem_from(point), provider.substr(7));
     return std::nullopt;
   }
 
   std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const override {
     const GemmProblem problem = problem_from(point);
+    const std::string& provider = point.text("provider");
+    if (provider.rfind("custom:", 0) == 0) return make_custom_case(device, problem, provider.substr(7));
     if (device.is_cuda()) return make_cublas_case(device, problem);
     return make_openblas_case(problem);
+  }
+
+  nlohmann::ordered_json summarize(const std::vector<nlohmann::ordered_json>& entries) const override {
+    return summarize_custom_vs_cublas(entries);
   }
 
   nlohmann::ordered_json libraries() const override {
