@@ -66,12 +66,22 @@ class CustomGemmCase final : public CudaCase {
   Verification verify() override {
     run();
     synchronize();
-    // CPU reference (double) on up to 1024 sampled entries, as for cuBLAS.
-    std::vector<unsigned char> host(d_.bytes());
-    GPUBENCH_CUDA_CHECK(cudaMemcpy(host.data(), d_.get(), d_.bytes(), cudaMemcpyDeviceToHost));
-    const kernels::GemmCheckResult cpu = kernels::check_gemm(
-        p_, kernels::gemm_sample_entries(p_.m, p_.n),
-        [&](std::int64_t i, std::int64_t j) { return kernels::load_element(storage_, host.data(), static_cast<std::size_t>(i + j * p_.m)); });
+    // CPU reference (double) on up to 1024 sampled entries, read back as for cuBLAS: the whole
+    // of D when small, else entry by entry.
+    const std::size_t es = kernels::storage_bytes(storage_);
+    std::vector<unsigned char> host;
+    if (d_.bytes() <= (std::size_t{64} << 20)) {
+      host.resize(d_.bytes());
+      GPUBENCH_CUDA_CHECK(cudaMemcpy(host.data(), d_.get(), d_.bytes(), cudaMemcpyDeviceToHost));
+    }
+    auto value = [&](std::int64_t i, std::int64_t j) {
+      const std::size_t idx = static_cast<std::size_t>(i + j * p_.m);
+      if (!host.empty()) return kernels::load_element(storage_, host.data(), idx);
+      unsigned char one[8];
+      GPUBENCH_CUDA_CHECK(cudaMemcpy(one, d_.as<unsigned char>() + idx * es, es, cudaMemcpyDeviceToHost));
+      return kernels::load_element(storage_, one, 0);
+    };
+    const kernels::GemmCheckResult cpu = kernels::check_gemm(p_, kernels::gemm_sample_entries(p_.m, p_.n), value);
     if (!cpu.passed || p_.m * p_.n <= 1024) return to_verification(cpu, "CPU reference (double) on every entry up to 1024, else sampled");
 
     // Every entry against the device reference (fp64 accumulation).
