@@ -26,9 +26,21 @@ GPUBENCH_HD inline float naive_dot(const float* a, const float* b, int m, int k,
 
 // ---- tiled: 32x32 threads, 32x32 tiles of A and B in shared memory -------------------------
 constexpr int kTiledTile = 32;
+constexpr int kTiledLd = kTiledTile + 1;  // +1: the bs[ty][l] walk of a warp is conflict-free
 // Thread (tx, ty) loads A(row0 + tx, k0 + ty) into as[ty][tx] and B(k0 + tx, col0 + ty) into
-// bs[ty][tx] (consecutive tx read consecutive addresses), then accumulates
-// sum_l as[l][tx] * bs[ty][l] for D(row0 + tx, col0 + ty). Out-of-range elements load as 0.
+// bs[ty][tx] (consecutive tx read consecutive addresses). Out-of-range elements load as 0, so
+// edge tiles of any m, n, k add nothing.
+GPUBENCH_HD inline void tiled_load(const float* a, const float* b, int m, int n, int k, int row0, int col0, int k0, int tx,
+                                   int ty, float& a_val, float& b_val) {
+  const int i = row0 + tx, ak = k0 + ty, bk = k0 + tx, bj = col0 + ty;
+  a_val = (i < m && ak < k) ? a[i + static_cast<std::int64_t>(ak) * m] : 0.0f;
+  b_val = (bk < k && bj < n) ? b[bk + static_cast<std::int64_t>(bj) * k] : 0.0f;
+}
+// Then sum_l as[l][tx] * bs[ty][l]: thread (tx, ty)'s share of D(row0 + tx, col0 + ty).
+GPUBENCH_HD inline float tiled_step(const float (*as)[kTiledLd], const float (*bs)[kTiledLd], int tx, int ty, float acc) {
+  for (int l = 0; l < kTiledTile; ++l) acc += as[l][tx] * bs[ty][l];
+  return acc;
+}
 
 // ---- register-blocked: 128x128 block tile, 8 k per step, 256 threads of 8x8 outputs --------
 struct RegBlock {

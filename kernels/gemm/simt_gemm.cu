@@ -28,18 +28,16 @@ __global__ void __launch_bounds__(tiles::kTiledTile* tiles::kTiledTile)
     tiled_gemm_kernel(int m, int n, int k, const float* __restrict__ a, const float* __restrict__ b,
                       float* __restrict__ d, float alpha, float beta) {
   constexpr int T = tiles::kTiledTile;
-  __shared__ float as[T][T + 1];  // +1: the bs[ty][l] column walk is conflict-free
-  __shared__ float bs[T][T + 1];
+  __shared__ float as[T][tiles::kTiledLd];
+  __shared__ float bs[T][tiles::kTiledLd];
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int i = blockIdx.x * T + tx, j = blockIdx.y * T + ty;
+  const int row0 = blockIdx.x * T, col0 = blockIdx.y * T;
+  const int i = row0 + tx, j = col0 + ty;
   float acc = 0.0f;
   for (int k0 = 0; k0 < k; k0 += T) {
-    const int ak = k0 + ty, bk = k0 + tx, bj = blockIdx.y * T + ty;
-    as[ty][tx] = (i < m && ak < k) ? a[i + static_cast<std::int64_t>(ak) * m] : 0.0f;
-    bs[ty][tx] = (bk < k && bj < n) ? b[bk + static_cast<std::int64_t>(bj) * k] : 0.0f;
+    tiles::tiled_load(a, b, m, n, k, row0, col0, k0, tx, ty, as[ty][tx], bs[ty][tx]);
     __syncthreads();
-#pragma unroll
-    for (int l = 0; l < T; ++l) acc += as[l][tx] * bs[ty][l];
+    acc = tiles::tiled_step(as, bs, tx, ty, acc);
     __syncthreads();
   }
   if (i < m && j < n) {
