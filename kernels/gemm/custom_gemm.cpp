@@ -17,9 +17,9 @@ const std::vector<CustomGemmSpec>& custom_gemm_specs() {
       {CustomGemm::RegBlock, "regblock", 128, 128, 8, false, 256, true, false, 8, false,
        "each thread computes an 8x8 block of outputs from registers: 16 shared-memory loads feed "
        "64 FMAs (outer product), so the FMA units, not shared memory, set the pace"},
-      {CustomGemm::Wmma, "wmma", 128, 128, 32, false, 256, false, true, 8, false,
-       "Tensor Cores through nvcuda::wmma (16x16x16 fp16/bf16 MMAs, fp32 accumulate), tiles "
-       "copied with cp.async into a 3-stage shared-memory ring so loads overlap the math"},
+      {CustomGemm::Wmma, "wmma", 128, 256, 32, false, 256, false, true, 8, false,
+       "Tensor Cores through nvcuda::wmma (16x16x16 fp16/bf16 MMAs, fp32 accumulate), 64x64 per "
+       "warp, tiles copied with cp.async into a 3-stage shared-memory ring so loads overlap the math"},
       {CustomGemm::Wgmma, "wgmma", 128, 256, 64, false, 256, false, true, 9, true,
        "Hopper: TMA copies 128-byte-swizzled tiles into a 4-stage ring under mbarriers, and "
        "asynchronous warpgroup MMAs (wgmma, 64x256x16) read them straight from shared memory"},

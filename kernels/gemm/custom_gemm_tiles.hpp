@@ -74,10 +74,10 @@ GPUBENCH_HD inline void regblock_outer_product(const float (&a)[RegBlock::kTM], 
     for (int j = 0; j < RegBlock::kTN; ++j) acc[i][j] += a[i] * b[j];
 }
 
-// ---- WMMA: 128x128x32 block tile, 8 warps of 64x32, 16x16x16 fragments ----------------------
+// ---- WMMA: 128x256x32 block tile, 8 warps of 64x64, 16x16x16 fragments ----------------------
 struct Wmma {
-  static constexpr int kBM = 128, kBN = 128, kBK = 32, kStages = 3, kThreads = 256;
-  static constexpr int kWarpM = 64, kWarpN = 32;          // 2 x 4 warps
+  static constexpr int kBM = 128, kBN = 256, kBK = 32, kStages = 3, kThreads = 256;
+  static constexpr int kWarpM = 64, kWarpN = 64;          // 2 x 4 warps
   static constexpr int kFragsM = kWarpM / 16, kFragsN = kWarpN / 16;
   static constexpr int kPad = 8;                           // 16 bytes: keeps cp.async and wmma alignment
   static constexpr int kALd = kBM + kPad;                  // as[k][m]: column-major A tile
@@ -85,7 +85,7 @@ struct Wmma {
   static constexpr int kAStageElems = kBK * kALd, kBStageElems = kBN * kBLd;
   static constexpr int kChunk = 8;                         // 16-bit elements per 16-byte cp.async
   static constexpr int kAChunksPerThread = kBM * kBK / kChunk / kThreads;  // 2
-  static constexpr int kBChunksPerThread = kBK * kBN / kChunk / kThreads;  // 2
+  static constexpr int kBChunksPerThread = kBK * kBN / kChunk / kThreads;  // 4
   static constexpr int kSmemBytes = kStages * (kAStageElems + kBStageElems) * 2;
 };
 // 16-byte chunk `e` of thread `tid` in the A tile (kBM x kBK): 8 rows from r, column c.
@@ -100,7 +100,7 @@ GPUBENCH_HD inline void wmma_b_chunk(int tid, int e, int& r, int& c) {
   r = (linear % (Wmma::kBK / Wmma::kChunk)) * Wmma::kChunk;
   c = linear / (Wmma::kBK / Wmma::kChunk);
 }
-// First row and column of warp `warp`'s 64x32 output tile.
+// First row and column of warp `warp`'s 64x64 output tile.
 GPUBENCH_HD inline void wmma_warp_origin(int warp, int& row, int& col) {
   row = (warp % (Wmma::kBM / Wmma::kWarpM)) * Wmma::kWarpM;
   col = (warp / (Wmma::kBM / Wmma::kWarpM)) * Wmma::kWarpN;

@@ -3,8 +3,8 @@
 // type. What makes it faster than the register-blocked fp32 kernel: one mma instruction does
 // 16x16x16 multiply-adds (4096 FMAs per warp) at the Tensor Core rate, 8-16x the FFMA rate
 // (fp16/bf16 dense peak vs fp32 peak on A100/H100 datasheets). To keep those units fed:
-//  - 128x128 block tile, 8 warps of 64x32 each (4x2 fragments): every A fragment loaded from
-//    shared memory serves 2 MMAs and every B fragment 4;
+//  - 128x256 block tile, 8 warps of 64x64 each (4x4 fragments): every fragment loaded from
+//    shared memory serves 4 MMAs, so shared-memory bandwidth keeps up with the Tensor Cores;
 //  - cp.async (sm_80) copies 16-byte chunks global -> shared without passing through registers,
 //    into a 3-stage ring: tiles k+1 and k+2 are in flight while tile k is multiplied;
 //  - shared-memory rows padded by 16 bytes so the fragment loads spread over the banks.

@@ -80,8 +80,10 @@ TEST(CustomGemm, LadderOrderNamesAndTilesMatchTheKernels) {
   EXPECT_EQ(wg.tile_n, tiles::Wgmma::kBN);
   EXPECT_EQ(wg.tile_k, tiles::Wgmma::kBK);
   EXPECT_EQ(wg.threads, unsigned(tiles::Wgmma::kThreads));
-  // Shared memory: WMMA needs the opt-in above 48 KiB, WGMMA fits Hopper's 227 KiB.
+  // Shared memory: WMMA needs the opt-in above 48 KiB and fits the 99 KiB of sm_86/89/120;
+  // WGMMA fits Hopper's 227 KiB.
   EXPECT_GT(tiles::Wmma::kSmemBytes, 48 * 1024);
+  EXPECT_LE(tiles::Wmma::kSmemBytes, 99 * 1024);
   EXPECT_LE(tiles::Wgmma::kSmemBytes, 227 * 1024);
 }
 
@@ -237,7 +239,7 @@ TEST(CustomGemm, RegisterBlockedEmulationMatchesTheReference) {
 TEST(CustomGemm, WmmaEmulationMatchesTheReference) {
   using W = tiles::Wmma;
   for (GemmPrecision prec : {GemmPrecision::FP16, GemmPrecision::BF16}) {
-    GemmProblem p{128, 256, 64, prec};
+    GemmProblem p{256, 256, 64, prec};
     HostOperands x(p);
     std::vector<float> d(p.m * p.n);
     for (int bx = 0; bx < p.m / W::kBM; ++bx)
@@ -280,14 +282,14 @@ TEST(CustomGemm, WmmaEmulationMatchesTheReference) {
     auto r = check_all(p, d);  // a NaN (an unloaded shared element) or a misplaced tile fails
     EXPECT_TRUE(r.passed) << r.detail;
   }
-  // The 8 warps' 64x32 tiles cover the 128x128 block tile exactly.
+  // The 8 warps' 64x64 tiles cover the 128x256 block tile exactly.
   std::set<std::pair<int, int>> origins;
   for (int w = 0; w < 8; ++w) {
     int r, c;
     tiles::wmma_warp_origin(w, r, c);
     origins.insert({r, c});
   }
-  EXPECT_EQ(origins, (std::set<std::pair<int, int>>{{0, 0}, {64, 0}, {0, 32}, {64, 32}, {0, 64}, {64, 64}, {0, 96}, {64, 96}}));
+  EXPECT_EQ(origins, (std::set<std::pair<int, int>>{{0, 0}, {64, 0}, {0, 64}, {64, 64}, {0, 128}, {64, 128}, {0, 192}, {64, 192}}));
 }
 
 TEST(CustomGemm, WgmmaAccumulatorLayoutCoversTheWarpgroupTile) {
