@@ -57,6 +57,15 @@ step gemm-layouts run --device "$device" --suite gemm --axis m=200 --axis n=96 -
   --axis dtype=bf16,fp32 --min-time 0.05 --out "$out/gemm-layouts.json"
 step gemm-llm run --device "$device" --suite gemm --preset llm --axis model=h256-f1024-a8-kv2-s64-b2-v1000-glu \
   --axis tp=1,2 --min-time 0.05 --out "$out/gemm-llm.json"
+# gemm custom kernels (provider=custom:*): every rung at small sizes beside cuBLAS, verified on
+# every entry (CPU reference up to 1024 entries, device reference GEMM above). Sizes a kernel
+# does not tile (200 for regblock) and GPUs without wgmma are skipped with the reason.
+step gemm-custom-fp32 run --device "$device" --suite gemm --axis m=64,200,256 --axis dtype=fp32 \
+  --axis provider=cublas,custom:naive,custom:tiled,custom:regblock --min-time 0.05 --out "$out/gemm-custom-fp32.json"
+step gemm-custom-tc run --device "$device" --suite gemm --axis m=256,512 --axis dtype=fp16,bf16 \
+  --axis provider=cublas,custom:wmma,custom:wgmma --min-time 0.05 --out "$out/gemm-custom-tc.json"
+step gemm-custom-rect run --device "$device" --suite gemm --axis m=384 --axis n=512 --axis k=192 --axis dtype=bf16 \
+  --axis provider=custom:wmma,custom:wgmma --min-time 0.05 --out "$out/gemm-custom-rect.json"
 # memory: every GPU path of the ceilings suite at small sizes (each verifies its answer).
 step memory-bandwidth run --device "$device" --suite memory --axis test=copy,scale,add,triad,dot,fill \
   --axis size=1M,4000016 --min-time 0.05 --out "$out/memory-bandwidth.json"

@@ -6,6 +6,7 @@
 
 #include "kernels/common/random.hpp"
 #include "kernels/gemm/epilogue_reference.hpp"
+#include "kernels/gemm/gemm_tolerance.hpp"
 
 namespace gpubench::kernels {
 
@@ -136,8 +137,7 @@ GemmCheckResult check_gemm_batched(const GemmProblem& p,
     const double c_term = p.beta != 0 ? p.beta * gemm_c(p, i, j, b) : 0.0;
     const double x = alpha * sum + c_term;  // before the epilogue
     const double s = std::abs(alpha) * std::sqrt(sumsq);
-    double tol = 8.0 * (u.u_out * std::abs(x) + (2.0 * u.u_in + u.u_acc * std::sqrt(static_cast<double>(p.k))) * s +
-                        u.u_out * std::abs(c_term));
+    double tol = gemm_tolerance(u.u_in, u.u_acc, u.u_out, static_cast<double>(p.k), x, s, c_term);
     double ref = x;
     if (p.epilogue != GemmEpilogue::None) {
       const double bias = has_bias ? gemm_bias(p, i) : 0.0;
@@ -145,7 +145,6 @@ GemmCheckResult check_gemm_batched(const GemmProblem& p,
       const double xb = std::abs(x + bias);
       tol = (gelu ? 1.13 : 1.0) * tol + 8.0 * (u.u_out * (xb + std::abs(ref)) + (gelu ? 0x1p-10 * xb : 0.0));
     }
-    tol += 1e-300;
     const double got = d_value(i, j, b);
     const double err = std::isfinite(got) ? std::abs(got - ref) / tol : INFINITY;
     ++r.checked;

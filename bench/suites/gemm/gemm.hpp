@@ -91,6 +91,9 @@ std::vector<std::string> custom_variants();
 std::optional<std::string> custom_unsupported(const DeviceInfo& device, const GemmProblem& problem,
                                               const std::string& variant);
 std::unique_ptr<Case> make_custom_case(const DeviceInfo& device, const GemmProblem& problem, const std::string& variant);
+// summaries.gemm.custom_vs_cublas (gemm_custom_summary.cpp): each custom case as a % of cuBLAS
+// on the same case.
+nlohmann::ordered_json summarize_custom_vs_cublas(const std::vector<nlohmann::ordered_json>& entries);
 
 // Turns a reference check into the harness's verification record.
 Verification to_verification(const kernels::GemmCheckResult& r, const std::string& method);

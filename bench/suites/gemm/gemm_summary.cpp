@@ -93,6 +93,7 @@ nlohmann::ordered_json summarize_gemm(const std::vector<nlohmann::ordered_json>&
   }
   if (!fusion_rows.empty()) out["fusion"] = std::move(fusion_rows);
   if (!tuning_rows.empty()) out["tuning"] = std::move(tuning_rows);
+  for (auto& [key, value] : summarize_custom_vs_cublas(entries).items()) out[key] = std::move(value);
   return out;
 }
 
