@@ -290,7 +290,9 @@ TEST(GemmSuite, SupportMatrixAndReasons) {
   huge.problem.n = std::int64_t{1} << 31;
   EXPECT_TRUE(gemm_unsupported(a100, huge));
   EXPECT_EQ(gemm_unsupported(a100, spec("mkl", GemmPrecision::FP32)), "unknown provider mkl");
-  EXPECT_TRUE(gemm_unsupported(a100, spec("custom:naive", GemmPrecision::FP32)));
+  EXPECT_FALSE(gemm_unsupported(a100, spec("custom:naive", GemmPrecision::FP32)));
+  EXPECT_EQ(gemm_unsupported(a100, spec("custom:naive", GemmPrecision::FP32, true, false)),
+            "gpubench's own kernels compute the NN layout only (layout=nn)");
 }
 
 TEST(GemmSuite, PointsBecomeSpecs) {

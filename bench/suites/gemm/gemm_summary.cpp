@@ -93,7 +93,8 @@ nlohmann::ordered_json summarize_gemm(const std::vector<nlohmann::ordered_json>&
   }
   if (!fusion_rows.empty()) out["fusion"] = std::move(fusion_rows);
   if (!tuning_rows.empty()) out["tuning"] = std::move(tuning_rows);
-  for (auto& [key, value] : summarize_custom_vs_cublas(entries).items()) out[key] = std::move(value);
+  Json custom = summarize_custom_vs_cublas(entries);
+  for (auto& [key, value] : custom.items()) out[key] = std::move(value);
   return out;
 }
 
