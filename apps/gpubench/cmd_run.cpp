@@ -13,6 +13,8 @@
 #include "bench/core/errors.hpp"
 #include "bench/core/harness.hpp"
 #include "bench/core/interrupt.hpp"
+#include "bench/core/launch.hpp"
+#include "bench/mpi/session.hpp"
 #include "bench/suites/all_suites.hpp"
 #include "profilers/nvtx/nvtx.hpp"
 #include "reports/spec_sheet.hpp"
@@ -33,6 +35,16 @@ negates), --benchmark_repetitions=N, --benchmark_min_time=SECONDS (same as --min
 benchmark::Initialize accepts.
 
 Options)";
+
+// Under MPI each rank measures its own GPU: of the CUDA devices selected, the one at the rank's
+// local index (ranks on a host take its GPUs in rank order). An explicit single cuda:N is kept.
+void narrow_to_local_gpu(DeviceSelection& selection, const mpi::Session& team) {
+  std::vector<DeviceInfo> cuda, others;
+  for (const DeviceInfo& d : selection.devices) (d.is_cuda() ? cuda : others).push_back(d);
+  if (cuda.size() <= 1) return;
+  others.push_back(cuda[static_cast<std::size_t>(team.local_rank()) % cuda.size()]);
+  selection.devices = std::move(others);
+}
 
 double positive(double v, const char* name) {
   if (!(v > 0)) throw UsageError(fmt::format("--{} {}: expected a positive number", name, v));
@@ -72,6 +84,9 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
       ("case-timeout", po::value(&o.case_timeout_s),
        "seconds a case may take (setup, verification and timing) before it is killed and recorded as failed; "
        "implies --isolate")
+      ("rank-timeout", po::value(&o.rank_timeout_s)->default_value(o.rank_timeout_s),
+       "under mpirun/srun: seconds a rank may take to join, to reach each agreement step, or to complete a collective "
+       "before the run ends naming it")
       ("quiet,q", po::bool_switch(), "no progress on stderr")
       ("help,h", "show this help");
   // Used by --isolate to start one case in a child process; not for people.
@@ -93,6 +108,7 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
   if (m.min_samples < 2) throw UsageError("--min-samples: at least 2 samples are needed to measure noise");
   m.max_noise = positive(max_noise_pct, "max-noise") / 100;
   if (vm.count("case-timeout")) positive(o.case_timeout_s, "case-timeout");
+  positive(o.rank_timeout_s, "rank-timeout");
   o.isolate = o.isolated_case < 0 && (o.isolate || o.case_timeout_s > 0);
   for (const std::string& name : split_list(profile, "--profile")) {
     if (name == "none") continue;
@@ -132,8 +148,20 @@ int cmd_run(const std::vector<std::string>& all_args) {
   const reports::SpecSheet specs = spec_sheet.empty() ? reports::SpecSheet::builtin() : reports::SpecSheet::from_file(spec_sheet);
   h.peak = [&specs](const std::string& device, const std::string& key) { return specs.peak(device, key); };
 
+  // Started as one of several ranks (mpirun, srun): join them, or refuse without MPI support
+  // rather than run as N independent jobs.
+  mpi::Session* team = nullptr;
+  if (const std::optional<LaunchInfo> launch = detect_launch()) {
+    if (!mpi::built_with_mpi()) throw UsageError(launch_without_mpi_message(*launch));
+    if (o.isolate || o.isolated_case >= 0) throw UsageError("--isolate and --case-timeout: not available under MPI");
+    team = mpi::session(o.rank_timeout_s);
+    h.team = team;
+  }
+  const bool leader = team == nullptr || team->rank() == 0;
+
   const DeviceInventory inventory = discover_devices();
-  const DeviceSelection selection = select_devices(sel.device, inventory);
+  DeviceSelection selection = select_devices(sel.device, inventory);
+  if (team != nullptr) narrow_to_local_gpu(selection, *team);
   const PlanRequest request = to_plan_request(sel, h.benchmark.filter.value_or(""));
   std::vector<PlannedCase> plan = make_plan(suites::all(), request, selection.devices);
   const std::vector<const Suite*> selected = select_suites(suites::all(), request.suites);
@@ -151,10 +179,23 @@ int cmd_run(const std::vector<std::string>& all_args) {
     return s.failed > 0 ? 1 : 0;
   }
 
-  const std::filesystem::path out_path = out.empty() ? default_results_path(host_name()) : std::filesystem::path(out);
-  check_output_path(out_path);
+  std::filesystem::path out_path = out.empty() ? default_results_path(host_name()) : std::filesystem::path(out);
+  if (team != nullptr) {
+    // Every rank must run the same cases in the same order, or a collective would wait forever.
+    const std::vector<double> sizes = team->all_gather(static_cast<double>(plan.size()), "planning");
+    for (std::size_t r = 0; r < sizes.size(); ++r) {
+      if (sizes[r] != sizes[0]) {
+        throw std::runtime_error(fmt::format("rank {} planned {} cases, rank 0 {}: the ranks see different machines "
+                                             "or arguments",
+                                             r, sizes[r], sizes[0]));
+      }
+    }
+    if (leader) out_path = team->broadcast(out_path.string(), "the results path");
+    else out_path = team->broadcast("", "the results path");
+  }
+  if (leader) check_output_path(out_path);
 
-  if (!selection.notice.empty()) fmt::print(stderr, "{}\n", selection.notice);
+  if (!selection.notice.empty() && leader) fmt::print(stderr, "{}\n", selection.notice);
   // A GPU asked for by name that is not there fails the run (after the CPU cases, if any).
   const bool missing_gpu = selection.cuda_requested_explicitly && inventory.cuda.empty();
   if (plan.empty()) {
@@ -176,8 +217,16 @@ int cmd_run(const std::vector<std::string>& all_args) {
 
   nlohmann::ordered_json context = capture_context(inventory, selection.devices, selected, description);
   for (const BusyDevice& b : busy) context["gpubench"]["busy_devices"].push_back(to_json(b));
-  ResultsFile results(out_path, std::move(context));
-  install_interrupt_handlers(out_path.string());
+  if (team != nullptr) {
+    context["gpubench"]["mpi"] = {{"ranks", team->size()},
+                                  {"nodes", team->nodes()},
+                                  {"hosts", team->hosts()},
+                                  {"library", mpi::library_version()},
+                                  {"rank_timeout_s", team->timeout_s()}};
+  }
+  // Only rank 0 writes: the others keep their entries in memory (their times reach rank 0).
+  ResultsFile results(leader ? out_path : std::filesystem::path(), std::move(context));
+  if (leader) install_interrupt_handlers(out_path.string());
   RunSummary s;
   if (o.isolate) {
     IsolationOptions iso;
@@ -191,8 +240,10 @@ int cmd_run(const std::vector<std::string>& all_args) {
   } else {
     s = run_plan(plan, h, results);
   }
-  fmt::print(stderr, "gpubench: {} ok, {} skipped, {} failed; results in {}\n", s.ok, s.skipped, s.failed,
-             out_path.string());
+  if (leader) {
+    fmt::print(stderr, "gpubench: {} ok, {} skipped, {} failed; results in {}\n", s.ok, s.skipped, s.failed,
+               out_path.string());
+  }
   return s.failed > 0 || missing_gpu ? 1 : 0;
 }
 
