@@ -1,8 +1,8 @@
 #include "launch.hpp"
 
-#include <cstdlib>
-
 #include <fmt/format.h>
+
+#include <cstdlib>
 
 namespace gpubench {
 namespace {

@@ -2,6 +2,8 @@
 // never match a benchmark's messages): every rank sends its value to rank 0, rank 0 sends the
 // whole list back. Both waits poll with a deadline, so rank 0 can name the ranks that did not
 // arrive, and the others can say rank 0 did not answer.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -9,12 +11,9 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <thread>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "bench/core/context.hpp"
 #include "bench/mpi/session.hpp"
@@ -89,7 +88,9 @@ class MpiSession final : public Session {
   }
 
   std::vector<std::string> gather_all(const std::string& text, const std::string& step) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
     std::vector<std::string> all(static_cast<std::size_t>(size_));
     if (rank_ == 0) {
       all[0] = text;

@@ -1,8 +1,8 @@
 // The build without MPI: no session. A run started under mpirun is refused in `gpubench run`
 // (bench/core/launch.hpp) so the ranks do not run as independent jobs.
-#include "bench/mpi/session.hpp"
-
 #include <cstdlib>
+
+#include "bench/mpi/session.hpp"
 
 namespace gpubench::mpi {
 

@@ -4,9 +4,8 @@
 // missing or gpubench was built without MPI.
 #include <unistd.h>
 
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli_fixture.hpp"
 
@@ -27,9 +26,10 @@ struct CollectivesMpi : CliTest {
 
 TEST_F(CollectivesMpi, TwoRanksWriteOneResultsFileWithEveryOperation) {
   const fs::path results = dir / "results.json";
-  const Output o = sh(fmt::format("{} {} run --suite collectives --device cpu --min-time 0.01 --warmup 0.005 "
-                                  "-a size=8,64k -a inplace=0,1 -o {} -q",
-                                  mpirun(2), GPUBENCH_BINARY, results.string()));
+  const Output o =
+      sh(fmt::format("{} {} run --suite collectives --device cpu --min-time 0.01 --warmup 0.005 "
+                     "-a size=8,64k -a inplace=0,1 -o {} -q",
+                     mpirun(2), GPUBENCH_BINARY, results.string()));
   ASSERT_EQ(o.code, 0) << o.err;
   // Only rank 0 wrote: one results file (beside the captured stdout and stderr).
   std::set<std::string> files;
@@ -63,7 +63,7 @@ TEST_F(CollectivesMpi, TwoRanksWriteOneResultsFileWithEveryOperation) {
     EXPECT_EQ(g["measurement"]["rank_mean_s"].size(), 2u);
   }
   EXPECT_EQ(ops, (std::set<std::string>{"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall",
-                                         "sendrecv"}));
+                                        "sendrecv"}));
   EXPECT_EQ(ok, 2 * 7 + 2 * 5);  // two sizes; in place for five operations
   EXPECT_FALSE(doc["gpubench"]["summaries"]["collectives"]["groups"].empty());
 }
@@ -72,10 +72,11 @@ TEST_F(CollectivesMpi, ARankThatDoesNotArriveEndsTheRunNamingIt) {
   // Rank 1 plans more timed samples (a longer --min-time) than rank 0: it keeps calling
   // MPI_Allreduce while rank 0 waits for it at the timing step.
   const std::string args = "run --suite collectives --device cpu -a op=all_reduce -a size=8 --warmup 0.005 -q";
-  const Output o = sh(fmt::format("timeout 120 mpirun {} --oversubscribe -np 1 {} {} --min-time 0.01 --rank-timeout 2 "
-                                  "-o {} : -np 1 {} {} --min-time 30 --rank-timeout 2 -o {}",
-                                  ::geteuid() == 0 ? "--allow-run-as-root" : "", GPUBENCH_BINARY, args,
-                                  (dir / "r.json").string(), GPUBENCH_BINARY, args, (dir / "r.json").string()));
+  const Output o =
+      sh(fmt::format("timeout 120 mpirun {} --oversubscribe -np 1 {} {} --min-time 0.01 --rank-timeout 2 "
+                     "-o {} : -np 1 {} {} --min-time 30 --rank-timeout 2 -o {}",
+                     ::geteuid() == 0 ? "--allow-run-as-root" : "", GPUBENCH_BINARY, args, (dir / "r.json").string(),
+                     GPUBENCH_BINARY, args, (dir / "r.json").string()));
   EXPECT_NE(o.code, 0);
   EXPECT_NE(o.code, 124) << "the run hung until timeout(1) ended it";
   EXPECT_NE((o.err + o.out).find("rank 1 did not reach timing of collectives/op=all_reduce"), std::string::npos)

@@ -2,14 +2,13 @@
 // operation, exact-check inputs for every operation, type and reduction (against a naive
 // simulation of each collective on typed buffers), launcher detection, and the harness's
 // agreement of several ranks through a fake team.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "bench/core/harness.hpp"
 #include "bench/core/launch.hpp"
@@ -86,7 +85,8 @@ TEST(CollectivesExact, Fp8RoundTripsItsExactIntegers) {
 
 // A naive collective over typed buffers: what each rank's receive buffer holds after `op`,
 // reducing in rank order and rounding to the type after every step (as a chain would).
-std::vector<std::vector<unsigned char>> simulate(const CaseConfig& c, const std::vector<std::vector<unsigned char>>& in) {
+std::vector<std::vector<unsigned char>> simulate(const CaseConfig& c,
+                                                 const std::vector<std::vector<unsigned char>>& in) {
   const int n = c.input.ranks;
   const Dtype t = c.input.dtype;
   const std::size_t e = static_cast<std::size_t>(info(t).bytes);
@@ -100,10 +100,18 @@ std::vector<std::vector<unsigned char>> simulate(const CaseConfig& c, const std:
       const double v = get(r, i);
       switch (c.input.redop) {
         case RedOp::Sum:
-        case RedOp::Avg: acc = round_to(t, acc + v); break;
-        case RedOp::Prod: acc = round_to(t, acc * v); break;
-        case RedOp::Max: acc = std::max(acc, v); break;
-        case RedOp::Min: acc = std::min(acc, v); break;
+        case RedOp::Avg:
+          acc = round_to(t, acc + v);
+          break;
+        case RedOp::Prod:
+          acc = round_to(t, acc * v);
+          break;
+        case RedOp::Max:
+          acc = std::max(acc, v);
+          break;
+        case RedOp::Min:
+          acc = std::min(acc, v);
+          break;
       }
     }
     if (c.input.redop == RedOp::Avg) acc = info(t).is_float ? round_to(t, acc / n) : std::floor(acc / n);
@@ -194,7 +202,7 @@ TEST(CollectivesLaunch, DetectsLaunchersFromTheEnvironment) {
   EXPECT_NE(launch_without_mpi_message(*ompi).find("built without MPI"), std::string::npos);
   EXPECT_TRUE(detect_launch(env({{"PMI_SIZE", "4"}})).has_value());
   EXPECT_FALSE(detect_launch(env({{"OMPI_COMM_WORLD_SIZE", "1"}})).has_value());  // one rank: nothing to refuse
-  EXPECT_FALSE(detect_launch(env({{"SLURM_NTASKS", "8"}})).has_value());         // an sbatch allocation, no srun
+  EXPECT_FALSE(detect_launch(env({{"SLURM_NTASKS", "8"}})).has_value());          // an sbatch allocation, no srun
   EXPECT_TRUE(detect_launch(env({{"SLURM_NTASKS", "8"}, {"SLURM_STEP_ID", "0"}})).has_value());
   EXPECT_FALSE(detect_launch(env({{"OMPI_COMM_WORLD_SIZE", "two"}})).has_value());
   EXPECT_FALSE(detect_launch(env({})).has_value());
@@ -204,11 +212,12 @@ TEST(CollectivesSummary, LatencyAtSmallestSizeBandwidthAtLargest) {
   auto entry = [](std::int64_t size, double time_us, double busbw) {
     nlohmann::ordered_json e;
     e["run_type"] = "iteration";
-    e["gpubench"] = {{"status", "ok"},
-                     {"device", "cpu"},
-                     {"axes", {{"op", "all_reduce"}, {"dtype", "fp32"}, {"redop", "sum"}, {"size", size}, {"inplace", 0}}},
-                     {"collective", {{"ranks", 2}, {"nodes", 1}, {"backend", "mpi"}}},
-                     {"metrics", {{"time_us", time_us}, {"busbw_gbps", busbw}, {"algbw_gbps", busbw}}}};
+    e["gpubench"] = {
+        {"status", "ok"},
+        {"device", "cpu"},
+        {"axes", {{"op", "all_reduce"}, {"dtype", "fp32"}, {"redop", "sum"}, {"size", size}, {"inplace", 0}}},
+        {"collective", {{"ranks", 2}, {"nodes", 1}, {"backend", "mpi"}}},
+        {"metrics", {{"time_us", time_us}, {"busbw_gbps", busbw}, {"algbw_gbps", busbw}}}};
     return e;
   };
   const auto s = summarize({entry(8, 2.0, 0.01), entry(1 << 20, 100.0, 10.0), entry(4096, 3.0, 1.0)});
@@ -303,7 +312,8 @@ TEST_F(TeamHarnessTest, GathersEveryRanksTimeIntoOneEntry) {
   EXPECT_NEAR(b["real_time"].get<double>() * 1e-6, (r0 + r1) / 2, 1e-6 * r1);
   // Warm-up, setup, verification and timing were agreed.
   auto has = [&](const std::string& prefix) {
-    return std::any_of(team.steps.begin(), team.steps.end(), [&](const std::string& s) { return s.rfind(prefix, 0) == 0; });
+    return std::any_of(team.steps.begin(), team.steps.end(),
+                       [&](const std::string& s) { return s.rfind(prefix, 0) == 0; });
   };
   EXPECT_TRUE(has("warm-up"));
   EXPECT_TRUE(has("setup of "));

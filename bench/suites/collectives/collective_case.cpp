@@ -1,10 +1,10 @@
 // The common harness of every collective: counts from the size, exact inputs, the check of
 // every output element, and the figures nccl-tests reports. Transports (mpi_transport.cpp,
 // nccl_transport.cpp) only move the data.
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "bench/core/errors.hpp"
 #include "bench/mpi/session.hpp"
@@ -87,7 +87,9 @@ class CollectiveCase final : public Case {
     transport_->synchronize();
     Verification v;
     v.method = fmt::format("exact: integer inputs, every output element compared ({})",
-                           config_.input.redop == RedOp::Avg && config_.op->reduces ? "avg of floats over a non-power-of-two rank count within 2 ulp" : "bitwise value");
+                           config_.input.redop == RedOp::Avg && config_.op->reduces
+                               ? "avg of floats over a non-power-of-two rank count within 2 ulp"
+                               : "bitwise value");
     v.wrong = 0;
     const std::vector<int> ranks = transport_->local_ranks();
     for (std::size_t k = 0; k < ranks.size(); ++k) {
@@ -132,7 +134,8 @@ class CollectiveCase final : public Case {
       m["time_max_us"] = max_s * 1e6;
       m["busbw_at_max_time_gbps"] = max_s > 0 ? bytes / max_s / 1e9 * factor : 0.0;
     }
-    if (g.contains("verification") && g["verification"].contains("wrong")) m["wrong_elements"] = g["verification"]["wrong"];
+    if (g.contains("verification") && g["verification"].contains("wrong"))
+      m["wrong_elements"] = g["verification"]["wrong"];
     g["collective"] = {{"operation", config_.op->name},
                        {"backend", transport_->name()},
                        {"launch", transport_->launch_mode()},

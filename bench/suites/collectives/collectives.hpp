@@ -61,17 +61,17 @@ bool matches(const InputSpec& spec, double got, double expected);
 // ---- operations (one file each) ----
 // Counts of one collective call from the size axis (bytes per rank, as nccl-tests' -b/-e).
 struct Counts {
-  std::int64_t send = 0;   // elements in each rank's send buffer
-  std::int64_t recv = 0;   // elements in each rank's receive buffer
-  std::int64_t param = 0;  // the count argument of the call (per-rank block for the gathers/scatters)
+  std::int64_t send = 0;          // elements in each rank's send buffer
+  std::int64_t recv = 0;          // elements in each rank's receive buffer
+  std::int64_t param = 0;         // the count argument of the call (per-rank block for the gathers/scatters)
   std::int64_t bus_elements = 0;  // elements algbw counts (nccl-tests' "size"): max(send, recv)
 };
 
 struct Operation {
   std::string name;
-  bool reduces;       // takes a reduction op
-  bool rooted;        // takes a root rank
-  bool in_place;      // has an in-place form
+  bool reduces;   // takes a reduction op
+  bool rooted;    // takes a root rank
+  bool in_place;  // has an in-place form
   std::string bus_factor_formula;
   std::function<double(int ranks)> bus_factor;
   std::function<Counts(std::int64_t elements, int ranks)> counts;
@@ -125,8 +125,8 @@ class Transport {
   virtual std::vector<int> local_ranks() const = 0;
   // Allocates the buffers of every local rank and fills the send data with `fill(rank, buffer, count)`.
   virtual void prepare(const CaseConfig& c) = 0;
-  virtual void run() = 0;           // one collective (queued on GPUs)
-  virtual void synchronize() = 0;   // waits for the queued work (bounded by the timeout)
+  virtual void run() = 0;          // one collective (queued on GPUs)
+  virtual void synchronize() = 0;  // waits for the queued work (bounded by the timeout)
   virtual std::vector<unsigned char> receive_buffer(int local_index) = 0;  // copy to host
   virtual std::unique_ptr<Timer> make_timer() = 0;
   virtual void flush_cache() = 0;
@@ -134,7 +134,7 @@ class Transport {
   virtual int ranks() const = 0;
   virtual int nodes() const = 0;
   virtual int local_gpus() const = 0;
-  virtual std::string name() const = 0;  // "mpi", "nccl"
+  virtual std::string name() const = 0;         // "mpi", "nccl"
   virtual std::string launch_mode() const = 0;  // "mpi ranks", "single process"
 };
 

@@ -46,22 +46,27 @@ class CollectivesSuite final : public Suite {
     return {
         {"op", AxisKind::Enum, "collective operation", ops, 1},
         {"dtype", AxisKind::Enum, "element type", types, 1},
-        {"redop", AxisKind::Enum, "reduction (all_reduce, reduce_scatter, reduce; sum for the others)", redop_names(), 1},
+        {"redop", AxisKind::Enum, "reduction (all_reduce, reduce_scatter, reduce; sum for the others)", redop_names(),
+         1},
         {"size", AxisKind::Int, "bytes per rank (the buffer nccl-tests calls size; rounded per operation)", {}, 1},
         {"inplace", AxisKind::Int, "1: in place (NCCL's layout), 0: separate buffers", {}, 0},
         {"root", AxisKind::Int, "root rank of broadcast and reduce (0 for the others)", {}, 0},
-        {"gpus", AxisKind::Int, "GPUs one process drives, from the case's device (0: all from it; 1 per rank under MPI)", {}, 0},
+        {"gpus",
+         AxisKind::Int,
+         "GPUs one process drives, from the case's device (0: all from it; 1 per rank under MPI)",
+         {},
+         0},
         {"graph", AxisKind::Int, "1: launch through a captured CUDA Graph (NCCL, one GPU per process)", {}, 0},
     };
   }
 
   std::vector<Preset> presets() const override {
     const std::string all_ops = "all_reduce,all_gather,reduce_scatter,broadcast,reduce,alltoall,sendrecv";
-    auto preset = [&](std::string name, std::string dtype, std::string redop, std::string gpu_size, std::string cpu_size,
-                      std::string inplace) {
+    auto preset = [&](std::string name, std::string dtype, std::string redop, std::string gpu_size,
+                      std::string cpu_size, std::string inplace) {
       std::vector<std::pair<std::string, std::string>> common = {
-          {"op", all_ops}, {"dtype", dtype}, {"redop", redop}, {"inplace", inplace}, {"root", "0"}, {"gpus", "0"},
-          {"graph", "0"}};
+          {"op", all_ops}, {"dtype", dtype}, {"redop", redop}, {"inplace", inplace},
+          {"root", "0"},   {"gpus", "0"},    {"graph", "0"}};
       Preset p{std::move(name), common, common};
       p.cuda.emplace_back("size", gpu_size);
       p.cpu.emplace_back("size", cpu_size);
@@ -97,7 +102,12 @@ class CollectivesSuite final : public Suite {
     int ranks = 1;
     if (!device.is_cuda()) {
       if (!have_mpi_backend()) return "the MPI CPU backend needs a build with MPI (libopenmpi-dev; GPUBENCH_WITH_MPI)";
-      if (mpi::Session* s = mpi_run()) ranks = s->size();
+      // Not in a plain single-process run: a one-rank communicator measures nothing, and
+      // initialising MPI there (a singleton) is a failure mode a run of other suites need not risk.
+      mpi::Session* s = mpi_run();
+      if (s == nullptr)
+        return "the MPI CPU backend runs across ranks: start gpubench under mpirun -np N (N >= 2) or srun";
+      ranks = s->size();
     } else {
       if (!have_nccl_backend()) return "collectives on GPUs need a build with NCCL (GPUBENCH_WITH_NCCL)";
       if (auto why = nccl_dtype_unsupported(dtype, device.cc_major)) return why;

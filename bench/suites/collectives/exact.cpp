@@ -5,12 +5,12 @@
 // fp8 e5m2 8 (IEEE 754 / OCP FP8 formats). Sums are exact when every partial sum stays within
 // that range, in any order the library adds them, so inputs of a sum on n ranks stay below
 // max_exact / n. Products multiply ones and a single small factor; max and min need no headroom.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "bench/suites/collectives/collectives.hpp"
 #include "kernels/common/float_formats.hpp"
@@ -36,7 +36,8 @@ std::uint8_t fp8_encode(double v, bool e4m3) {
   static const auto table = [] {
     std::array<std::array<double, 128>, 2> t{};
     for (int f = 0; f < 2; ++f) {
-      for (int c = 0; c < 128; ++c) t[static_cast<std::size_t>(f)][static_cast<std::size_t>(c)] = fp8_decode(static_cast<std::uint8_t>(c), f == 1);
+      for (int c = 0; c < 128; ++c)
+        t[static_cast<std::size_t>(f)][static_cast<std::size_t>(c)] = fp8_decode(static_cast<std::uint8_t>(c), f == 1);
     }
     return t;
   }();
@@ -61,12 +62,9 @@ std::uint8_t fp8_encode(double v, bool e4m3) {
 
 const std::vector<DtypeInfo>& dtypes() {
   static const std::vector<DtypeInfo> all = {
-      {Dtype::F32, "fp32", 4, 16777216.0, 0x1p-23, true},
-      {Dtype::F16, "fp16", 2, 2048.0, 0x1p-10, true},
-      {Dtype::BF16, "bf16", 2, 256.0, 0x1p-7, true},
-      {Dtype::F64, "fp64", 8, 9007199254740992.0, 0x1p-52, true},
-      {Dtype::I32, "int32", 4, 2147483647.0, 0, false},
-      {Dtype::F8E4M3, "fp8_e4m3", 1, 16.0, 0x1p-3, true},
+      {Dtype::F32, "fp32", 4, 16777216.0, 0x1p-23, true}, {Dtype::F16, "fp16", 2, 2048.0, 0x1p-10, true},
+      {Dtype::BF16, "bf16", 2, 256.0, 0x1p-7, true},      {Dtype::F64, "fp64", 8, 9007199254740992.0, 0x1p-52, true},
+      {Dtype::I32, "int32", 4, 2147483647.0, 0, false},   {Dtype::F8E4M3, "fp8_e4m3", 1, 16.0, 0x1p-3, true},
       {Dtype::F8E5M2, "fp8_e5m2", 1, 8.0, 0x1p-2, true},
   };
   return all;
@@ -102,26 +100,47 @@ std::optional<RedOp> parse_redop(const std::string& name) {
 void store_element(Dtype t, void* buffer, std::int64_t i, double v) {
   const auto k = static_cast<std::size_t>(i);
   switch (t) {
-    case Dtype::F32: static_cast<float*>(buffer)[k] = static_cast<float>(v); return;
-    case Dtype::F64: static_cast<double*>(buffer)[k] = v; return;
-    case Dtype::I32: static_cast<std::int32_t*>(buffer)[k] = static_cast<std::int32_t>(v); return;
-    case Dtype::F16: static_cast<std::uint16_t*>(buffer)[k] = kernels::float_to_half_bits(static_cast<float>(v)); return;
-    case Dtype::BF16: static_cast<std::uint16_t*>(buffer)[k] = kernels::float_to_bfloat16_bits(static_cast<float>(v)); return;
-    case Dtype::F8E4M3: static_cast<std::uint8_t*>(buffer)[k] = fp8_encode(v, true); return;
-    case Dtype::F8E5M2: static_cast<std::uint8_t*>(buffer)[k] = fp8_encode(v, false); return;
+    case Dtype::F32:
+      static_cast<float*>(buffer)[k] = static_cast<float>(v);
+      return;
+    case Dtype::F64:
+      static_cast<double*>(buffer)[k] = v;
+      return;
+    case Dtype::I32:
+      static_cast<std::int32_t*>(buffer)[k] = static_cast<std::int32_t>(v);
+      return;
+    case Dtype::F16:
+      static_cast<std::uint16_t*>(buffer)[k] = kernels::float_to_half_bits(static_cast<float>(v));
+      return;
+    case Dtype::BF16:
+      static_cast<std::uint16_t*>(buffer)[k] = kernels::float_to_bfloat16_bits(static_cast<float>(v));
+      return;
+    case Dtype::F8E4M3:
+      static_cast<std::uint8_t*>(buffer)[k] = fp8_encode(v, true);
+      return;
+    case Dtype::F8E5M2:
+      static_cast<std::uint8_t*>(buffer)[k] = fp8_encode(v, false);
+      return;
   }
 }
 
 double load_element(Dtype t, const void* buffer, std::int64_t i) {
   const auto k = static_cast<std::size_t>(i);
   switch (t) {
-    case Dtype::F32: return static_cast<const float*>(buffer)[k];
-    case Dtype::F64: return static_cast<const double*>(buffer)[k];
-    case Dtype::I32: return static_cast<const std::int32_t*>(buffer)[k];
-    case Dtype::F16: return kernels::half_bits_to_float(static_cast<const std::uint16_t*>(buffer)[k]);
-    case Dtype::BF16: return kernels::bfloat16_bits_to_float(static_cast<const std::uint16_t*>(buffer)[k]);
-    case Dtype::F8E4M3: return fp8_decode(static_cast<const std::uint8_t*>(buffer)[k], true);
-    case Dtype::F8E5M2: return fp8_decode(static_cast<const std::uint8_t*>(buffer)[k], false);
+    case Dtype::F32:
+      return static_cast<const float*>(buffer)[k];
+    case Dtype::F64:
+      return static_cast<const double*>(buffer)[k];
+    case Dtype::I32:
+      return static_cast<const std::int32_t*>(buffer)[k];
+    case Dtype::F16:
+      return kernels::half_bits_to_float(static_cast<const std::uint16_t*>(buffer)[k]);
+    case Dtype::BF16:
+      return kernels::bfloat16_bits_to_float(static_cast<const std::uint16_t*>(buffer)[k]);
+    case Dtype::F8E4M3:
+      return fp8_decode(static_cast<const std::uint8_t*>(buffer)[k], true);
+    case Dtype::F8E5M2:
+      return fp8_decode(static_cast<const std::uint8_t*>(buffer)[k], false);
   }
   return 0;
 }
@@ -168,10 +187,18 @@ double reduced_value(const InputSpec& s, std::int64_t i) {
     const double v = input_value(s, r, i);
     switch (s.redop) {
       case RedOp::Sum:
-      case RedOp::Avg: acc += v; break;
-      case RedOp::Prod: acc *= v; break;
-      case RedOp::Max: acc = std::max(acc, v); break;
-      case RedOp::Min: acc = std::min(acc, v); break;
+      case RedOp::Avg:
+        acc += v;
+        break;
+      case RedOp::Prod:
+        acc *= v;
+        break;
+      case RedOp::Max:
+        acc = std::max(acc, v);
+        break;
+      case RedOp::Min:
+        acc = std::min(acc, v);
+        break;
     }
   }
   if (s.redop == RedOp::Avg) {

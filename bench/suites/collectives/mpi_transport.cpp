@@ -4,6 +4,7 @@
 // MPI has no 16-bit or 8-bit float types: those move as MPI_UINT16_T / MPI_UINT8_T and reduce
 // through a user-defined MPI_Op that converts each element. MPI has no average: avg is MPI_SUM
 // followed by a division of the result (inside the timed run, as NCCL divides in its kernel).
+#include <fmt/format.h>
 #include <mpi.h>
 
 #include <atomic>
@@ -11,8 +12,6 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "bench/mpi/session.hpp"
 #include "bench/suites/collectives/collectives.hpp"
@@ -23,10 +22,14 @@ namespace {
 double combine(RedOp op, double a, double b) {
   switch (op) {
     case RedOp::Sum:
-    case RedOp::Avg: return a + b;
-    case RedOp::Prod: return a * b;
-    case RedOp::Max: return std::max(a, b);
-    case RedOp::Min: return std::min(a, b);
+    case RedOp::Avg:
+      return a + b;
+    case RedOp::Prod:
+      return a * b;
+    case RedOp::Max:
+      return std::max(a, b);
+    case RedOp::Min:
+      return std::min(a, b);
   }
   return a;
 }
@@ -43,33 +46,47 @@ template <Dtype T>
 MPI_User_function* user_function_for(RedOp op) {
   switch (op) {
     case RedOp::Sum:
-    case RedOp::Avg: return &user_reduce<T, RedOp::Sum>;
-    case RedOp::Prod: return &user_reduce<T, RedOp::Prod>;
-    case RedOp::Max: return &user_reduce<T, RedOp::Max>;
-    case RedOp::Min: return &user_reduce<T, RedOp::Min>;
+    case RedOp::Avg:
+      return &user_reduce<T, RedOp::Sum>;
+    case RedOp::Prod:
+      return &user_reduce<T, RedOp::Prod>;
+    case RedOp::Max:
+      return &user_reduce<T, RedOp::Max>;
+    case RedOp::Min:
+      return &user_reduce<T, RedOp::Min>;
   }
   return nullptr;
 }
 
 MPI_User_function* user_function(Dtype t, RedOp op) {
   switch (t) {
-    case Dtype::F16: return user_function_for<Dtype::F16>(op);
-    case Dtype::BF16: return user_function_for<Dtype::BF16>(op);
-    case Dtype::F8E4M3: return user_function_for<Dtype::F8E4M3>(op);
-    case Dtype::F8E5M2: return user_function_for<Dtype::F8E5M2>(op);
-    default: return nullptr;
+    case Dtype::F16:
+      return user_function_for<Dtype::F16>(op);
+    case Dtype::BF16:
+      return user_function_for<Dtype::BF16>(op);
+    case Dtype::F8E4M3:
+      return user_function_for<Dtype::F8E4M3>(op);
+    case Dtype::F8E5M2:
+      return user_function_for<Dtype::F8E5M2>(op);
+    default:
+      return nullptr;
   }
 }
 
 MPI_Datatype mpi_type(Dtype t) {
   switch (t) {
-    case Dtype::F32: return MPI_FLOAT;
-    case Dtype::F64: return MPI_DOUBLE;
-    case Dtype::I32: return MPI_INT32_T;
+    case Dtype::F32:
+      return MPI_FLOAT;
+    case Dtype::F64:
+      return MPI_DOUBLE;
+    case Dtype::I32:
+      return MPI_INT32_T;
     case Dtype::F16:
-    case Dtype::BF16: return MPI_UINT16_T;
+    case Dtype::BF16:
+      return MPI_UINT16_T;
     case Dtype::F8E4M3:
-    case Dtype::F8E5M2: return MPI_UINT8_T;
+    case Dtype::F8E5M2:
+      return MPI_UINT8_T;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -77,10 +94,14 @@ MPI_Datatype mpi_type(Dtype t) {
 MPI_Op native_op(RedOp op) {
   switch (op) {
     case RedOp::Sum:
-    case RedOp::Avg: return MPI_SUM;
-    case RedOp::Prod: return MPI_PROD;
-    case RedOp::Max: return MPI_MAX;
-    case RedOp::Min: return MPI_MIN;
+    case RedOp::Avg:
+      return MPI_SUM;
+    case RedOp::Prod:
+      return MPI_PROD;
+    case RedOp::Max:
+      return MPI_MAX;
+    case RedOp::Min:
+      return MPI_MIN;
   }
   return MPI_OP_NULL;
 }
@@ -122,8 +143,8 @@ class Watchdog {
       }
       std::lock_guard lock(mutex_);
       if (std::chrono::duration<double>(now - since).count() > timeout_s_ && session_ != nullptr) {
-        session_->abort_run(fmt::format("{} made no progress for {} s (another rank has stopped or hangs)", what_,
-                                        timeout_s_));
+        session_->abort_run(
+            fmt::format("{} made no progress for {} s (another rank has stopped or hangs)", what_, timeout_s_));
       }
     }
   }

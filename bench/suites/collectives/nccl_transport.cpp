@@ -7,6 +7,7 @@
 // Waits poll the streams with a deadline (and ncclCommGetAsyncError): a collective that does not
 // complete aborts the communicators (ncclCommAbort) and ends the run naming the operation.
 #include <cuda_runtime_api.h>
+#include <fmt/format.h>
 #include <nccl.h>
 
 #include <chrono>
@@ -14,15 +15,13 @@
 #include <map>
 #include <thread>
 
-#include <fmt/format.h>
-
 #include "bench/core/cuda.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/mpi/session.hpp"
 #include "bench/suites/collectives/collectives.hpp"
 
 #ifndef NCCL_VERSION
-#define NCCL_VERSION(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
+#define NCCL_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
 #endif
 
 namespace gpubench::suites::collectives {
@@ -37,16 +36,24 @@ void nccl_check(ncclResult_t r, const char* what) {
 
 ncclDataType_t nccl_type(Dtype t) {
   switch (t) {
-    case Dtype::F32: return ncclFloat32;
-    case Dtype::F16: return ncclFloat16;
-    case Dtype::BF16: return ncclBfloat16;
-    case Dtype::F64: return ncclFloat64;
-    case Dtype::I32: return ncclInt32;
+    case Dtype::F32:
+      return ncclFloat32;
+    case Dtype::F16:
+      return ncclFloat16;
+    case Dtype::BF16:
+      return ncclBfloat16;
+    case Dtype::F64:
+      return ncclFloat64;
+    case Dtype::I32:
+      return ncclInt32;
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
-    case Dtype::F8E4M3: return ncclFloat8e4m3;
-    case Dtype::F8E5M2: return ncclFloat8e5m2;
+    case Dtype::F8E4M3:
+      return ncclFloat8e4m3;
+    case Dtype::F8E5M2:
+      return ncclFloat8e5m2;
 #else
-    default: break;
+    default:
+      break;
 #endif
   }
   throw CaseSkipped(fmt::format("{}: this NCCL ({}) has no such type", info(t).name, NCCL_VERSION_CODE));
@@ -54,11 +61,16 @@ ncclDataType_t nccl_type(Dtype t) {
 
 ncclRedOp_t nccl_op(RedOp op) {
   switch (op) {
-    case RedOp::Sum: return ncclSum;
-    case RedOp::Prod: return ncclProd;
-    case RedOp::Max: return ncclMax;
-    case RedOp::Min: return ncclMin;
-    case RedOp::Avg: return ncclAvg;
+    case RedOp::Sum:
+      return ncclSum;
+    case RedOp::Prod:
+      return ncclProd;
+    case RedOp::Max:
+      return ncclMax;
+    case RedOp::Min:
+      return ncclMin;
+    case RedOp::Avg:
+      return ncclAvg;
   }
   return ncclSum;
 }
@@ -179,7 +191,9 @@ class NcclTransport final : public Transport {
   }
 
   void synchronize() override {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
     for (Local& l : locals_) {
       while (true) {
         const cudaError_t e = cudaStreamQuery(l.stream);
@@ -205,7 +219,8 @@ class NcclTransport final : public Transport {
   std::vector<unsigned char> receive_buffer(int local_index) override {
     Local& l = locals_[static_cast<std::size_t>(local_index)];
     cuda::ScopedDevice on(l.device);
-    std::vector<unsigned char> host(static_cast<std::size_t>(c_.counts.recv) * static_cast<std::size_t>(info(c_.input.dtype).bytes));
+    std::vector<unsigned char> host(static_cast<std::size_t>(c_.counts.recv) *
+                                    static_cast<std::size_t>(info(c_.input.dtype).bytes));
     GPUBENCH_CUDA_CHECK(cudaMemcpy(host.data(), l.recv_ptr, host.size(), cudaMemcpyDeviceToHost));
     return host;
   }
@@ -333,12 +348,15 @@ class NcclTransport final : public Transport {
     config.blocking = 0;
     ncclComm_t comm = nullptr;
     GPUBENCH_NCCL_CHECK(ncclCommInitRankConfig(&comm, session_->size(), id, session_->rank(), &config));
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
     if (!wait_ready(comm, deadline)) {
       (void)ncclCommAbort(comm);
-      session_->abort_run(fmt::format("ncclCommInitRank (rank {} of {}, GPU {}) did not complete within {} s: a rank "
-                                      "did not join",
-                                      session_->rank(), session_->size(), device, timeout_s_));
+      session_->abort_run(
+          fmt::format("ncclCommInitRank (rank {} of {}, GPU {}) did not complete within {} s: a rank "
+                      "did not join",
+                      session_->rank(), session_->size(), device, timeout_s_));
     }
     // Every rank confirms it joined, so rank 0 can name the ranks that did not.
     (void)session_->all_gather(1.0, "NCCL communicator creation");

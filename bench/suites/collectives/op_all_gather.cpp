@@ -18,16 +18,18 @@ const Operation& all_gather_op() {
       [](std::int64_t elements, int ranks) {
         (void)ranks;
         Counts c;
-  c.send = c.param = elements / ranks;
-  c.recv = c.bus_elements = c.send * ranks;
-  return c;
+        c.send = c.param = elements / ranks;
+        c.recv = c.bus_elements = c.send * ranks;
+        return c;
       },
       [](const InputSpec& s, const Counts& c, int rank, int root, std::int64_t j) -> std::optional<double> {
         (void)rank;
-  (void)root;
-  return input_value(s, static_cast<int>(j / c.param), j % c.param);
+        (void)root;
+        return input_value(s, static_cast<int>(j / c.param), j % c.param);
       },
-      [](const Counts& c, std::int64_t rank) -> std::pair<std::int64_t, std::int64_t> { return {rank * c.param, 0}; },
+      [](const Counts& c, std::int64_t rank) -> std::pair<std::int64_t, std::int64_t> {
+        return {rank * c.param, 0};
+      },
   };
   return op;
 }

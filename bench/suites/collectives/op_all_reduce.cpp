@@ -18,16 +18,20 @@ const Operation& all_reduce_op() {
       [](std::int64_t elements, int ranks) {
         (void)ranks;
         Counts c;
-  c.send = c.recv = c.param = c.bus_elements = elements;
-  return c;
+        c.send = c.recv = c.param = c.bus_elements = elements;
+        return c;
       },
       [](const InputSpec& s, const Counts& c, int rank, int root, std::int64_t j) -> std::optional<double> {
         (void)c;
-  (void)rank;
-  (void)root;
-  return reduced_value(s, j);
+        (void)rank;
+        (void)root;
+        return reduced_value(s, j);
       },
-      [](const Counts& c, std::int64_t rank) -> std::pair<std::int64_t, std::int64_t> { (void)c; (void)rank; return {0, 0}; },
+      [](const Counts& c, std::int64_t rank) -> std::pair<std::int64_t, std::int64_t> {
+        (void)c;
+        (void)rank;
+        return {0, 0};
+      },
   };
   return op;
 }

@@ -18,16 +18,20 @@ const Operation& alltoall_op() {
       [](std::int64_t elements, int ranks) {
         (void)ranks;
         Counts c;
-  c.param = elements / ranks;
-  c.send = c.recv = c.bus_elements = c.param * ranks;
-  return c;
+        c.param = elements / ranks;
+        c.send = c.recv = c.bus_elements = c.param * ranks;
+        return c;
       },
       [](const InputSpec& s, const Counts& c, int rank, int root, std::int64_t j) -> std::optional<double> {
         (void)root;
-  const std::int64_t block = j / c.param;
-  return input_value(s, static_cast<int>(block), rank * c.param + j % c.param);
+        const std::int64_t block = j / c.param;
+        return input_value(s, static_cast<int>(block), rank * c.param + j % c.param);
       },
-      [](const Counts& c, std::int64_t rank) -> std::pair<std::int64_t, std::int64_t> { (void)c; (void)rank; return {0, 0}; },
+      [](const Counts& c, std::int64_t rank) -> std::pair<std::int64_t, std::int64_t> {
+        (void)c;
+        (void)rank;
+        return {0, 0};
+      },
   };
   return op;
 }

@@ -17,15 +17,19 @@ const Operation& reduce_op() {
       [](std::int64_t elements, int ranks) {
         (void)ranks;
         Counts c;
-  c.send = c.recv = c.param = c.bus_elements = elements;
-  return c;
+        c.send = c.recv = c.param = c.bus_elements = elements;
+        return c;
       },
       [](const InputSpec& s, const Counts& c, int rank, int root, std::int64_t j) -> std::optional<double> {
         (void)c;
-  if (rank != root) return std::nullopt;
-  return reduced_value(s, j);
+        if (rank != root) return std::nullopt;
+        return reduced_value(s, j);
       },
-      [](const Counts& c, std::int64_t rank) -> std::pair<std::int64_t, std::int64_t> { (void)c; (void)rank; return {0, 0}; },
+      [](const Counts& c, std::int64_t rank) -> std::pair<std::int64_t, std::int64_t> {
+        (void)c;
+        (void)rank;
+        return {0, 0};
+      },
   };
   return op;
 }

@@ -18,15 +18,17 @@ const Operation& reduce_scatter_op() {
       [](std::int64_t elements, int ranks) {
         (void)ranks;
         Counts c;
-  c.recv = c.param = elements / ranks;
-  c.send = c.bus_elements = c.recv * ranks;
-  return c;
+        c.recv = c.param = elements / ranks;
+        c.send = c.bus_elements = c.recv * ranks;
+        return c;
       },
       [](const InputSpec& s, const Counts& c, int rank, int root, std::int64_t j) -> std::optional<double> {
         (void)root;
-  return reduced_value(s, rank * c.param + j);
+        return reduced_value(s, rank * c.param + j);
       },
-      [](const Counts& c, std::int64_t rank) -> std::pair<std::int64_t, std::int64_t> { return {0, rank * c.param}; },
+      [](const Counts& c, std::int64_t rank) -> std::pair<std::int64_t, std::int64_t> {
+        return {0, rank * c.param};
+      },
   };
   return op;
 }

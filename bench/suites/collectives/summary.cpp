@@ -24,9 +24,15 @@ nlohmann::ordered_json summarize(const std::vector<nlohmann::ordered_json>& entr
     const double time_us = m.value("time_us", 0.0), busbw = m.value("busbw_gbps", 0.0);
     Json& s = groups[key];
     if (!s.contains("operation")) {
-      s = {{"device", g.value("device", "")}, {"operation", a.value("op", "")}, {"dtype", a.value("dtype", "")},
-           {"redop", a.value("redop", "")},   {"in_place", a.value("inplace", 0) != 0}, {"backend", col.value("backend", "")},
-           {"ranks", col.value("ranks", 0)},   {"nodes", col.value("nodes", 0)},       {"sizes", 0},
+      s = {{"device", g.value("device", "")},
+           {"operation", a.value("op", "")},
+           {"dtype", a.value("dtype", "")},
+           {"redop", a.value("redop", "")},
+           {"in_place", a.value("inplace", 0) != 0},
+           {"backend", col.value("backend", "")},
+           {"ranks", col.value("ranks", 0)},
+           {"nodes", col.value("nodes", 0)},
+           {"sizes", 0},
            {"busbw_sum", 0.0}};
     }
     s["sizes"] = s["sizes"].get<int>() + 1;
