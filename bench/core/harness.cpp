@@ -88,9 +88,15 @@ void fail_with_outcome(benchmark::State& st, CaseSlot& slot, const std::string& 
 
 void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt) {
   const PlannedCase& pc = *slot.planned;
+  Team* team = opt.team;
+  if (team != nullptr) {
+    // Ranks may judge a point differently (another GPU model, less memory): all skip it if one does.
+    const std::string mine = pc.skip_reason ? "skipped: " + *pc.skip_reason : "";
+    const std::string outcome = merge_rank_outcomes(team->all_gather(mine, "planning of " + pc.name()));
+    if (!outcome.empty()) return fail_with_outcome(st, slot, outcome);
+  }
   if (pc.skip_reason) return fail(st, slot, "skipped", *pc.skip_reason);
   if (slot.status != "ok") return fail(st, slot, slot.status, slot.reason);  // a later repetition
-  Team* team = opt.team;
   if (!slot.instance) {
     std::string outcome = agreed_step(opt, "setup of " + pc.name(), [&] {
       Phase phase("setup");
