@@ -113,7 +113,8 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
     if (team != nullptr) {
       std::vector<Verification> all;
       for (const std::string& text :
-           team->all_gather(verification_to_json(*slot.verification).dump(), "verification of " + pc.name())) {
+           team->all_gather(verification_to_json(*slot.verification).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace),
+                            "verification of " + pc.name())) {
         all.push_back(verification_from_json(nlohmann::ordered_json::parse(text)));
       }
       slot.verification = merge_rank_verifications(all);

@@ -90,7 +90,8 @@ class MpiSession final : public Session {
   // Every message carries its step, so ranks that got out of step (one skipped a case the
   // others run) are named instead of exchanging each other's values.
   std::vector<std::string> gather_all(const std::string& text, const std::string& step) {
-    const std::vector<std::string> tagged = gather_tagged(nlohmann::json::array({step, text}).dump(), step);
+    const std::vector<std::string> tagged = gather_tagged(
+        nlohmann::json::array({step, text}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), step);
     std::vector<std::string> values;
     for (int r = 0; r < size_; ++r) {
       const nlohmann::json m = nlohmann::json::parse(tagged[static_cast<std::size_t>(r)]);
@@ -121,7 +122,7 @@ class MpiSession final : public Session {
         abort_run(fmt::format("rank{} {} did not reach {} within {} s", missing.size() > 1 ? "s" : "",
                               fmt::join(missing, ", "), step, timeout_s_));
       }
-      const std::string reply = nlohmann::json(all).dump();
+      const std::string reply = nlohmann::json(all).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       for (int r = 1; r < size_; ++r) send(reply, r, kReplyTag, deadline, step);
       return all;
     }
