@@ -83,5 +83,19 @@ TEST_F(CollectivesMpi, ARankThatDoesNotArriveEndsTheRunNamingIt) {
       << o.err;
 }
 
+TEST_F(CollectivesMpi, ACollectiveThatDoesNotCompleteEndsTheRunNamingIt) {
+  // Now rank 0 plans more samples: it blocks in an MPI_Allreduce rank 1 never joins (rank 1
+  // waits at the timing step with a long timeout), and rank 0's watchdog ends the run.
+  const std::string args = "run --suite collectives --device cpu -a op=all_reduce -a size=8 --warmup 0.005 -q";
+  const Output o = sh(fmt::format("timeout 120 mpirun {} --oversubscribe -np 1 {} {} --min-time 30 --rank-timeout 2 "
+                                  "-o {} : -np 1 {} {} --min-time 0.01 --rank-timeout 60 -o {}",
+                                  ::geteuid() == 0 ? "--allow-run-as-root" : "", GPUBENCH_BINARY, args,
+                                  (dir / "r.json").string(), GPUBENCH_BINARY, args, (dir / "r.json").string()));
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.code, 124) << "the run hung until timeout(1) ended it";
+  EXPECT_NE((o.err + o.out).find("rank 0 of 2: all_reduce (8 bytes, fp32) made no progress for 2 s"), std::string::npos)
+      << o.err;
+}
+
 }  // namespace
 }  // namespace gpubench::e2e
