@@ -112,9 +112,9 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
     if (!outcome.empty()) return fail_with_outcome(st, slot, outcome);
     if (team != nullptr) {
       std::vector<Verification> all;
-      for (const std::string& text :
-           team->all_gather(verification_to_json(*slot.verification).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace),
-                            "verification of " + pc.name())) {
+      const std::string mine = verification_to_json(*slot.verification)
+                                   .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+      for (const std::string& text : team->all_gather(mine, "verification of " + pc.name())) {
         all.push_back(verification_from_json(nlohmann::ordered_json::parse(text)));
       }
       slot.verification = merge_rank_verifications(all);
