@@ -130,6 +130,26 @@ step dataload-gpu run --device "$device" --suite dataload \
   --axis stage=augment,h2d,pipeline --axis workers=1 --axis dtype=fp32,fp16 --axis batch=8 --axis io=memory,cached,cold \
   --axis prefetch=0,2 --axis pinned=0,1 --axis step_us=0,2000 --min-time 0.05 --out "$out/dataload-gpu.json"
 unset GPUBENCH_DATASET
+# collectives: every NCCL operation on one GPU (a one-rank communicator), every type (fp8 is
+# skipped with a reason below sm_90 or NCCL 2.24), reduction and layout, then a CUDA Graph launch.
+step collectives-nccl run --device "$device" --suite collectives --axis gpus=1 \
+  --axis dtype=fp32,fp16,bf16,fp64,int32,fp8_e4m3,fp8_e5m2 --axis redop=sum,prod,max,min,avg --axis inplace=0,1 \
+  --axis size=8,4k,1M --min-time 0.02 --out "$out/collectives-nccl.json"
+step collectives-graph run --device "$device" --suite collectives --axis gpus=1 --axis graph=1 --axis size=8,1M \
+  --min-time 0.02 --out "$out/collectives-graph.json"
+# Every GPU in one process, and (with mpirun) one rank per GPU, where there are two GPUs or more.
+gpus=$(nvidia-smi -L 2>/dev/null | wc -l || echo 0)
+if [ "$gpus" -ge 2 ]; then
+  step collectives-multi run --device cuda --suite collectives --axis size=8,1M,64M --min-time 0.05 \
+    --out "$out/collectives-multi.json"
+  if command -v mpirun >/dev/null; then
+    mpi_flags=(--oversubscribe -np "$gpus")
+    [ "$(id -u)" -eq 0 ] && mpi_flags=(--allow-run-as-root "${mpi_flags[@]}")
+    echo "== collectives-mpi: mpirun ${mpi_flags[*]} gpubench run --suite collectives"
+    if mpirun "${mpi_flags[@]}" "$gpubench" run --device cuda --suite collectives --axis size=8,1M,64M --axis graph=0,1 \
+      --min-time 0.05 --out "$out/collectives-mpi.json"; then echo "== collectives-mpi: ok"; else echo "== collectives-mpi: FAILED"; fail=1; fi
+  fi
+fi
 # The quick preset, as scripts/run.sh runs it.
 step quick run --device "$device" --preset quick --out "$out/quick.json"
 for f in "$out"/*.json; do "$gpubench" report "$f" --output "${f%.json}.md" || fail=1; done

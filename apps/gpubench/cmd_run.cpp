@@ -13,6 +13,8 @@
 #include "bench/core/errors.hpp"
 #include "bench/core/harness.hpp"
 #include "bench/core/interrupt.hpp"
+#include "bench/core/launch.hpp"
+#include "bench/mpi/session.hpp"
 #include "bench/suites/all_suites.hpp"
 #include "bench/suites/gemm/gemm_tune.hpp"
 #include "profilers/profile.hpp"
@@ -34,6 +36,16 @@ negates), --benchmark_repetitions=N, --benchmark_min_time=SECONDS (same as --min
 benchmark::Initialize accepts.
 
 Options)";
+
+// Under MPI each rank measures its own GPU: of the CUDA devices selected, the one at the rank's
+// local index (ranks on a host take its GPUs in rank order). An explicit single cuda:N is kept.
+void narrow_to_local_gpu(DeviceSelection& selection, const mpi::Session& team) {
+  std::vector<DeviceInfo> cuda, others;
+  for (const DeviceInfo& d : selection.devices) (d.is_cuda() ? cuda : others).push_back(d);
+  if (cuda.size() <= 1) return;
+  others.push_back(cuda[static_cast<std::size_t>(team.local_rank()) % cuda.size()]);
+  selection.devices = std::move(others);
+}
 
 double positive(double v, const char* name) {
   if (!(v > 0)) throw UsageError(fmt::format("--{} {}: expected a positive number", name, v));
@@ -104,6 +116,9 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
        "gemm: cuBLASLt heuristic algorithms the cublaslt-tuned provider times (the fastest is kept)")
       ("tuning-cache", po::value(&o.tuning_cache),
        "gemm: cuBLASLt tuning cache from `gpubench tune gemm`; cublaslt-tuned uses its algorithms")
+      ("rank-timeout", po::value(&o.rank_timeout_s)->default_value(o.rank_timeout_s),
+       "under mpirun/srun: seconds a rank may take to join, to reach each agreement step, or to complete a collective "
+       "before the run ends naming it")
       ("quiet,q", po::bool_switch(), "no progress on stderr")
       ("help,h", "show this help");
   // Used by --isolate to start one case in a child process; not for people.
@@ -128,6 +143,7 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
   if (o.lt_candidates < 1 || o.lt_candidates > suites::gemm::kMaxLtCandidates) {
     throw UsageError(fmt::format("--lt-candidates {}: expected 1 to {}", o.lt_candidates, suites::gemm::kMaxLtCandidates));
   }
+  positive(o.rank_timeout_s, "rank-timeout");
   o.isolate = o.isolated_case < 0 && (o.isolate || o.case_timeout_s > 0);
   o.profile = profilers::parse_profile(profile);
   if (!o.trace_dir.empty()) o.profile.trace = true;
@@ -165,11 +181,23 @@ int cmd_run(const std::vector<std::string>& all_args) {
   const reports::SpecSheet specs = spec_sheet.empty() ? reports::SpecSheet::builtin() : reports::SpecSheet::from_file(spec_sheet);
   h.peak = [&specs](const std::string& device, const std::string& key) { return specs.peak(device, key); };
 
+  // Started as one of several ranks (mpirun, srun): join them, or refuse without MPI support
+  // rather than run as N independent jobs.
+  mpi::Session* team = nullptr;
+  if (const std::optional<LaunchInfo> launch = detect_launch()) {
+    if (!mpi::built_with_mpi()) throw UsageError(launch_without_mpi_message(*launch));
+    if (o.isolate || o.isolated_case >= 0) throw UsageError("--isolate and --case-timeout: not available under MPI");
+    team = mpi::session(o.rank_timeout_s);
+    h.team = team;
+  }
+  const bool leader = team == nullptr || team->rank() == 0;
+
   const DeviceInventory inventory = discover_devices();
-  const DeviceSelection selection = select_devices(sel.device, inventory);
+  DeviceSelection selection = select_devices(sel.device, inventory);
+  if (team != nullptr) narrow_to_local_gpu(selection, *team);
   // The gemm suite's options; a malformed tuning cache is a usage error naming the file.
   const std::string cache_warning = suites::gemm::apply_run_settings(o.lt_candidates, o.tuning_cache, selection.devices);
-  if (!cache_warning.empty() && o.isolated_case < 0) fmt::print(stderr, "{}\n", cache_warning);
+  if (!cache_warning.empty() && o.isolated_case < 0 && leader) fmt::print(stderr, "{}\n", cache_warning);
   const PlanRequest request = to_plan_request(sel, h.benchmark.filter.value_or(""));
   std::vector<PlannedCase> plan = make_plan(suites::all(), request, selection.devices);
   const std::vector<const Suite*> selected = select_suites(suites::all(), request.suites);
@@ -178,7 +206,7 @@ int cmd_run(const std::vector<std::string>& all_args) {
 
   // Instruments: made before any case touches CUDA (CUPTI must see the first context), once the
   // output path is known to be good.
-  const std::filesystem::path out_path = out.empty() ? default_results_path(host_name()) : std::filesystem::path(out);
+  std::filesystem::path out_path = out.empty() ? default_results_path(host_name()) : std::filesystem::path(out);
   std::vector<std::unique_ptr<Instrument>> instruments;
   auto start_instruments = [&] {
     profilers::InstrumentOptions io;
@@ -207,10 +235,23 @@ int cmd_run(const std::vector<std::string>& all_args) {
     return s.failed > 0 ? 1 : 0;
   }
 
-  check_output_path(out_path);
+  if (team != nullptr) {
+    // Every rank must run the same cases in the same order, or a collective would wait forever.
+    const std::vector<double> sizes = team->all_gather(static_cast<double>(plan.size()), "planning");
+    for (std::size_t r = 0; r < sizes.size(); ++r) {
+      if (sizes[r] != sizes[0]) {
+        throw std::runtime_error(fmt::format("rank {} planned {} cases, rank 0 {}: the ranks see different machines "
+                                             "or arguments",
+                                             r, sizes[r], sizes[0]));
+      }
+    }
+    if (leader) out_path = team->broadcast(out_path.string(), "the results path");
+    else out_path = team->broadcast("", "the results path");
+  }
+  if (leader) check_output_path(out_path);
   start_instruments();
 
-  if (!selection.notice.empty()) fmt::print(stderr, "{}\n", selection.notice);
+  if (!selection.notice.empty() && leader) fmt::print(stderr, "{}\n", selection.notice);
   // A GPU asked for by name that is not there fails the run (after the CPU cases, if any).
   const bool missing_gpu = selection.cuda_requested_explicitly && inventory.cuda.empty();
   if (plan.empty()) {
@@ -234,12 +275,20 @@ int cmd_run(const std::vector<std::string>& all_args) {
   for (const BusyDevice& b : busy) context["gpubench"]["busy_devices"].push_back(to_json(b));
   context["gpubench"]["profile"] = profile_context(instruments, o);
   for (const auto& i : instruments) {  // asked-for instruments that cannot work here say so
-    if (o.profile_explicit && i->status() != "on") {
+    if (o.profile_explicit && leader && i->status() != "on") {
       fmt::print(stderr, "gpubench: --profile {}: {}\n", i->name(), i->status());
     }
   }
-  ResultsFile results(out_path, std::move(context));
-  install_interrupt_handlers(out_path.string());
+  if (team != nullptr) {
+    context["gpubench"]["mpi"] = {{"ranks", team->size()},
+                                  {"nodes", team->nodes()},
+                                  {"hosts", team->hosts()},
+                                  {"library", mpi::library_version()},
+                                  {"rank_timeout_s", team->timeout_s()}};
+  }
+  // Only rank 0 writes: the others keep their entries in memory (their times reach rank 0).
+  ResultsFile results(leader ? out_path : std::filesystem::path(), std::move(context));
+  if (leader) install_interrupt_handlers(out_path.string());
   RunSummary s;
   if (o.isolate) {
     IsolationOptions iso;
@@ -253,8 +302,10 @@ int cmd_run(const std::vector<std::string>& all_args) {
   } else {
     s = run_plan(plan, h, results);
   }
-  fmt::print(stderr, "gpubench: {} ok, {} skipped, {} failed; results in {}\n", s.ok, s.skipped, s.failed,
-             out_path.string());
+  if (leader) {
+    fmt::print(stderr, "gpubench: {} ok, {} skipped, {} failed; results in {}\n", s.ok, s.skipped, s.failed,
+               out_path.string());
+  }
   return s.failed > 0 || missing_gpu ? 1 : 0;
 }
 

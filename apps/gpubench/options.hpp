@@ -56,6 +56,7 @@ struct RunOptions {
   bool exclusive = false;
   bool isolate = false;        // --isolate, or implied by --case-timeout
   double case_timeout_s = 0;   // 0: none
+  double rank_timeout_s = 300; // under mpirun/srun: join, agreement and collective timeout
   long isolated_case = -1;     // set in the child processes of --isolate
   std::string isolated_out;
   int lt_candidates = 32;      // gemm: cuBLASLt algorithms cublaslt-tuned times

@@ -3,9 +3,12 @@
 // it: setup() -> verify() -> warm-up runs -> timed batches of run().
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +45,9 @@ struct Verification {
   double max_error = 0;       // largest |error| / tolerance seen: 1.0 is the limit
   std::string method;         // how the answer was checked, for the results file
   std::string detail;         // on failure: the first bad entry, its value and the expected one
+  // Entries that differ from the exact answer, for cases whose inputs make the answer exact
+  // (written as `wrong` when set; summed over ranks in a multi-process run).
+  std::optional<std::int64_t> wrong;
 };
 
 class Case {
@@ -68,14 +74,25 @@ class Case {
   virtual void flush_cache() = 0;
   // Waits for everything the case has queued.
   virtual void synchronize() = 0;
+
+  // Adds the case's own figures to its results entry's `gpubench` object (after the harness's
+  // fields), given the mean seconds per run (over ranks in a multi-process run). Called on the
+  // process that writes the results; default: nothing.
+  virtual void annotate(nlohmann::ordered_json& gpubench, double seconds_per_run) const {
+    (void)gpubench;
+    (void)seconds_per_run;
+  }
 };
+
+// Writes over a buffer larger than the last-level cache (HostCase's cold flush).
+void flush_host_caches();
 
 // Base for CPU cases: host steady-clock timing; the cold flush writes over a buffer larger
 // than the last-level cache.
 class HostCase : public Case {
  public:
   std::unique_ptr<Timer> make_timer() override { return std::make_unique<HostTimer>(); }
-  void flush_cache() override;
+  void flush_cache() override { flush_host_caches(); }
   void synchronize() override {}
 };
 

@@ -31,6 +31,7 @@ struct CaseSlot {
   std::string timer_kind;
   nlohmann::ordered_json details = nlohmann::ordered_json::object();  // Case::details
   nlohmann::ordered_json profile = nlohmann::ordered_json::object();  // instruments' fields
+  std::vector<double> rank_mean_s;  // with a team: each rank's mean seconds per run
 };
 
 // The harness's phases are PhaseScopes too: while a case runs, the instruments observing it
@@ -70,25 +71,69 @@ void run_case(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt, P
   }
 }
 
+// Runs `step` and returns its outcome ("" or "skipped: why" / "failed: why"), agreed over the
+// team when there is one, so that every rank goes on or every rank stops.
+template <class F>
+std::string agreed_step(const HarnessOptions& opt, const std::string& what, F&& step) {
+  std::string outcome;
+  try {
+    step();
+  } catch (const CaseSkipped& e) {
+    outcome = std::string("skipped: ") + e.what();
+  } catch (const std::bad_alloc&) {
+    outcome = "skipped: out of host memory";
+  } catch (const std::exception& e) {
+    outcome = std::string("failed: ") + e.what();
+  }
+  if (opt.team != nullptr) outcome = merge_rank_outcomes(opt.team->all_gather(outcome, what));
+  return outcome;
+}
+
+void fail_with_outcome(benchmark::State& st, CaseSlot& slot, const std::string& outcome) {
+  const std::size_t colon = outcome.find(": ");
+  slot.instance.reset();  // releases what the case did get before the next case
+  fail(st, slot, outcome.substr(0, colon), outcome.substr(colon + 2));
+}
+
 void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt) {
   const PlannedCase& pc = *slot.planned;
+  Team* team = opt.team;
+  if (team != nullptr) {
+    // Ranks may judge a point differently (another GPU model, less memory): all skip it if one does.
+    const std::string mine = pc.skip_reason ? "skipped: " + *pc.skip_reason : "";
+    const std::string outcome = merge_rank_outcomes(team->all_gather(mine, "planning of " + pc.name()));
+    if (!outcome.empty()) return fail_with_outcome(st, slot, outcome);
+  }
   if (pc.skip_reason) return fail(st, slot, "skipped", *pc.skip_reason);
   if (slot.status != "ok") return fail(st, slot, slot.status, slot.reason);  // a later repetition
-  try {
-    if (!slot.instance) {
-      {
-        Phase phase("setup");
-        slot.instance = pc.suite->make_case(pc.device, pc.point);
-        slot.instance->setup();
-      }
+  if (!slot.instance) {
+    std::string outcome = agreed_step(opt, "setup of " + pc.name(), [&] {
+      Phase phase("setup");
+      slot.instance = pc.suite->make_case(pc.device, pc.point);
+      slot.instance->setup();
+    });
+    if (!outcome.empty()) return fail_with_outcome(st, slot, outcome);
+    outcome = agreed_step(opt, "verification of " + pc.name(), [&] {
       Phase phase("verify");
       slot.verification = slot.instance->verify();
       slot.metrics = slot.instance->metrics();
-      if (!slot.verification->passed) {
-        slot.instance.reset();
-        return fail(st, slot, "failed", "verification failed: " + slot.verification->detail);
+    });
+    if (!outcome.empty()) return fail_with_outcome(st, slot, outcome);
+    if (team != nullptr) {
+      std::vector<Verification> all;
+      const std::string mine = verification_to_json(*slot.verification)
+                                   .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+      for (const std::string& text : team->all_gather(mine, "verification of " + pc.name())) {
+        all.push_back(verification_from_json(nlohmann::ordered_json::parse(text)));
       }
+      slot.verification = merge_rank_verifications(all);
     }
+    if (!slot.verification->passed) {
+      slot.instance.reset();
+      return fail(st, slot, "failed", "verification failed: " + slot.verification->detail);
+    }
+  }
+  try {
     Case& c = *slot.instance;
     std::unique_ptr<Timer> timer = c.make_timer();
     for (Instrument* i : opt.instruments) timer = i->timer(std::move(timer));  // e.g. CUPTI kernel time
@@ -98,19 +143,32 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
     {
       Phase phase("warm-up");
       if (slot.measure_plan) {
-        (void)warm_up(c, *timer, opt.measure);
+        (void)warm_up(c, *timer, opt.measure, team);
       } else {
-        slot.measure_plan = calibrate(c, *timer, opt.measure);
+        slot.measure_plan = calibrate(c, *timer, opt.measure, team);
       }
     }
     const MeasurePlan plan = *slot.measure_plan;
+    // One pass of Google Benchmark's loop covering exactly the planned runs: it then reports
+    // iterations = runs and real_time = mean time per run, and its min_time budget is ours.
+    // With a team the time reported is the mean over ranks (as nccl-tests reports by default).
+    double mean_s = 0;
     {
       Phase phase("measure");
-      // One pass of Google Benchmark's loop covering exactly the planned runs: it then reports
-      // iterations = runs and real_time = mean time per run, and its min_time budget is ours.
       while (st.KeepRunningBatch(plan.total_runs())) {
         Measurement m = collect(c, *timer, plan, opt.measure);
-        st.SetIterationTime(m.total_s);
+        double total_s = m.total_s;
+        slot.rank_mean_s.clear();
+        if (team != nullptr) {
+          const std::vector<double> totals = team->all_gather(m.total_s, "timing of " + pc.name());
+          total_s = 0;
+          for (double t : totals) {
+            total_s += t / static_cast<double>(totals.size());
+            slot.rank_mean_s.push_back(t / static_cast<double>(m.runs));
+          }
+        }
+        mean_s = total_s / static_cast<double>(m.runs);
+        st.SetIterationTime(total_s);
         slot.measurement = std::move(m);
       }
     }
@@ -124,7 +182,7 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
       }
     }
     const Measurement& m = *slot.measurement;
-    const double t = m.stats.mean;
+    const double t = mean_s;
     if (slot.metrics.flops > 0) st.counters[slot.metrics.integer_ops ? "TOP/s" : "TFLOP/s"] = slot.metrics.flops / t / 1e12;
     if (slot.metrics.bytes > 0 && slot.metrics.flops == 0) st.counters["GB/s"] = slot.metrics.bytes / t / 1e9;
     if (slot.metrics.items > 0) st.counters[slot.metrics.items_unit + "/s"] = slot.metrics.items / t;
@@ -156,6 +214,21 @@ nlohmann::ordered_json measurement_json(const CaseSlot& slot, const MeasureOptio
           {"noisy", m.noisy},
           {"cold", opt.cold},
           {"timer", slot.timer_kind}};
+}
+
+// With a team: the ranks' own mean times (the run's time is their mean; the slowest bounds
+// the collective).
+void add_rank_times(nlohmann::ordered_json& measurement, const std::vector<double>& rank_mean_s) {
+  if (rank_mean_s.empty()) return;
+  double sum = 0, max = 0;
+  for (double t : rank_mean_s) {
+    sum += t;
+    max = std::max(max, t);
+  }
+  measurement["ranks"] = rank_mean_s.size();
+  measurement["rank_mean_s"] = rank_mean_s;
+  measurement["mean_over_ranks_s"] = sum / static_cast<double>(rank_mean_s.size());
+  measurement["max_over_ranks_s"] = max;
 }
 
 // Google Benchmark's JSON fields for one run, as its JSONReporter writes them, so compare.py
@@ -239,10 +312,8 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
     if (!slot.reason.empty()) g["reason"] = slot.reason;
     if (run.run_type == Run::RT_Iteration) {
       if (slot.verification) {
-        g["verification"] = {{"passed", slot.verification->passed},
-                             {"checked", slot.verification->checked},
-                             {"max_error", slot.verification->max_error},
-                             {"method", slot.verification->method}};
+        g["verification"] = verification_to_json(*slot.verification);
+        g["verification"].erase("detail");
       }
       if (slot.status == "ok" && slot.measurement) {
         std::optional<double> peak;
@@ -258,6 +329,8 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
         g["metrics"] = derive_metrics(slot.metrics, per_run, peak, clock);
         if (!slot.details.empty()) g["details"] = slot.details;
         g["measurement"] = measurement_json(slot, opt_.measure);
+        add_rank_times(g["measurement"], slot.rank_mean_s);
+        if (slot.instance) slot.instance->annotate(g, per_run);
       }
       if (!slot.profile.empty()) g["profile"] = slot.profile;
     }
@@ -289,6 +362,13 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
   RunSummary& summary_;
 };
 
+// The display of ranks other than 0 in a multi-process run: rank 0 shows the run.
+class SilentReporter final : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
 std::unique_ptr<benchmark::BenchmarkReporter> make_display(const std::string& format) {
   if (format == "json") return std::make_unique<benchmark::JSONReporter>();
   if (format == "csv") {
@@ -311,6 +391,54 @@ void Recorder::add(const Suite& suite, nlohmann::ordered_json entry) {
   nlohmann::ordered_json summary = suite.summarize(entries);
   if (!summary.empty()) file_.set_summary(suite.name(), std::move(summary));
   file_.add(entries.back());
+}
+
+std::string merge_rank_outcomes(const std::vector<std::string>& outcomes) {
+  for (const char* kind : {"failed: ", "skipped: "}) {
+    for (std::size_t r = 0; r < outcomes.size(); ++r) {
+      if (outcomes[r].rfind(kind, 0) == 0) {
+        const std::size_t colon = outcomes[r].find(": ");
+        return fmt::format("{}rank {}: {}", outcomes[r].substr(0, colon + 2), r, outcomes[r].substr(colon + 2));
+      }
+    }
+  }
+  return "";
+}
+
+Verification merge_rank_verifications(const std::vector<Verification>& per_rank) {
+  Verification out;
+  out.passed = true;
+  for (std::size_t r = 0; r < per_rank.size(); ++r) {
+    const Verification& v = per_rank[r];
+    out.checked += v.checked;
+    out.max_error = std::max(out.max_error, v.max_error);
+    if (out.method.empty()) out.method = v.method;
+    if (v.wrong) out.wrong = out.wrong.value_or(0) + *v.wrong;
+    if (!v.passed && out.passed) {
+      out.passed = false;
+      out.detail = fmt::format("rank {}: {}", r, v.detail);
+    }
+  }
+  return out;
+}
+
+nlohmann::ordered_json verification_to_json(const Verification& v) {
+  nlohmann::ordered_json j{
+      {"passed", v.passed}, {"checked", v.checked}, {"max_error", v.max_error}, {"method", v.method}};
+  if (v.wrong) j["wrong"] = *v.wrong;
+  j["detail"] = v.detail;
+  return j;
+}
+
+Verification verification_from_json(const nlohmann::ordered_json& j) {
+  Verification v;
+  v.passed = j.at("passed").get<bool>();
+  v.checked = j.at("checked").get<std::int64_t>();
+  v.max_error = j.at("max_error").get<double>();
+  v.method = j.at("method").get<std::string>();
+  v.detail = j.value("detail", "");
+  if (j.contains("wrong")) v.wrong = j["wrong"].get<std::int64_t>();
+  return v;
 }
 
 nlohmann::ordered_json failure_entry(const PlannedCase& c, std::size_t index, const std::string& reason) {
@@ -469,7 +597,8 @@ RunSummary run_plan(const std::vector<PlannedCase>& plan, const HarnessOptions& 
   RunSummary summary;
   std::vector<std::unique_ptr<CaseSlot>> slots;
   std::map<std::string, CaseSlot*> by_name;
-  Progress progress(plan.size(), opt.quiet, ::isatty(STDERR_FILENO) != 0);
+  const bool leader = opt.team == nullptr || opt.team->rank() == 0;
+  Progress progress(plan.size(), opt.quiet || !leader, ::isatty(STDERR_FILENO) != 0);
   for (std::size_t i = 0; i < plan.size(); ++i) {
     auto slot = std::make_unique<CaseSlot>();
     slot->planned = &plan[i];
@@ -483,7 +612,8 @@ RunSummary run_plan(const std::vector<PlannedCase>& plan, const HarnessOptions& 
     by_name[name] = raw;
     slots.push_back(std::move(slot));
   }
-  auto display = make_display(opt.benchmark.format);
+  std::unique_ptr<benchmark::BenchmarkReporter> display =
+      leader ? make_display(opt.benchmark.format) : std::make_unique<SilentReporter>();
   ResultsReporter reporter(*display, results, by_name, opt, progress, summary);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::ClearRegisteredBenchmarks();

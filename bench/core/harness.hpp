@@ -13,6 +13,7 @@
 #include "measure.hpp"
 #include "plan.hpp"
 #include "results.hpp"
+#include "team.hpp"
 
 namespace gpubench {
 
@@ -36,6 +37,9 @@ struct HarnessOptions {
   bool show_context = true;  // Google Benchmark's machine banner (off in --isolate children)
   PeakLookup peak;
   std::vector<Instrument*> instruments;  // observe every case (not owned)
+  // The ranks of a multi-process run (not owned); null in one process. With a team every rank
+  // runs the same plan in step (see team.hpp); only rank 0 displays and its file is written.
+  Team* team = nullptr;
 };
 
 struct RunSummary {
@@ -68,6 +72,16 @@ struct IsolationOptions {
 };
 RunSummary run_plan_isolated(const std::vector<PlannedCase>& plan, const HarnessOptions& options,
                              const IsolationOptions& isolation, ResultsFile& results);
+
+// Multi-process agreement (pure, for the tests). A step's outcome on one rank is "" when it
+// went well, else "skipped: why" or "failed: why"; the merged outcome is "" when every rank
+// went well, else the first failure (or, without one, the first skip) prefixed with its rank.
+std::string merge_rank_outcomes(const std::vector<std::string>& outcomes);
+// Every rank's verification as one: passed when all passed, counts summed, the worst error,
+// and the first failing rank's detail.
+Verification merge_rank_verifications(const std::vector<Verification>& per_rank);
+nlohmann::ordered_json verification_to_json(const Verification& v);  // the results-file fields, plus detail
+Verification verification_from_json(const nlohmann::ordered_json& j);
 
 // A results entry for a case that produced no Google Benchmark run (it crashed or hung).
 nlohmann::ordered_json failure_entry(const PlannedCase& c, std::size_t index, const std::string& reason);

@@ -35,11 +35,12 @@ MeasurePlan plan_samples(double estimated_run_s, const MeasureOptions& o) {
   return p;
 }
 
-double warm_up(Case& c, Timer& timer, const MeasureOptions& o) {
+double warm_up(Case& c, Timer& timer, const MeasureOptions& o, Team* team) {
   double spent = 0, last = 0;
   std::int64_t runs = 1;
   while (true) {
     last = time_batch(c, timer, runs, o.cold);
+    if (team != nullptr) last = team_max(*team, last, "warm-up");
     spent += last;
     if (spent >= o.warmup_s || runs >= kMaxRunsPerSample) break;
     runs *= 2;
@@ -47,7 +48,9 @@ double warm_up(Case& c, Timer& timer, const MeasureOptions& o) {
   return last / static_cast<double>(runs);
 }
 
-MeasurePlan calibrate(Case& c, Timer& timer, const MeasureOptions& o) { return plan_samples(warm_up(c, timer, o), o); }
+MeasurePlan calibrate(Case& c, Timer& timer, const MeasureOptions& o, Team* team) {
+  return plan_samples(warm_up(c, timer, o, team), o);
+}
 
 Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const MeasureOptions& o) {
   Measurement m;

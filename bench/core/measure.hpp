@@ -14,6 +14,7 @@
 
 #include "case.hpp"
 #include "stats.hpp"
+#include "team.hpp"
 
 namespace gpubench {
 
@@ -44,11 +45,13 @@ struct Measurement {
 // Pure arithmetic of steps 2 and 3, from an estimated time per run.
 MeasurePlan plan_samples(double estimated_run_s, const MeasureOptions& options);
 
-// Step 1: returns the estimated seconds per run.
-double warm_up(Case& c, Timer& timer, const MeasureOptions& options);
+// Step 1: returns the estimated seconds per run. With a team, every batch's time is the
+// slowest rank's, so every rank runs the same batches, stops together and (plan_samples being
+// pure arithmetic) plans the same runs: a collective case never waits for a rank that stopped.
+double warm_up(Case& c, Timer& timer, const MeasureOptions& options, Team* team = nullptr);
 
 // Step 1 then plan_samples.
-MeasurePlan calibrate(Case& c, Timer& timer, const MeasureOptions& options);
+MeasurePlan calibrate(Case& c, Timer& timer, const MeasureOptions& options, Team* team = nullptr);
 
 // Times `plan.samples` batches of `plan.runs_per_sample` runs.
 Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const MeasureOptions& options);

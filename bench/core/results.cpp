@@ -85,6 +85,7 @@ void ResultsFile::set_summary(const std::string& name, nlohmann::ordered_json su
 }
 
 void ResultsFile::flush() {
+  if (path_.empty()) return;
   const std::string text = doc_.dump(2) + "\n";
   InterruptsHeld hold;  // an interruption waits until the new file is in place
   write_file_atomically(path_, text);

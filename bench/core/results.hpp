@@ -24,7 +24,8 @@ void check_output_path(const std::filesystem::path& path);
 
 class ResultsFile {
  public:
-  // Writes the file at once with an empty benchmarks list.
+  // Writes the file at once with an empty benchmarks list. An empty path keeps the document in
+  // memory only: the ranks other than 0 of a multi-process run write nothing.
   ResultsFile(std::filesystem::path path, nlohmann::ordered_json context);
   void add(nlohmann::ordered_json entry);  // appends and rewrites the file
   // Sets top-level gpubench.summaries.<name> (rewritten with the next add()).

@@ -77,8 +77,9 @@ TEST_F(Cli, NoGpuLineAndCpuCasesByDefault) {
   EXPECT_NE(list.err.find("; GPU cases skipped"), std::string::npos);
   EXPECT_NE(list.out.find(gemm_cpu_name(256, "fp32")), std::string::npos);
   EXPECT_NE(list.out.find("memory/test=triad/size=67108864/peer=0/cpu"), std::string::npos);
-  // gemm: 4 quick CPU cases; memory: 6 bandwidth + 4 FMA; dataload: decode_augment + 5 pipeline; train: 2
-  EXPECT_EQ(count_lines(list.out), 4 + 10 + 6 + 2);
+  // gemm: 4 quick CPU cases; memory: 6 bandwidth + 4 FMA; dataload: decode_augment + 5 pipeline; train: 2;
+  // collectives: 7 operations x 6 sizes
+  EXPECT_EQ(count_lines(list.out), 4 + 10 + 6 + 2 + 42);
   // Asking for a GPU explicitly on a machine without one fails, with the same line.
   Output run = gpubench("run --device cuda -q -o " + (dir / "x.json").string());
   EXPECT_EQ(run.code, 1);
@@ -104,7 +105,7 @@ TEST_F(Cli, BadInputIsOneLineAndExitTwo) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"frobnicate", "unknown command 'frobnicate'"},
       {"run --bogus", "unrecognised option '--bogus'"},
-      {"run --suite nope", "--suite 'nope': unknown suite (available: gemm, memory, dataload, train)"},
+      {"run --suite nope", "--suite 'nope': unknown suite (available: gemm, memory, dataload, train, collectives)"},
       {"run --axis q=1", "unknown axis 'q'"},
       {"run --axis m=abc", "'abc' is not an integer"},
       {"run --axis m=", "empty value list"},

@@ -45,7 +45,7 @@ class ClockCase final : public Case {
  public:
   explicit ClockCase(double run_s) : run_s_(run_s) {}
   void setup() override {}
-  Verification verify() override { return {true, 1, 0, "", ""}; }
+  Verification verify() override { return {true, 1, 0, "", "", std::nullopt}; }
   void run() override {
     now += run_s_;
     ++runs;

@@ -1,0 +1,50 @@
+#pragma once
+// The MPI session of a multi-process run: MPI initialised once, this rank's place (rank, size,
+// local rank from the host names, node count), and the Team the harness keeps ranks in step
+// with. Every agreement step is bounded by a timeout: a rank that does not arrive ends the run
+// with a message naming it and the step, instead of hanging it.
+//
+// Built without MPI (CMake option GPUBENCH_WITH_MPI off), session() returns null and
+// built_with_mpi() is false.
+#include <string>
+#include <vector>
+
+#include "bench/core/team.hpp"
+
+namespace gpubench::mpi {
+
+bool built_with_mpi();
+std::string library_version();  // MPI_Get_library_version's first line; empty without MPI
+
+class Session : public Team {
+ public:
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int local_rank() const { return local_rank_; }  // among the ranks on this host
+  int local_size() const { return local_size_; }
+  int nodes() const { return nodes_; }
+  const std::vector<std::string>& hosts() const { return hosts_; }  // per rank
+  double timeout_s() const { return timeout_s_; }
+
+  std::vector<double> all_gather(double value, const std::string& step) override;
+  std::vector<std::string> all_gather(const std::string& text, const std::string& step) override;
+  // Rank 0's bytes on every rank (the NCCL unique id), bounded by the timeout.
+  std::string broadcast(const std::string& bytes, const std::string& step);
+
+  // Ends every rank of the run: prints `message` (prefixed with this rank) and calls MPI_Abort.
+  [[noreturn]] void abort_run(const std::string& message) const;
+
+ protected:
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, nodes_ = 1;
+  std::vector<std::string> hosts_;
+  double timeout_s_ = 300;
+};
+
+// Initialises MPI on first call (MPI_Init_thread, FUNNELED; finalised at exit) and joins the
+// ranks (an all_gather of host names, bounded by `timeout_s`). Null without MPI support.
+Session* session(double timeout_s = 300);
+// Whether session() has been initialised (it is not in a plain single-process run until a case
+// needs it).
+bool active();
+
+}  // namespace gpubench::mpi

@@ -1,0 +1,212 @@
+// The MPI session. Agreement steps are point-to-point on a duplicate of MPI_COMM_WORLD (so they
+// never match a benchmark's messages): every rank sends its value to rank 0, rank 0 sends the
+// whole list back. Both waits poll with a deadline, so rank 0 can name the ranks that did not
+// arrive, and the others can say rank 0 did not answer.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <thread>
+
+#include "bench/core/context.hpp"
+#include "bench/mpi/session.hpp"
+
+namespace gpubench::mpi {
+namespace {
+
+constexpr int kGatherTag = 7701, kReplyTag = 7702;
+
+class MpiSession final : public Session {
+ public:
+  explicit MpiSession(double timeout_s) {
+    timeout_s_ = timeout_s;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    // Local rank from the host names (as nccl-tests does by hashing them): the ranks on this
+    // host, in rank order. The gather doubles as the join check with its timeout.
+    hosts_ = all_gather(host_name(), "joining the run");
+    std::map<std::string, int> per_host;
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) local_rank_ = per_host[hosts_[static_cast<std::size_t>(r)]];
+      ++per_host[hosts_[static_cast<std::size_t>(r)]];
+    }
+    local_size_ = per_host[hosts_[static_cast<std::size_t>(rank_)]];
+    nodes_ = static_cast<int>(per_host.size());
+  }
+
+  MPI_Comm comm() const { return comm_; }
+
+  // Waits for `request` until the deadline; false on timeout.
+  static bool wait(MPI_Request& request, std::chrono::steady_clock::time_point deadline) {
+    int done = 0;
+    auto spin_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+    while (true) {
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (done) return true;
+      const auto now = std::chrono::steady_clock::now();
+      if (now > deadline) return false;
+      // Spin briefly (agreement is usually immediate), then yield the core: ranks may share
+      // cores (--oversubscribe on small CI machines).
+      if (now > spin_until) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
+  // Receives one message of unknown length from `source`; nullopt on timeout.
+  std::optional<std::string> receive(int source, int tag, std::chrono::steady_clock::time_point deadline) {
+    int flag = 0;
+    MPI_Status status;
+    auto spin_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+    while (true) {
+      MPI_Iprobe(source, tag, comm_, &flag, &status);
+      if (flag) break;
+      const auto now = std::chrono::steady_clock::now();
+      if (now > deadline) return std::nullopt;
+      if (now > spin_until) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    int count = 0;
+    MPI_Get_count(&status, MPI_CHAR, &count);
+    std::string text(static_cast<std::size_t>(count), '\0');
+    MPI_Recv(text.data(), count, MPI_CHAR, source, tag, comm_, MPI_STATUS_IGNORE);
+    return text;
+  }
+
+  void send(const std::string& text, int dest, int tag, std::chrono::steady_clock::time_point deadline,
+            const std::string& step) {
+    MPI_Request request;
+    MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, dest, tag, comm_, &request);
+    if (!wait(request, deadline)) {
+      abort_run(fmt::format("rank {} did not take part in {} within {} s", dest, step, timeout_s_));
+    }
+  }
+
+  // Every message carries its step, so ranks that got out of step (one skipped a case the
+  // others run) are named instead of exchanging each other's values.
+  std::vector<std::string> gather_all(const std::string& text, const std::string& step) {
+    const std::vector<std::string> tagged = gather_tagged(
+        nlohmann::json::array({step, text}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), step);
+    std::vector<std::string> values;
+    for (int r = 0; r < size_; ++r) {
+      const nlohmann::json m = nlohmann::json::parse(tagged[static_cast<std::size_t>(r)]);
+      const std::string at = m.at(0).get<std::string>();
+      if (at != step) abort_run(fmt::format("ranks out of step: rank {} is at {}, rank {} at {}", r, at, rank_, step));
+      values.push_back(m.at(1).get<std::string>());
+    }
+    return values;
+  }
+
+  std::vector<std::string> gather_tagged(const std::string& text, const std::string& step) {
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
+    std::vector<std::string> all(static_cast<std::size_t>(size_));
+    if (rank_ == 0) {
+      all[0] = text;
+      std::vector<int> missing;
+      for (int r = 1; r < size_; ++r) {
+        std::optional<std::string> got = receive(r, kGatherTag, deadline);
+        if (!got) {
+          missing.push_back(r);
+          continue;
+        }
+        all[static_cast<std::size_t>(r)] = std::move(*got);
+      }
+      if (!missing.empty()) {
+        abort_run(fmt::format("rank{} {} did not reach {} within {} s", missing.size() > 1 ? "s" : "",
+                              fmt::join(missing, ", "), step, timeout_s_));
+      }
+      const std::string reply = nlohmann::json(all).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      for (int r = 1; r < size_; ++r) send(reply, r, kReplyTag, deadline, step);
+      return all;
+    }
+    send(text, 0, kGatherTag, deadline, step);
+    std::optional<std::string> reply = receive(0, kReplyTag, deadline);
+    if (!reply) abort_run(fmt::format("rank 0 did not answer at {} within {} s", step, timeout_s_));
+    return nlohmann::json::parse(*reply).get<std::vector<std::string>>();
+  }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+std::unique_ptr<MpiSession>& instance() {
+  static std::unique_ptr<MpiSession> s;
+  return s;
+}
+
+void finalize_at_exit() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+}  // namespace
+
+bool built_with_mpi() { return true; }
+
+std::string library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string s(text, static_cast<std::size_t>(length));
+  return s.substr(0, s.find_first_of("\n,"));
+}
+
+Session* session(double timeout_s) {
+  std::unique_ptr<MpiSession>& s = instance();
+  if (!s) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+      int provided = 0;
+      // FUNNELED: only the main thread (the harness's) calls MPI; the collectives watchdog
+      // thread calls MPI_Abort only once the run is stuck and must end anyway.
+      MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+      std::atexit(finalize_at_exit);
+    }
+    s = std::make_unique<MpiSession>(timeout_s);
+  }
+  return s.get();
+}
+
+bool active() { return instance() != nullptr; }
+
+std::vector<double> Session::all_gather(double value, const std::string& step) {
+  std::vector<double> out;
+  for (const std::string& s : all_gather(fmt::format("{:.17g}", value), step)) out.push_back(std::stod(s));
+  return out;
+}
+
+std::vector<std::string> Session::all_gather(const std::string& text, const std::string& step) {
+  return static_cast<MpiSession*>(this)->gather_all(text, step);
+}
+
+std::string Session::broadcast(const std::string& bytes, const std::string& step) {
+  // Hex on the wire: the agreement messages are JSON text, and an NCCL id is binary.
+  std::string hex;
+  if (rank_ == 0) {
+    for (unsigned char c : bytes) hex += fmt::format("{:02x}", c);
+  }
+  const std::string got = all_gather(hex, step)[0];
+  std::string out;
+  for (std::size_t i = 0; i + 1 < got.size(); i += 2) {
+    out.push_back(static_cast<char>(std::stoi(got.substr(i, 2), nullptr, 16)));
+  }
+  return out;
+}
+
+void Session::abort_run(const std::string& message) const {
+  fmt::print(stderr, "gpubench: rank {} of {}: {}; ending the run\n", rank_, size_, message);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  std::_Exit(3);
+}
+
+}  // namespace gpubench::mpi

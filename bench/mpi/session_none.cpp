@@ -1,0 +1,18 @@
+// The build without MPI: no session. A run started under mpirun is refused in `gpubench run`
+// (bench/core/launch.hpp) so the ranks do not run as independent jobs.
+#include <cstdlib>
+
+#include "bench/mpi/session.hpp"
+
+namespace gpubench::mpi {
+
+bool built_with_mpi() { return false; }
+std::string library_version() { return ""; }
+Session* session(double) { return nullptr; }
+bool active() { return false; }
+std::vector<double> Session::all_gather(double, const std::string&) { return {}; }
+std::vector<std::string> Session::all_gather(const std::string&, const std::string&) { return {}; }
+std::string Session::broadcast(const std::string&, const std::string&) { return ""; }
+void Session::abort_run(const std::string&) const { std::abort(); }
+
+}  // namespace gpubench::mpi

@@ -1,0 +1,410 @@
+// The NCCL backend: the collectives on GPU memory, in one of two launch modes:
+// - one process driving GPUs first_gpu .. first_gpu+gpus-1 (ncclCommInitAll, and every call
+//   issued for all GPUs between ncclGroupStart/ncclGroupEnd);
+// - one rank per GPU under MPI: the rank's GPU is its local rank (host-name order), rank 0
+//   creates the NCCL unique id and the MPI session broadcasts it (ncclCommInitRank).
+// Timing as nccl-tests: the host clock around a batch of calls and the wait for every stream.
+// Waits poll the streams with a deadline (and ncclCommGetAsyncError): a collective that does not
+// complete aborts the communicators (ncclCommAbort) and ends the run naming the operation.
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "bench/core/cuda.hpp"
+#include "bench/core/errors.hpp"
+#include "bench/mpi/session.hpp"
+#include "bench/suites/collectives/collectives.hpp"
+
+#ifndef NCCL_VERSION
+#define NCCL_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
+#endif
+
+namespace gpubench::suites::collectives {
+namespace {
+
+void nccl_check(ncclResult_t r, const char* what) {
+  if (r != ncclSuccess && r != ncclInProgress) {
+    throw std::runtime_error(fmt::format("{}: {}", what, ncclGetErrorString(r)));
+  }
+}
+#define GPUBENCH_NCCL_CHECK(expr) nccl_check((expr), #expr)
+
+ncclDataType_t nccl_type(Dtype t) {
+  switch (t) {
+    case Dtype::F32:
+      return ncclFloat32;
+    case Dtype::F16:
+      return ncclFloat16;
+    case Dtype::BF16:
+      return ncclBfloat16;
+    case Dtype::F64:
+      return ncclFloat64;
+    case Dtype::I32:
+      return ncclInt32;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+    case Dtype::F8E4M3:
+      return ncclFloat8e4m3;
+    case Dtype::F8E5M2:
+      return ncclFloat8e5m2;
+#else
+    default:
+      break;
+#endif
+  }
+  throw CaseSkipped(fmt::format("{}: this NCCL ({}) has no such type", info(t).name, NCCL_VERSION_CODE));
+}
+
+ncclRedOp_t nccl_op(RedOp op) {
+  switch (op) {
+    case RedOp::Sum:
+      return ncclSum;
+    case RedOp::Prod:
+      return ncclProd;
+    case RedOp::Max:
+      return ncclMax;
+    case RedOp::Min:
+      return ncclMin;
+    case RedOp::Avg:
+      return ncclAvg;
+  }
+  return ncclSum;
+}
+
+// Communicators live for the process (creating one costs far more than a case): keyed by the
+// GPUs they span. Aborted ones are dropped.
+std::map<std::string, std::vector<ncclComm_t>>& comm_cache() {
+  static std::map<std::string, std::vector<ncclComm_t>> cache;
+  return cache;
+}
+
+// Waits for a non-blocking communicator to finish initialising, within the deadline.
+bool wait_ready(ncclComm_t comm, std::chrono::steady_clock::time_point deadline) {
+  while (true) {
+    ncclResult_t state = ncclSuccess;
+    GPUBENCH_NCCL_CHECK(ncclCommGetAsyncError(comm, &state));
+    if (state == ncclSuccess) return true;
+    nccl_check(state, "ncclCommInitRank");
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+struct Local {
+  int device = 0;
+  int rank = 0;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  cuda::DeviceBuffer send, recv, flush;
+  void* send_ptr = nullptr;
+  void* recv_ptr = nullptr;
+  cudaGraphExec_t graph = nullptr;
+};
+
+class NcclTransport final : public Transport {
+ public:
+  NcclTransport(int first_gpu, int gpus, double timeout_s) : timeout_s_(timeout_s) {
+    session_ = mpi::active() ? mpi::session() : nullptr;
+    if (session_ != nullptr && session_->size() > 1) {
+      int count = 0;
+      GPUBENCH_CUDA_CHECK(cudaGetDeviceCount(&count));
+      const int device = session_->local_rank() % count;
+      ranks_ = session_->size();
+      locals_.resize(1);
+      locals_[0].device = device;
+      locals_[0].rank = session_->rank();
+      locals_[0].comm = mpi_comm(device);
+    } else {
+      session_ = nullptr;
+      ranks_ = gpus;
+      locals_.resize(static_cast<std::size_t>(gpus));
+      std::vector<ncclComm_t> comms = process_comms(first_gpu, gpus);
+      for (int g = 0; g < gpus; ++g) {
+        locals_[static_cast<std::size_t>(g)].device = first_gpu + g;
+        locals_[static_cast<std::size_t>(g)].rank = g;
+        locals_[static_cast<std::size_t>(g)].comm = comms[static_cast<std::size_t>(g)];
+      }
+    }
+    for (Local& l : locals_) {
+      cuda::ScopedDevice on(l.device);
+      GPUBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking));
+    }
+  }
+
+  ~NcclTransport() override {
+    for (Local& l : locals_) {
+      cuda::ScopedDevice on(l.device);
+      if (l.graph != nullptr) (void)cudaGraphExecDestroy(l.graph);
+      if (l.stream != nullptr) (void)cudaStreamDestroy(l.stream);
+    }
+  }
+
+  std::vector<int> local_ranks() const override {
+    std::vector<int> r;
+    for (const Local& l : locals_) r.push_back(l.rank);
+    return r;
+  }
+
+  void prepare(const CaseConfig& c) override {
+    c_ = c;
+    type_ = nccl_type(c.input.dtype);
+    const std::size_t esize = static_cast<std::size_t>(info(c.input.dtype).bytes);
+    for (Local& l : locals_) {
+      cuda::ScopedDevice on(l.device);
+      const std::size_t send_bytes = static_cast<std::size_t>(c.counts.send) * esize;
+      const std::size_t recv_bytes = static_cast<std::size_t>(c.counts.recv) * esize;
+      std::vector<unsigned char> host(std::max(send_bytes, recv_bytes));
+      if (c.in_place) {
+        const auto [send_off, recv_off] = c.op->in_place_offsets(c.counts, l.rank);
+        if (l.recv.bytes() == 0) l.recv = cuda::DeviceBuffer(host.size());
+        unsigned char* base = static_cast<unsigned char*>(l.recv.get());
+        l.send_ptr = base + static_cast<std::size_t>(send_off) * esize;
+        l.recv_ptr = base + static_cast<std::size_t>(recv_off) * esize;
+        fill_input(c, l.rank, host.data(), c.counts.send);
+        GPUBENCH_CUDA_CHECK(cudaMemset(base, 0, host.size()));
+        GPUBENCH_CUDA_CHECK(cudaMemcpy(l.send_ptr, host.data(), send_bytes, cudaMemcpyHostToDevice));
+      } else {
+        if (l.send.bytes() == 0) l.send = cuda::DeviceBuffer(send_bytes);
+        if (l.recv.bytes() == 0) l.recv = cuda::DeviceBuffer(recv_bytes);
+        l.send_ptr = l.send.get();
+        l.recv_ptr = l.recv.get();
+        fill_input(c, l.rank, host.data(), c.counts.send);
+        GPUBENCH_CUDA_CHECK(cudaMemcpy(l.send_ptr, host.data(), send_bytes, cudaMemcpyHostToDevice));
+        GPUBENCH_CUDA_CHECK(cudaMemset(l.recv_ptr, 0, recv_bytes));
+      }
+    }
+    if (c.graph && locals_.front().graph == nullptr) capture();
+  }
+
+  void run() override {
+    if (c_.graph) {
+      for (Local& l : locals_) GPUBENCH_CUDA_CHECK(cudaGraphLaunch(l.graph, l.stream));
+      return;
+    }
+    GPUBENCH_NCCL_CHECK(ncclGroupStart());
+    for (Local& l : locals_) issue(l);
+    GPUBENCH_NCCL_CHECK(ncclGroupEnd());
+  }
+
+  void synchronize() override {
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
+    for (Local& l : locals_) {
+      while (true) {
+        const cudaError_t e = cudaStreamQuery(l.stream);
+        if (e == cudaSuccess) break;
+        if (e != cudaErrorNotReady) GPUBENCH_CUDA_CHECK(e);
+        ncclResult_t async = ncclSuccess;
+        (void)ncclCommGetAsyncError(l.comm, &async);
+        if (async != ncclSuccess && async != ncclInProgress) {
+          abort_all();
+          throw std::runtime_error(fmt::format("{} on rank {}: {}", c_.op->name, l.rank, ncclGetErrorString(async)));
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+          abort_all();
+          const std::string what = fmt::format("{} ({} bytes) on rank {} (GPU {}) did not complete within {} s",
+                                               c_.op->name, c_.size_bytes, l.rank, l.device, timeout_s_);
+          if (session_ != nullptr) session_->abort_run(what);
+          throw std::runtime_error(what);
+        }
+      }
+    }
+  }
+
+  std::vector<unsigned char> receive_buffer(int local_index) override {
+    Local& l = locals_[static_cast<std::size_t>(local_index)];
+    cuda::ScopedDevice on(l.device);
+    std::vector<unsigned char> host(static_cast<std::size_t>(c_.counts.recv) *
+                                    static_cast<std::size_t>(info(c_.input.dtype).bytes));
+    GPUBENCH_CUDA_CHECK(cudaMemcpy(host.data(), l.recv_ptr, host.size(), cudaMemcpyDeviceToHost));
+    return host;
+  }
+
+  std::unique_ptr<Timer> make_timer() override { return std::make_unique<StreamsTimer>(*this); }
+
+  // Cold: a memset over twice each GPU's L2 on its stream, before the sample.
+  void flush_cache() override {
+    for (Local& l : locals_) {
+      cuda::ScopedDevice on(l.device);
+      if (l.flush.bytes() == 0) {
+        int l2 = 0;
+        GPUBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, l.device));
+        l.flush = cuda::DeviceBuffer(std::max<std::size_t>(2 * static_cast<std::size_t>(l2), 1 << 20));
+      }
+      GPUBENCH_CUDA_CHECK(cudaMemsetAsync(l.flush.get(), 1, l.flush.bytes(), l.stream));
+    }
+    synchronize();
+  }
+
+  int ranks() const override { return ranks_; }
+  int nodes() const override { return session_ != nullptr ? session_->nodes() : 1; }
+  int local_gpus() const override {
+    return session_ != nullptr ? session_->local_size() : static_cast<int>(locals_.size());
+  }
+  std::string name() const override { return "nccl"; }
+  std::string launch_mode() const override { return session_ != nullptr ? "mpi ranks" : "single process"; }
+
+ private:
+  // The host clock around the calls and the wait for every stream (nccl-tests' timing).
+  class StreamsTimer final : public Timer {
+   public:
+    explicit StreamsTimer(NcclTransport& t) : t_(t) {}
+    void start() override { start_ = std::chrono::steady_clock::now(); }
+    double stop() override {
+      t_.synchronize();
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    }
+    const char* kind() const override { return "host_steady_streams"; }
+
+   private:
+    NcclTransport& t_;
+    std::chrono::steady_clock::time_point start_;
+  };
+
+  void issue(Local& l) {
+    const std::size_t esize = static_cast<std::size_t>(info(c_.input.dtype).bytes);
+    const std::size_t count = static_cast<std::size_t>(c_.counts.param);
+    const ncclRedOp_t op = nccl_op(c_.input.redop);
+    const std::string& name = c_.op->name;
+    if (name == "all_reduce") {
+      GPUBENCH_NCCL_CHECK(ncclAllReduce(l.send_ptr, l.recv_ptr, count, type_, op, l.comm, l.stream));
+    } else if (name == "all_gather") {
+      GPUBENCH_NCCL_CHECK(ncclAllGather(l.send_ptr, l.recv_ptr, count, type_, l.comm, l.stream));
+    } else if (name == "reduce_scatter") {
+      GPUBENCH_NCCL_CHECK(ncclReduceScatter(l.send_ptr, l.recv_ptr, count, type_, op, l.comm, l.stream));
+    } else if (name == "broadcast") {
+      GPUBENCH_NCCL_CHECK(ncclBroadcast(l.send_ptr, l.recv_ptr, count, type_, c_.root, l.comm, l.stream));
+    } else if (name == "reduce") {
+      GPUBENCH_NCCL_CHECK(ncclReduce(l.send_ptr, l.recv_ptr, count, type_, op, c_.root, l.comm, l.stream));
+    } else if (name == "alltoall") {
+      // Grouped point-to-point, as nccl-tests (ncclAlltoAll exists only from NCCL 2.28).
+      for (int peer = 0; peer < ranks_; ++peer) {
+        const std::size_t off = static_cast<std::size_t>(peer) * count * esize;
+        GPUBENCH_NCCL_CHECK(ncclSend(static_cast<char*>(l.send_ptr) + off, count, type_, peer, l.comm, l.stream));
+        GPUBENCH_NCCL_CHECK(ncclRecv(static_cast<char*>(l.recv_ptr) + off, count, type_, peer, l.comm, l.stream));
+      }
+    } else if (name == "sendrecv") {
+      GPUBENCH_NCCL_CHECK(ncclSend(l.send_ptr, count, type_, (l.rank + 1) % ranks_, l.comm, l.stream));
+      GPUBENCH_NCCL_CHECK(ncclRecv(l.recv_ptr, count, type_, (l.rank - 1 + ranks_) % ranks_, l.comm, l.stream));
+    } else {
+      throw std::logic_error("nccl backend: no " + name);
+    }
+  }
+
+  // One collective captured into a CUDA Graph per GPU (this process drives one GPU: the suite
+  // allows graphs only then); run() launches the graph.
+  void capture() {
+    Local& l = locals_.front();
+    cuda::ScopedDevice on(l.device);
+    cudaGraph_t graph = nullptr;
+    GPUBENCH_CUDA_CHECK(cudaStreamBeginCapture(l.stream, cudaStreamCaptureModeThreadLocal));
+    GPUBENCH_NCCL_CHECK(ncclGroupStart());
+    issue(l);
+    GPUBENCH_NCCL_CHECK(ncclGroupEnd());
+    GPUBENCH_CUDA_CHECK(cudaStreamEndCapture(l.stream, &graph));
+    GPUBENCH_CUDA_CHECK(cudaGraphInstantiate(&l.graph, graph, 0));
+    GPUBENCH_CUDA_CHECK(cudaGraphDestroy(graph));
+  }
+
+  void abort_all() {
+    for (auto it = comm_cache().begin(); it != comm_cache().end();) {
+      for (ncclComm_t c : it->second) (void)ncclCommAbort(c);
+      it = comm_cache().erase(it);
+    }
+  }
+
+  std::vector<ncclComm_t> process_comms(int first_gpu, int gpus) {
+    const std::string key = fmt::format("process:{}+{}", first_gpu, gpus);
+    auto it = comm_cache().find(key);
+    if (it != comm_cache().end()) return it->second;
+    std::vector<int> devices;
+    for (int g = 0; g < gpus; ++g) devices.push_back(first_gpu + g);
+    std::vector<ncclComm_t> comms(static_cast<std::size_t>(gpus));
+    GPUBENCH_NCCL_CHECK(ncclCommInitAll(comms.data(), gpus, devices.data()));
+    comm_cache()[key] = comms;
+    return comms;
+  }
+
+  // Rank 0 creates the id; every rank joins within the timeout (non-blocking init, polled).
+  ncclComm_t mpi_comm(int device) {
+    const std::string key = fmt::format("mpi:{}", device);
+    auto it = comm_cache().find(key);
+    if (it != comm_cache().end()) return it->second.front();
+    ncclUniqueId id;
+    std::string bytes;
+    if (session_->rank() == 0) {
+      GPUBENCH_NCCL_CHECK(ncclGetUniqueId(&id));
+      bytes.assign(reinterpret_cast<const char*>(&id), sizeof id);
+    }
+    bytes = session_->broadcast(bytes, "the NCCL unique id broadcast");
+    std::memcpy(&id, bytes.data(), std::min(bytes.size(), sizeof id));
+    cuda::ScopedDevice on(device);
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    ncclComm_t comm = nullptr;
+    GPUBENCH_NCCL_CHECK(ncclCommInitRankConfig(&comm, session_->size(), id, session_->rank(), &config));
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
+    if (!wait_ready(comm, deadline)) {
+      (void)ncclCommAbort(comm);
+      session_->abort_run(
+          fmt::format("ncclCommInitRank (rank {} of {}, GPU {}) did not complete within {} s: a rank "
+                      "did not join",
+                      session_->rank(), session_->size(), device, timeout_s_));
+    }
+    // Every rank confirms it joined, so rank 0 can name the ranks that did not.
+    (void)session_->all_gather(1.0, "NCCL communicator creation");
+    comm_cache()[key] = {comm};
+    return comm;
+  }
+
+  double timeout_s_;
+  mpi::Session* session_ = nullptr;
+  int ranks_ = 1;
+  std::vector<Local> locals_;
+  CaseConfig c_;
+  ncclDataType_t type_ = ncclFloat32;
+};
+
+}  // namespace
+
+bool have_nccl_backend() { return true; }
+
+std::string nccl_version() {
+  int v = nccl_version_code();
+  if (v <= 0) return "";
+  // NCCL >= 2.9 encodes X*10000 + Y*100 + Z.
+  return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
+}
+
+int nccl_version_code() {
+  int v = 0;
+  if (ncclGetVersion(&v) != ncclSuccess) return 0;
+  return v;
+}
+
+std::optional<std::string> nccl_dtype_unsupported(Dtype t, int cc_major) {
+  if (t != Dtype::F8E4M3 && t != Dtype::F8E5M2) return std::nullopt;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+  if (nccl_version_code() < NCCL_VERSION(2, 24, 0)) {
+    return fmt::format("{} needs NCCL 2.24 or newer at run time (loaded: {})", info(t).name, nccl_version());
+  }
+  if (cc_major < 9) return fmt::format("{}: NCCL reduces fp8 on compute capability 9.0 and newer", info(t).name);
+  return std::nullopt;
+#else
+  (void)cc_major;
+  return fmt::format("{} needs NCCL 2.24 or newer (built against {})", info(t).name, NCCL_VERSION_CODE);
+#endif
+}
+
+std::unique_ptr<Transport> make_nccl_transport(int first_gpu, int gpus, double timeout_s) {
+  return std::make_unique<NcclTransport>(first_gpu, gpus, timeout_s);
+}
+
+}  // namespace gpubench::suites::collectives

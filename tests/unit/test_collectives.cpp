@@ -1,0 +1,334 @@
+// The collectives suite without MPI or GPUs: bus-bandwidth factors and count rounding per
+// operation, exact-check inputs for every operation, type and reduction (against a naive
+// simulation of each collective on typed buffers), launcher detection, and the harness's
+// agreement of several ranks through a fake team.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "bench/core/harness.hpp"
+#include "bench/core/launch.hpp"
+#include "bench/suites/collectives/collectives.hpp"
+#include "fake_suite.hpp"
+#include "test_util.hpp"
+
+namespace gpubench::suites::collectives {
+namespace {
+
+TEST(CollectivesOps, BusFactorsAreNcclTests) {
+  // nccl-tests doc/PERFORMANCE.md: all_reduce 2(n-1)/n; all_gather, reduce_scatter, alltoall
+  // (n-1)/n; broadcast, reduce, sendrecv 1.
+  for (int n : {1, 2, 3, 4, 8, 16}) {
+    const double nn = n;
+    EXPECT_DOUBLE_EQ(all_reduce_op().bus_factor(n), 2 * (nn - 1) / nn);
+    EXPECT_DOUBLE_EQ(all_gather_op().bus_factor(n), (nn - 1) / nn);
+    EXPECT_DOUBLE_EQ(reduce_scatter_op().bus_factor(n), (nn - 1) / nn);
+    EXPECT_DOUBLE_EQ(alltoall_op().bus_factor(n), (nn - 1) / nn);
+    EXPECT_DOUBLE_EQ(broadcast_op().bus_factor(n), 1.0);
+    EXPECT_DOUBLE_EQ(reduce_op().bus_factor(n), 1.0);
+    EXPECT_DOUBLE_EQ(sendrecv_op().bus_factor(n), 1.0);
+  }
+  EXPECT_EQ(operations().size(), 7u);
+}
+
+TEST(CollectivesOps, CountRounding) {
+  // 10 elements on 4 ranks.
+  auto counts = [](const Operation& op) { return op.counts(10, 4); };
+  Counts c = counts(all_reduce_op());
+  EXPECT_EQ(c.send, 10);
+  EXPECT_EQ(c.recv, 10);
+  EXPECT_EQ(c.param, 10);
+  EXPECT_EQ(c.bus_elements, 10);
+  c = counts(all_gather_op());  // 2 per rank, 8 gathered
+  EXPECT_EQ(c.send, 2);
+  EXPECT_EQ(c.recv, 8);
+  EXPECT_EQ(c.param, 2);
+  EXPECT_EQ(c.bus_elements, 8);
+  c = counts(reduce_scatter_op());  // 8 reduced, 2 kept
+  EXPECT_EQ(c.send, 8);
+  EXPECT_EQ(c.recv, 2);
+  EXPECT_EQ(c.param, 2);
+  EXPECT_EQ(c.bus_elements, 8);
+  c = counts(alltoall_op());  // 4 blocks of 2
+  EXPECT_EQ(c.send, 8);
+  EXPECT_EQ(c.recv, 8);
+  EXPECT_EQ(c.param, 2);
+  EXPECT_EQ(c.bus_elements, 8);
+  for (const Operation* op : {&broadcast_op(), &reduce_op(), &sendrecv_op()}) {
+    c = counts(*op);
+    EXPECT_EQ(c.send, 10) << op->name;
+    EXPECT_EQ(c.recv, 10) << op->name;
+    EXPECT_EQ(c.bus_elements, 10) << op->name;
+  }
+}
+
+TEST(CollectivesOps, SizesThatGiveNoElementAreUnsupported) {
+  EXPECT_TRUE(size_unsupported(all_gather_op(), 8, Dtype::F32, 4).has_value());  // 2 elements, 4 ranks
+  EXPECT_FALSE(size_unsupported(all_gather_op(), 16, Dtype::F32, 4).has_value());
+  EXPECT_FALSE(size_unsupported(all_reduce_op(), 8, Dtype::F32, 4).has_value());
+  EXPECT_TRUE(size_unsupported(all_reduce_op(), 6, Dtype::F32, 1).has_value());  // not whole elements
+  EXPECT_FALSE(size_unsupported(all_reduce_op(), 6, Dtype::F16, 1).has_value());
+}
+
+TEST(CollectivesExact, Fp8RoundTripsItsExactIntegers) {
+  for (Dtype t : {Dtype::F8E4M3, Dtype::F8E5M2}) {
+    for (int v = 0; v <= static_cast<int>(info(t).max_exact); ++v) EXPECT_EQ(round_to(t, v), v) << info(t).name;
+    EXPECT_NE(round_to(t, info(t).max_exact + 1), info(t).max_exact + 1) << info(t).name;
+  }
+  EXPECT_EQ(round_to(Dtype::F8E4M3, 448), 448);  // OCP E4M3 max
+  EXPECT_EQ(round_to(Dtype::F8E5M2, 0.25), 0.25);
+}
+
+// A naive collective over typed buffers: what each rank's receive buffer holds after `op`,
+// reducing in rank order and rounding to the type after every step (as a chain would).
+std::vector<std::vector<unsigned char>> simulate(const CaseConfig& c,
+                                                 const std::vector<std::vector<unsigned char>>& in) {
+  const int n = c.input.ranks;
+  const Dtype t = c.input.dtype;
+  const std::size_t e = static_cast<std::size_t>(info(t).bytes);
+  std::vector<std::vector<unsigned char>> out(static_cast<std::size_t>(n),
+                                              std::vector<unsigned char>(static_cast<std::size_t>(c.counts.recv) * e));
+  auto get = [&](int r, std::int64_t i) { return load_element(t, in[static_cast<std::size_t>(r)].data(), i); };
+  auto put = [&](int r, std::int64_t i, double v) { store_element(t, out[static_cast<std::size_t>(r)].data(), i, v); };
+  auto reduce = [&](std::int64_t i) {
+    double acc = get(0, i);
+    for (int r = 1; r < n; ++r) {
+      const double v = get(r, i);
+      switch (c.input.redop) {
+        case RedOp::Sum:
+        case RedOp::Avg:
+          acc = round_to(t, acc + v);
+          break;
+        case RedOp::Prod:
+          acc = round_to(t, acc * v);
+          break;
+        case RedOp::Max:
+          acc = std::max(acc, v);
+          break;
+        case RedOp::Min:
+          acc = std::min(acc, v);
+          break;
+      }
+    }
+    if (c.input.redop == RedOp::Avg) acc = info(t).is_float ? round_to(t, acc / n) : std::floor(acc / n);
+    return acc;
+  };
+  const std::int64_t per = c.counts.param;
+  for (int r = 0; r < n; ++r) {
+    const std::string& op = c.op->name;
+    for (std::int64_t j = 0; j < c.counts.recv; ++j) {
+      if (op == "all_reduce") put(r, j, reduce(j));
+      if (op == "all_gather") put(r, j, get(static_cast<int>(j / per), j % per));
+      if (op == "reduce_scatter") put(r, j, reduce(r * per + j));
+      if (op == "broadcast") put(r, j, get(c.root, j));
+      if (op == "reduce") put(r, j, r == c.root ? reduce(j) : -1.0);
+      if (op == "alltoall") put(r, j, get(static_cast<int>(j / per), r * per + j % per));
+      if (op == "sendrecv") put(r, j, get((r + n - 1) % n, j));
+    }
+  }
+  return out;
+}
+
+TEST(CollectivesExact, EveryOperationTypeAndReductionChecksExactly) {
+  int combinations = 0;
+  for (const Operation* op : operations()) {
+    for (const DtypeInfo& d : dtypes()) {
+      for (const std::string& redop : redop_names()) {
+        if (!op->reduces && redop != "sum") continue;
+        for (int n : {1, 2, 3, 4, 8}) {
+          CaseConfig c;
+          c.op = op;
+          c.input = {d.type, *parse_redop(redop), op->reduces, n};
+          c.root = op->rooted ? n - 1 : 0;
+          c.counts = op->counts(48, n);
+          std::vector<std::vector<unsigned char>> in;
+          for (int r = 0; r < n; ++r) {
+            in.emplace_back(static_cast<std::size_t>(c.counts.send * d.bytes));
+            fill_input(c, r, in.back().data(), c.counts.send);
+            for (std::int64_t i = 0; i < c.counts.send; ++i) {
+              const double v = input_value(c.input, r, i);
+              ASSERT_EQ(v, std::floor(v));  // small integers only
+              ASSERT_LE(v, d.max_exact);
+            }
+          }
+          std::vector<std::vector<unsigned char>> out = simulate(c, in);
+          const std::string what = fmt::format("{} {} {} n={}", op->name, d.name, redop, n);
+          for (int r = 0; r < n; ++r) {
+            const Check chk = check_output(c, r, out[static_cast<std::size_t>(r)].data());
+            EXPECT_EQ(chk.wrong, 0) << what << ": " << chk.first;
+            EXPECT_EQ(chk.checked, op->name == "reduce" && r != c.root ? 0 : c.counts.recv) << what;
+          }
+          // One corrupted element on the last rank is one wrong element.
+          const int r = n - 1;
+          const std::int64_t j = c.counts.recv / 2;
+          const double v = load_element(d.type, out[static_cast<std::size_t>(r)].data(), j);
+          store_element(d.type, out[static_cast<std::size_t>(r)].data(), j, v == 1 ? 2 : 1);
+          if (op->name != "reduce" || r == c.root) {
+            EXPECT_EQ(check_output(c, r, out[static_cast<std::size_t>(r)].data()).wrong, 1) << what;
+          }
+          ++combinations;
+        }
+      }
+    }
+  }
+  EXPECT_GT(combinations, 300);
+}
+
+TEST(CollectivesExact, SumsStayExactWithManyRanks) {
+  // bf16 holds integers up to 256: 300 ranks fall back to one 1 per element.
+  InputSpec s{Dtype::BF16, RedOp::Sum, true, 300};
+  for (std::int64_t i = 0; i < 600; ++i) EXPECT_EQ(reduced_value(s, i), 1.0);
+  InputSpec f{Dtype::F32, RedOp::Sum, true, 8};
+  double total = 0;
+  for (int r = 0; r < 8; ++r) total += input_value(f, r, 5);
+  EXPECT_EQ(reduced_value(f, 5), total);
+}
+
+TEST(CollectivesLaunch, DetectsLaunchersFromTheEnvironment) {
+  auto env = [](std::map<std::string, std::string> vars) {
+    return [vars = std::move(vars)](const char* name) -> const char* {
+      auto it = vars.find(name);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    };
+  };
+  auto ompi = detect_launch(env({{"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_RANK", "1"}}));
+  ASSERT_TRUE(ompi.has_value());
+  EXPECT_EQ(ompi->size, 2);
+  EXPECT_EQ(ompi->rank, 1);
+  EXPECT_NE(launch_without_mpi_message(*ompi).find("built without MPI"), std::string::npos);
+  EXPECT_TRUE(detect_launch(env({{"PMI_SIZE", "4"}})).has_value());
+  EXPECT_FALSE(detect_launch(env({{"OMPI_COMM_WORLD_SIZE", "1"}})).has_value());  // one rank: nothing to refuse
+  EXPECT_FALSE(detect_launch(env({{"SLURM_NTASKS", "8"}})).has_value());          // an sbatch allocation, no srun
+  EXPECT_TRUE(detect_launch(env({{"SLURM_NTASKS", "8"}, {"SLURM_STEP_ID", "0"}})).has_value());
+  EXPECT_FALSE(detect_launch(env({{"OMPI_COMM_WORLD_SIZE", "two"}})).has_value());
+  EXPECT_FALSE(detect_launch(env({})).has_value());
+}
+
+TEST(CollectivesSummary, LatencyAtSmallestSizeBandwidthAtLargest) {
+  auto entry = [](std::int64_t size, double time_us, double busbw) {
+    nlohmann::ordered_json e;
+    e["run_type"] = "iteration";
+    e["gpubench"] = {
+        {"status", "ok"},
+        {"device", "cpu"},
+        {"axes", {{"op", "all_reduce"}, {"dtype", "fp32"}, {"redop", "sum"}, {"size", size}, {"inplace", 0}}},
+        {"collective", {{"ranks", 2}, {"nodes", 1}, {"backend", "mpi"}}},
+        {"metrics", {{"time_us", time_us}, {"busbw_gbps", busbw}, {"algbw_gbps", busbw}}}};
+    return e;
+  };
+  const auto s = summarize({entry(8, 2.0, 0.01), entry(1 << 20, 100.0, 10.0), entry(4096, 3.0, 1.0)});
+  ASSERT_EQ(s["groups"].size(), 1u);
+  const auto& g = s["groups"][0];
+  EXPECT_EQ(g["latency_size"], 8);
+  EXPECT_DOUBLE_EQ(g["latency_us"].get<double>(), 2.0);
+  EXPECT_EQ(g["bandwidth_size"], 1 << 20);
+  EXPECT_DOUBLE_EQ(g["busbw_gbps"].get<double>(), 10.0);
+  EXPECT_NEAR(g["avg_busbw_gbps"].get<double>(), (0.01 + 10.0 + 1.0) / 3, 1e-12);
+}
+
+}  // namespace
+}  // namespace gpubench::suites::collectives
+
+namespace gpubench {
+namespace {
+
+TEST(TeamAgreement, MergesOutcomesAndVerifications) {
+  EXPECT_EQ(merge_rank_outcomes({"", "", ""}), "");
+  EXPECT_EQ(merge_rank_outcomes({"", "skipped: no memory", "failed: boom"}), "failed: rank 2: boom");
+  EXPECT_EQ(merge_rank_outcomes({"skipped: a", "skipped: b"}), "skipped: rank 0: a");
+  Verification ok, bad;
+  ok.passed = true;
+  ok.checked = 10;
+  ok.wrong = 0;
+  ok.method = "exact";
+  bad.passed = false;
+  bad.checked = 10;
+  bad.wrong = 3;
+  bad.max_error = 2;
+  bad.detail = "element 4";
+  const Verification m = merge_rank_verifications({ok, bad});
+  EXPECT_FALSE(m.passed);
+  EXPECT_EQ(m.checked, 20);
+  EXPECT_EQ(m.wrong, 3);
+  EXPECT_EQ(m.max_error, 2);
+  EXPECT_EQ(m.detail, "rank 1: element 4");
+  EXPECT_EQ(verification_from_json(verification_to_json(bad)).wrong, 3);
+}
+
+// A team of two in one process: "rank 1" answers every step with a scripted value, so the
+// harness's agreement and gathering can be checked without MPI.
+class ScriptedTeam final : public Team {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  std::vector<double> all_gather(double value, const std::string& step) override {
+    steps.push_back(step);
+    return {value, value * other_time_factor};
+  }
+  std::vector<std::string> all_gather(const std::string& text, const std::string& step) override {
+    steps.push_back(step);
+    if (step.rfind("setup", 0) == 0) return {text, other_setup};
+    return {text, text};
+  }
+  double other_time_factor = 3;
+  std::string other_setup;
+  std::vector<std::string> steps;
+};
+
+struct TeamHarnessTest : ::testing::Test {
+  testing::FakeSuite suite;
+  std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("gpubench-team-" + std::to_string(::getpid()) + ".json");
+  ~TeamHarnessTest() override { std::filesystem::remove(file); }
+  nlohmann::ordered_json run(ScriptedTeam& team) {
+    PlanRequest r;
+    r.axis_overrides = {"size=64", "mode=ok"};
+    auto plan = make_plan({&suite}, r, {testing::fake_cpu()});
+    HarnessOptions h = testing::fast_harness_options();
+    h.team = &team;
+    ResultsFile results(file, {{"host_name", "test"}});
+    (void)run_plan(plan, h, results);
+    std::ifstream in(file);
+    return nlohmann::ordered_json::parse(in);
+  }
+};
+
+TEST_F(TeamHarnessTest, GathersEveryRanksTimeIntoOneEntry) {
+  ScriptedTeam team;
+  const auto doc = run(team);
+  ASSERT_EQ(doc["benchmarks"].size(), 1u);
+  const auto& b = doc["benchmarks"][0];
+  const auto& m = b["gpubench"]["measurement"];
+  ASSERT_EQ(m["ranks"], 2);
+  ASSERT_EQ(m["rank_mean_s"].size(), 2u);
+  const double r0 = m["rank_mean_s"][0].get<double>(), r1 = m["rank_mean_s"][1].get<double>();
+  EXPECT_NEAR(r1, 3 * r0, 1e-9 * r1);
+  EXPECT_NEAR(m["max_over_ranks_s"].get<double>(), r1, 1e-12);
+  // Google Benchmark's time is the mean over ranks.
+  EXPECT_NEAR(b["real_time"].get<double>() * 1e-6, (r0 + r1) / 2, 1e-6 * r1);
+  // Warm-up, setup, verification and timing were agreed.
+  auto has = [&](const std::string& prefix) {
+    return std::any_of(team.steps.begin(), team.steps.end(),
+                       [&](const std::string& s) { return s.rfind(prefix, 0) == 0; });
+  };
+  EXPECT_TRUE(has("warm-up"));
+  EXPECT_TRUE(has("setup of "));
+  EXPECT_TRUE(has("verification of "));
+  EXPECT_TRUE(has("timing of "));
+}
+
+TEST_F(TeamHarnessTest, AnotherRanksFailureFailsTheCaseHere) {
+  ScriptedTeam team;
+  team.other_setup = "failed: cannot allocate";
+  const auto doc = run(team);
+  const auto& g = doc["benchmarks"][0]["gpubench"];
+  EXPECT_EQ(g["status"], "failed");
+  EXPECT_EQ(g["reason"], "rank 1: cannot allocate");
+}
+
+}  // namespace
+}  // namespace gpubench
