@@ -152,6 +152,11 @@ ResultEntry read_entry(const std::filesystem::path& path, const ordered& obj, st
   e.metrics = r.object(*gb, "metrics");
   e.measurement = r.object(*gb, "measurement");
   e.verification = r.object(*gb, "verification");
+  e.profile = r.object(*gb, "profile");
+  e.telemetry = r.object(*gb, "telemetry");
+  if (auto it = obj.find("repetition_index"); it != obj.end() && it->is_number_integer()) {
+    e.repetition_index = it->get<std::int64_t>();
+  }
   read_timing(r, e);
   return e;
 }
@@ -173,6 +178,9 @@ ResultsFile read_results_text(std::string_view text, const std::filesystem::path
   ResultsFile file;
   file.path = path;
   file.context = json(doc["context"]);
+  if (auto gb = doc.find("gpubench"); gb != doc.end() && gb->is_object()) {
+    if (auto s = gb->find("summaries"); s != gb->end() && s->is_object()) file.summaries = json(*s);
+  }
 
   // An interrupted run may have finished no case yet; that is an empty list, not an error.
   auto benchmarks = doc.find("benchmarks");

@@ -24,6 +24,9 @@ struct ResultEntry {
   nlohmann::json metrics = nlohmann::json::object();
   nlohmann::json measurement = nlohmann::json::object();
   nlohmann::json verification = nlohmann::json::object();
+  nlohmann::json profile = nlohmann::json::object();    // instruments' fields (telemetry, ...)
+  nlohmann::json telemetry = nlohmann::json::object();  // entry-level telemetry, when written there
+  std::optional<std::int64_t> repetition_index;
   std::optional<double> real_time_s;  // mean time per run in seconds, when a time was reported
   std::optional<std::int64_t> iterations;
 };
@@ -32,6 +35,7 @@ struct ResultsFile {
   std::filesystem::path path;
   nlohmann::json context;
   std::vector<ResultEntry> entries;
+  nlohmann::json summaries = nlohmann::json::object();  // top-level gpubench.summaries
   std::string host() const;  // context.host_name
 };
 
