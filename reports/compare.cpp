@@ -250,6 +250,15 @@ Document comparison_document(const Comparison& c, const ResultsFile& base, const
     d.heading(title);
     d.table(std::move(t));
   };
+  BarChart bars{"New / base per case (regressions first)", "x", {}, {}, 1.0};
+  for (Verdict v : {Verdict::regressed, Verdict::noisy, Verdict::improved, Verdict::unchanged}) {
+    for (const auto& x : c.cases) {
+      if (x.verdict != v || x.ratio <= 0 || bars.values.size() >= 60) continue;
+      bars.labels.push_back(fmt::format("{} {} {}", verdict_name(v), x.suite, x.label));
+      bars.values.push_back(x.ratio);
+    }
+  }
+  if (!bars.values.empty()) d.chart(std::move(bars));
   section("Regressions", {Verdict::regressed});
   section("Improvements", {Verdict::improved});
   section("Noisy", {Verdict::noisy});
