@@ -116,13 +116,17 @@ struct Model {
   Joined j;
   std::size_t baseline = 0;
   std::vector<std::optional<double>> price;  // per column
+  std::vector<const GpuSpec*> spec;          // per column (the sheet's regexes are slow: once each)
   std::vector<std::vector<Cell>> cells;      // [case][column]
   std::vector<std::string> warnings;
 
   Model(const std::vector<ResultsFile>& f, const SpecSheet& s, const ReportOptions& o)
       : files(f), specs(s), opt(o), j(join_results(f)) {
     choose_baseline();
-    for (const auto& c : j.columns) price.push_back(opt.prices.find(c.device_name));
+    for (const auto& c : j.columns) {
+      price.push_back(opt.prices.find(c.device_name));
+      spec.push_back(specs.find(c.device_name));
+    }
     compute();
   }
 
@@ -163,6 +167,13 @@ struct Model {
     baseline = hits[0];
   }
 
+  std::optional<double> sheet_peak(std::size_t column, const std::string& key) const {
+    if (spec[column] == nullptr) return std::nullopt;
+    auto it = spec[column]->peaks.find(key);
+    if (it == spec[column]->peaks.end()) return std::nullopt;
+    return it->second;
+  }
+
   const json* device_summary(std::size_t column) const {
     const RunColumn& c = j.columns[column];
     return json_at(files[c.file].summaries, {"memory", "devices", c.device.c_str()});
@@ -190,7 +201,7 @@ struct Model {
                           (peak_key != "memory_bandwidth" && cell.perf->metric == "tflops"));
         if (rate_matches_peak) {
           std::optional<double> peak = number_at(e.metrics, {"peak"});
-          if (!peak) peak = specs.peak(e.device_name, peak_key);
+          if (!peak) peak = sheet_peak(c, peak_key);
           if (peak && *peak > 0) cell.pct_peak = 100 * cell.perf->value / *peak;
           if (auto ceil = ceiling(c, peak_key); ceil && *ceil > 0) cell.pct_ceiling = 100 * cell.perf->value / *ceil;
         }
@@ -479,7 +490,6 @@ void roofline_section(Document& doc, const Model& m) {
     Roofline r;
     r.title = "Roofline: " + m.j.columns[c].label;
     std::set<std::string> keys;
-    const RunColumn& col = m.j.columns[c];
     for (std::size_t i = 0; i < m.j.cases.size(); ++i) {
       const auto& entries = m.j.cases[i].by_column[c];
       const Cell& x = m.cells[i][c];
@@ -506,9 +516,9 @@ void roofline_section(Document& doc, const Model& m) {
     for (const auto& ce : r.ceilings) measured.insert(ce.label.substr(0, ce.label.find(' ')));
     for (const auto& k : keys) {
       if (measured.count(k)) continue;
-      if (auto p = m.specs.peak(col.device_name, k)) r.ceilings.push_back({k + " (datasheet)", *p, false});
+      if (auto p = m.sheet_peak(c, k)) r.ceilings.push_back({k + " (datasheet)", *p, false});
     }
-    if (!r.bandwidth_gbps) r.bandwidth_gbps = m.specs.peak(col.device_name, "memory_bandwidth");
+    if (!r.bandwidth_gbps) r.bandwidth_gbps = m.sheet_peak(c, "memory_bandwidth");
     if (!heading) {
       doc.heading("Rooflines");
       doc.paragraph("Each case with FLOP and byte counts placed by arithmetic intensity (FLOP per byte moved, as the "

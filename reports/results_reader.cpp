@@ -2,7 +2,9 @@
 #include "reports/json_error.hpp"
 #include "reports/results_reader.hpp"
 
+#include <exception>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <map>
 
@@ -170,6 +172,22 @@ std::string ResultsFile::host() const {
 }
 
 ResultsFile read_results(const std::filesystem::path& path) { return read_results_text(load_text(path), path); }
+
+std::vector<ResultsFile> read_results_files(const std::vector<std::filesystem::path>& paths) {
+  // Parsing dominates `report` and `compare` on large inputs, and files are independent.
+  constexpr std::size_t kMaxThreads = 16;
+  std::vector<ResultsFile> out;
+  out.reserve(paths.size());
+  for (std::size_t start = 0; start < paths.size(); start += kMaxThreads) {
+    std::vector<std::future<ResultsFile>> pending;
+    for (std::size_t i = start; i < paths.size() && i < start + kMaxThreads; ++i) {
+      pending.push_back(std::async(std::launch::async, [&p = paths[i]] { return read_results(p); }));
+    }
+    for (auto& f : pending) f.wait();  // every thread finishes before an error propagates
+    for (auto& f : pending) out.push_back(f.get());
+  }
+  return out;
+}
 
 ResultsFile read_results_text(std::string_view text, const std::filesystem::path& path) {
   ordered doc = parse_json(text, path);

@@ -43,6 +43,10 @@ struct ResultsFile {
 // (missing, not JSON, not a gpubench results file, unsupported schema version).
 ResultsFile read_results(const std::filesystem::path& path);
 
+// Several files read in parallel (one thread each, at most 16 at a time); the result is in the
+// order given, and an error is the one of the first bad file in that order.
+std::vector<ResultsFile> read_results_files(const std::vector<std::filesystem::path>& paths);
+
 // The same for a file's contents already in memory; `origin` stands for the file in the
 // result's path and in error messages. read_results reads the file and calls this.
 ResultsFile read_results_text(std::string_view text, const std::filesystem::path& origin);

@@ -64,8 +64,8 @@ int cmd_compare(const std::vector<std::string>& args) {
   const CompareOptions o = parse_compare_options(args);
   if (o.help) return print_help(o.help_text);
   check_outputs(o.outputs);
-  const reports::ResultsFile base = reports::read_results(o.base);
-  const reports::ResultsFile next = reports::read_results(o.next);
+  const std::vector<reports::ResultsFile> files = reports::read_results_files({o.base, o.next});
+  const reports::ResultsFile &base = files[0], &next = files[1];
   reports::CompareOptions co;
   co.threshold_pct = o.threshold_pct;
   co.alpha = o.alpha;

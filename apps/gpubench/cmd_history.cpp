@@ -54,8 +54,7 @@ int cmd_history(const std::vector<std::string>& args) {
   const HistoryOptions o = parse_history_options(args);
   if (o.help) return print_help(o.help_text);
   check_outputs(o.outputs);
-  std::vector<reports::ResultsFile> files;
-  for (const auto& p : reports::expand_history_inputs(o.inputs)) files.push_back(reports::read_results(p));
+  std::vector<reports::ResultsFile> files = reports::read_results_files(reports::expand_history_inputs(o.inputs));
   reports::HistoryOptions ho;
   ho.alpha = o.alpha;
   ho.min_shift = o.min_shift_pct / 100;

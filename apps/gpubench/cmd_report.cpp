@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 
 #include "apps/gpubench/commands.hpp"
@@ -72,8 +73,8 @@ int cmd_report(const std::vector<std::string>& args) {
   if (o.help) return print_help(o.help_text);
   check_outputs(o.outputs);
 
-  std::vector<reports::ResultsFile> loaded;
-  for (const std::string& f : o.files) loaded.push_back(reports::read_results(f));
+  const std::vector<reports::ResultsFile> loaded =
+      reports::read_results_files(std::vector<std::filesystem::path>(o.files.begin(), o.files.end()));
   const reports::SpecSheet specs =
       o.spec_sheet.empty() ? reports::SpecSheet::builtin() : reports::SpecSheet::from_file(o.spec_sheet);
   reports::ReportOptions ro;
