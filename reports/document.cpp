@@ -170,7 +170,7 @@ std::string shorten(const std::string& s, std::size_t n) {
 }
 
 std::string svg_bars(const BarChart& c) {
-  const double label_w = 240, bar_w = 360, row_h = 22, top = 28;
+  const double label_w = 270, bar_w = 340, row_h = 22, top = 28;
   const double width = label_w + bar_w + 90;
   const double height = top + row_h * static_cast<double>(c.values.size()) + 10;
   double max_v = c.reference.value_or(0);
@@ -189,7 +189,7 @@ std::string svg_bars(const BarChart& c) {
     const double w = bar_w * v / max_v;
     out += "<g>";
     out += "<title>" + html_escape(c.labels[i]) + ": " + html_escape(sig3(c.values[i])) + "</title>";
-    out += svg_text(label_w - 6, y + 15, shorten(c.labels[i], 38), "end");
+    out += svg_text(label_w - 6, y + 15, shorten(c.labels[i], 40), "end");
     out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" class=\"bar\"/>", label_w, y + 3,
                        w, row_h - 6);
     out += svg_text(label_w + w + 4, y + 15, sig3(c.values[i]));

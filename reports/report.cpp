@@ -451,7 +451,7 @@ void train_section(Document& doc, const Model& m) {
   doc.paragraph(fmt::format(
       "Workload: {} {}. Estimate = workload / measured throughput of one device, as if the case's throughput held "
       "for the whole run (no data-parallel scaling, checkpointing or evaluation); cost = hours x price per hour.",
-      sig3(work), tokens ? "tokens" : "samples"));
+      fmt::format("{:g}", work), tokens ? "tokens" : "samples"));
   if (cases.empty()) {
     doc.paragraph(fmt::format("No case in these results reports {}{}: nothing to estimate.", metric,
                               m.opt.train_filter.empty() ? "" : " matching --train-case '" + m.opt.train_filter + "'"));
