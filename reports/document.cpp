@@ -301,8 +301,11 @@ std::string svg_roofline(const Roofline& r) {
                      top + ph / 2, top + ph / 2);
   const double x_lo = std::pow(10.0, lx0), x_hi = std::pow(10.0, lx1f);
   auto clampy = [&](double y) { return std::clamp(y, std::pow(10.0, ly0), std::pow(10.0, ly1f)); };
-  double label_y = top + 12;
-  for (const auto& c : r.ceilings) {
+  // Ceiling labels from the highest down, each at least one text line below the previous.
+  std::vector<Roofline::Ceiling> ceilings = r.ceilings;
+  std::sort(ceilings.begin(), ceilings.end(), [](const auto& a, const auto& b) { return a.tflops > b.tflops; });
+  double label_y = -INFINITY;
+  for (const auto& c : ceilings) {
     if (c.tflops <= 0) continue;
     double x_start = x_lo;
     if (r.bandwidth_gbps && *r.bandwidth_gbps > 0) {
@@ -317,8 +320,8 @@ std::string svg_roofline(const Roofline& r) {
     out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" class=\"roof{}\"><title>{}</title></line>",
                        X(x_start), Y(c.tflops), X(x_hi), Y(c.tflops), c.measured ? "" : " spec",
                        html_escape(c.label + ": " + sig3(c.tflops) + " TFLOP/s"));
-    out += svg_text(left + pw + 6, std::min(Y(c.tflops) + 4, label_y + 400), shorten(c.label, 26) + " " + sig3(c.tflops));
-    label_y += 14;
+    label_y = std::max(Y(c.tflops) + 4, label_y + 13);
+    out += svg_text(left + pw + 6, label_y, shorten(c.label, 26) + " " + sig3(c.tflops));
   }
   if (r.bandwidth_gbps) {
     out += svg_text(left + pw + 6, top + ph - 4,
