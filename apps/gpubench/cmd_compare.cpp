@@ -25,7 +25,7 @@ CompareOptions parse_compare_options(const std::vector<std::string>& args) {
       "Options");
   desc.add_options()
       ("threshold", po::value(&o.threshold_pct)->default_value(o.threshold_pct), "smallest change in % that counts")
-      ("alpha", po::value(&o.alpha)->default_value(o.alpha), "significance level of the tests")
+      ("alpha", po::value(&o.alpha)->default_value(o.alpha, "0.05"), "significance level of the tests")
       ("allow-different-devices", po::bool_switch(&o.allow_different_devices), "compare results from different GPU models")
       ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension")
       ("output,o", po::value(&output), "the same as --out")

@@ -19,7 +19,7 @@ HistoryOptions parse_history_options(const std::vector<std::string>& args) {
       "date, with change points (CUSUM and a permutation test, by binary segmentation) naming the run where "
       "performance shifted.\n\nOptions");
   desc.add_options()
-      ("alpha", po::value(&o.alpha)->default_value(o.alpha), "significance level of the permutation test")
+      ("alpha", po::value(&o.alpha)->default_value(o.alpha, "0.05"), "significance level of the permutation test")
       ("min-shift", po::value(&o.min_shift_pct)->default_value(o.min_shift_pct), "smallest shift in % that is reported")
       ("permutations", po::value(&o.permutations)->default_value(o.permutations), "shuffles per test (100 to 100000)")
       ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension")
