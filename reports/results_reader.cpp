@@ -2,7 +2,9 @@
 #include "reports/json_error.hpp"
 #include "reports/results_reader.hpp"
 
+#include <exception>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <map>
 
@@ -152,6 +154,11 @@ ResultEntry read_entry(const std::filesystem::path& path, const ordered& obj, st
   e.metrics = r.object(*gb, "metrics");
   e.measurement = r.object(*gb, "measurement");
   e.verification = r.object(*gb, "verification");
+  e.profile = r.object(*gb, "profile");
+  e.telemetry = r.object(*gb, "telemetry");
+  if (auto it = obj.find("repetition_index"); it != obj.end() && it->is_number_integer()) {
+    e.repetition_index = it->get<std::int64_t>();
+  }
   read_timing(r, e);
   return e;
 }
@@ -166,6 +173,22 @@ std::string ResultsFile::host() const {
 
 ResultsFile read_results(const std::filesystem::path& path) { return read_results_text(load_text(path), path); }
 
+std::vector<ResultsFile> read_results_files(const std::vector<std::filesystem::path>& paths) {
+  // Parsing dominates `report` and `compare` on large inputs, and files are independent.
+  constexpr std::size_t kMaxThreads = 16;
+  std::vector<ResultsFile> out;
+  out.reserve(paths.size());
+  for (std::size_t start = 0; start < paths.size(); start += kMaxThreads) {
+    std::vector<std::future<ResultsFile>> pending;
+    for (std::size_t i = start; i < paths.size() && i < start + kMaxThreads; ++i) {
+      pending.push_back(std::async(std::launch::async, [&p = paths[i]] { return read_results(p); }));
+    }
+    for (auto& f : pending) f.wait();  // every thread finishes before an error propagates
+    for (auto& f : pending) out.push_back(f.get());
+  }
+  return out;
+}
+
 ResultsFile read_results_text(std::string_view text, const std::filesystem::path& path) {
   ordered doc = parse_json(text, path);
   check_gpubench_context(path, doc);
@@ -173,6 +196,9 @@ ResultsFile read_results_text(std::string_view text, const std::filesystem::path
   ResultsFile file;
   file.path = path;
   file.context = json(doc["context"]);
+  if (auto gb = doc.find("gpubench"); gb != doc.end() && gb->is_object()) {
+    if (auto s = gb->find("summaries"); s != gb->end() && s->is_object()) file.summaries = json(*s);
+  }
 
   // An interrupted run may have finished no case yet; that is an empty list, not an error.
   auto benchmarks = doc.find("benchmarks");

@@ -24,6 +24,9 @@ struct ResultEntry {
   nlohmann::json metrics = nlohmann::json::object();
   nlohmann::json measurement = nlohmann::json::object();
   nlohmann::json verification = nlohmann::json::object();
+  nlohmann::json profile = nlohmann::json::object();    // instruments' fields (telemetry, ...)
+  nlohmann::json telemetry = nlohmann::json::object();  // entry-level telemetry, when written there
+  std::optional<std::int64_t> repetition_index;
   std::optional<double> real_time_s;  // mean time per run in seconds, when a time was reported
   std::optional<std::int64_t> iterations;
 };
@@ -32,12 +35,17 @@ struct ResultsFile {
   std::filesystem::path path;
   nlohmann::json context;
   std::vector<ResultEntry> entries;
+  nlohmann::json summaries = nlohmann::json::object();  // top-level gpubench.summaries
   std::string host() const;  // context.host_name
 };
 
 // Throws gpubench::UsageError with one line naming the file and what is wrong with it
 // (missing, not JSON, not a gpubench results file, unsupported schema version).
 ResultsFile read_results(const std::filesystem::path& path);
+
+// Several files read in parallel (one thread each, at most 16 at a time); the result is in the
+// order given, and an error is the one of the first bad file in that order.
+std::vector<ResultsFile> read_results_files(const std::vector<std::filesystem::path>& paths);
 
 // The same for a file's contents already in memory; `origin` stands for the file in the
 // result's path and in error messages. read_results reads the file and calls this.

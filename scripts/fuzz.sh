@@ -6,13 +6,13 @@
 # caused it is kept in build/fuzz/findings/; `build/fuzz/fuzz_<target> FILE` replays it.
 #
 #   FUZZ_SECONDS   seconds per target (default 60)
-#   FUZZ_TARGETS   targets to run (default "axis cli results_reader")
+#   FUZZ_TARGETS   targets to run (default "axis cli results_reader compare")
 # Extra arguments go to every fuzzer (libFuzzer flags, e.g. -jobs=2 or -dict=FILE).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 seconds="${FUZZ_SECONDS:-60}"
-targets="${FUZZ_TARGETS:-axis cli results_reader}"
+targets="${FUZZ_TARGETS:-axis cli results_reader compare}"
 
 ensure_packages "${GPUBENCH_BUILD_PACKAGES[@]}" clang
 # libFuzzer and the sanitizer runtimes: part of clang up to LLVM 14 on some distributions,

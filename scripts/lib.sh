@@ -7,7 +7,7 @@ GPUBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 GPUBENCH_BUILD_PACKAGES=(cmake ninja-build g++ pkg-config ccache libbenchmark-dev libfmt-dev
   libboost-program-options-dev nlohmann-json3-dev libopenblas-dev libturbojpeg0-dev libopenmpi-dev openmpi-bin)
 # Extra packages for the tests: GoogleTest, and Google Benchmark's compare.py with scipy.
-GPUBENCH_TEST_PACKAGES=(libgtest-dev libgmock-dev libbenchmark-tools python3-scipy libjpeg-turbo-progs)
+GPUBENCH_TEST_PACKAGES=(libgtest-dev libgmock-dev libbenchmark-tools python3-scipy libjpeg-turbo-progs chromium)
 
 log() { printf '[gpubench] %s\n' "$*" >&2; }
 die() { printf '[gpubench] error: %s\n' "$*" >&2; exit 1; }

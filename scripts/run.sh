@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up, build and run the default quick suite on every device found; writes
-# results/<host>-<UTC time>.json and the Markdown report beside it (.md).
+# results/<host>-<UTC time>.json and the reports beside it: Markdown (.md) and one
+# self-contained HTML page with charts (.html).
 # Extra arguments go to `gpubench run` (e.g. --preset standard, --device cuda:0).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -15,8 +16,8 @@ out="results/$(hostname)-$(date -u +%Y%m%dT%H%M%SZ).json"
 status=0
 "$gpubench" run --preset quick --out "$out" "$@" || status=$?
 if [ -f "$out" ]; then
-  "$gpubench" report "$out" --output "${out%.json}.md"
+  "$gpubench" report "$out" --format md,html --out "${out%.json}.md"
   log "results: $out"
-  log "report:  ${out%.json}.md"
+  log "report:  ${out%.json}.md and ${out%.json}.html"
 fi
 exit "$status"

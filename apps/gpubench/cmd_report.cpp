@@ -1,31 +1,49 @@
 // gpubench report: renders results files. Needs no CUDA device.
 #include <fmt/format.h>
 
+#include <cmath>
+#include <filesystem>
 #include <iostream>
-#include <sstream>
 
 #include "apps/gpubench/commands.hpp"
 #include "apps/gpubench/options.hpp"
+#include "apps/gpubench/report_output.hpp"
 #include "bench/core/errors.hpp"
-#include "bench/core/results.hpp"
-#include "reports/markdown.hpp"
+#include "reports/report.hpp"
 
 namespace gpubench::app {
 
+namespace {
+
+double positive(double v, const char* option) {
+  if (!(v > 0) || !std::isfinite(v)) throw UsageError(fmt::format("{} {}: should be a positive number", option, v));
+  return v;
+}
+
+}  // namespace
+
 ReportOptions parse_report_options(const std::vector<std::string>& args) {
   ReportOptions o;
-  std::vector<std::string>& files = o.files;
-  std::string &out = o.out, &spec_sheet = o.spec_sheet, &format = o.format;
+  std::string output;
   po::options_description desc(
-      "Usage: gpubench report [options] RESULTS.json...\n\nWrites a Markdown report of one or more results files: "
-      "one table per suite with device, axis values, time, rate, % of datasheet peak and noise.\n\nOptions");
+      "Usage: gpubench report [options] RESULTS.json...\n\nJoins results files by case (suite + axis values) and "
+      "reports every device side by side: ratio to a baseline, % of datasheet peak, % of the measured ceiling, perf "
+      "per watt and per dollar-hour, geomean scorecard, time and cost to train, rooflines, findings and the "
+      "environment.\n\nOptions");
   desc.add_options()
-      ("output,o", po::value(&out), "write the report to this file instead of stdout")
-      ("format,f", po::value(&format)->default_value(format), "report format: markdown")
-      ("spec-sheet", po::value(&spec_sheet), "GPU spec sheet JSON replacing the built-in data/gpus.json")
+      ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension")
+      ("output,o", po::value(&output), "the same as --out")
+      ("format,f", po::value(&o.format)->default_value(o.format), "comma list of: md (markdown), html, csv, json")
+      ("baseline", po::value(&o.baseline), "the run ratios refer to: its number (1, #2), label or a unique part of it (default: the first)")
+      ("prices", po::value(&o.prices_file), "price file {\"prices_usd_per_hour\": {NAME: USD}} (see data/prices.example.json)")
+      ("price", po::value(&o.price_assignments)->composing(), "NAME=USD_PER_HOUR for devices whose name contains NAME (repeatable)")
+      ("train-tokens", po::value<double>(), "workload for time and cost to train, in tokens (uses cases with tokens_per_s)")
+      ("train-samples", po::value<double>(), "workload for time and cost to train, in samples (uses cases with samples_per_s)")
+      ("train-case", po::value(&o.train_filter), "only train cases whose axes contain this text (e.g. model=gpt2-small)")
+      ("spec-sheet", po::value(&o.spec_sheet), "GPU spec sheet JSON replacing the built-in data/gpus.json")
       ("help,h", "show this help");
   po::options_description hidden;
-  hidden.add_options()("files", po::value(&files)->composing());
+  hidden.add_options()("files", po::value(&o.files)->composing());
   po::options_description all;
   all.add(desc).add(hidden);
   po::positional_options_description pos;
@@ -36,27 +54,42 @@ ReportOptions parse_report_options(const std::vector<std::string>& args) {
     o.help_text = help_text(desc);
     return o;
   }
-  if (format != "markdown") throw UsageError(fmt::format("--format '{}': accepted formats are: markdown", format));
-  if (files.empty()) throw UsageError("report: no results file given (usage: gpubench report RESULTS.json...)");
+  if (!output.empty()) {
+    if (!o.out.empty() && o.out != output) throw UsageError("--out and --output name different files");
+    o.out = output;
+  }
+  if (vm.count("train-tokens")) o.train_tokens = positive(vm["train-tokens"].as<double>(), "--train-tokens");
+  if (vm.count("train-samples")) o.train_samples = positive(vm["train-samples"].as<double>(), "--train-samples");
+  if (o.train_tokens && o.train_samples) throw UsageError("--train-tokens and --train-samples: give one workload");
+  o.outputs = reports::resolve_outputs(o.format, o.out, {"md", "html", "csv", "json"});
+  reports::PriceList check;
+  for (const auto& p : o.price_assignments) check.add_assignment(p);  // fails early on a bad one
+  if (o.files.empty()) throw UsageError("report: no results file given (usage: gpubench report RESULTS.json...)");
   return o;
 }
 
 int cmd_report(const std::vector<std::string>& args) {
   const ReportOptions o = parse_report_options(args);
   if (o.help) return print_help(o.help_text);
-  const std::vector<std::string>& files = o.files;
-  const std::string &out = o.out, &spec_sheet = o.spec_sheet;
-  if (!out.empty()) check_output_path(out);
+  check_outputs(o.outputs);
 
-  std::vector<reports::ResultsFile> loaded;
-  for (const std::string& f : files) loaded.push_back(reports::read_results(f));
+  const std::vector<reports::ResultsFile> loaded =
+      reports::read_results_files(std::vector<std::filesystem::path>(o.files.begin(), o.files.end()));
   const reports::SpecSheet specs =
-      spec_sheet.empty() ? reports::SpecSheet::builtin() : reports::SpecSheet::from_file(spec_sheet);
-  const std::string text = reports::render_markdown(loaded, specs);
-  if (out.empty()) {
-    std::cout << text;
-  } else {
-    write_file_atomically(out, text);
+      o.spec_sheet.empty() ? reports::SpecSheet::builtin() : reports::SpecSheet::from_file(o.spec_sheet);
+  reports::ReportOptions ro;
+  ro.baseline = o.baseline;
+  if (!o.prices_file.empty()) ro.prices = reports::PriceList::from_file(o.prices_file);
+  for (const auto& p : o.price_assignments) ro.prices.add_assignment(p);
+  ro.train_tokens = o.train_tokens;
+  ro.train_samples = o.train_samples;
+  ro.train_filter = o.train_filter;
+  const reports::Report report = reports::build_report(loaded, specs, ro);
+  for (const auto& t : o.outputs) {
+    if (t.format == "md") write_output(t, reports::to_markdown(report.doc));
+    if (t.format == "html") write_output(t, reports::to_html(report.doc));
+    if (t.format == "csv") write_output(t, report.csv);
+    if (t.format == "json") write_output(t, report.summary.dump(2) + "\n");
   }
   return 0;
 }

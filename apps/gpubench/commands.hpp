@@ -9,6 +9,9 @@ namespace gpubench::app {
 int cmd_run(const std::vector<std::string>& args);
 int cmd_list(const std::vector<std::string>& args);
 int cmd_report(const std::vector<std::string>& args);
+// 0 nothing regressed, 1 a case regressed, 2 usage or input error.
+int cmd_compare(const std::vector<std::string>& args);
+int cmd_history(const std::vector<std::string>& args);
 // 0 no error-level finding, 1 at least one.
 int cmd_doctor(const std::vector<std::string>& args);
 int cmd_version(const std::vector<std::string>& args);

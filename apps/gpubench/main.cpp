@@ -17,7 +17,9 @@ constexpr const char* kUsage = R"(Usage: gpubench COMMAND [options]
 Commands:
   run       run benchmark suites and write a results file
   list      list the cases a run would execute (--axes: suites, axes and presets)
-  report    render results files as a Markdown report
+  report    report results files side by side (Markdown, HTML, CSV, JSON)
+  compare   regression verdicts between two results files (exit 1 on a regression)
+  history   per-case series over many runs with change points
   doctor    check the machine (driver, GPUs, libraries, host, disk) and say what to fix
   version   print version, build and library versions
   tune      search cuBLASLt algorithms per GEMM shape and write a tuning cache (tune gemm)
@@ -35,6 +37,8 @@ constexpr Command kCommands[] = {
     {"run", gpubench::app::cmd_run},
     {"list", gpubench::app::cmd_list},
     {"report", gpubench::app::cmd_report},
+    {"compare", gpubench::app::cmd_compare},
+    {"history", gpubench::app::cmd_history},
     {"doctor", gpubench::app::cmd_doctor},
     {"version", gpubench::app::cmd_version},
     {"tune", gpubench::app::cmd_tune},
@@ -68,7 +72,7 @@ int main(int argc, char** argv) {
     }
   }
   fmt::print(stderr,
-             "gpubench: unknown command '{}' (commands: run, list, report, doctor, version, tune, datagen; see gpubench --help)\n",
+             "gpubench: unknown command '{}' (commands: run, list, report, compare, history, tune, datagen, doctor, version; see gpubench --help)\n",
              command);
   return 2;
 }

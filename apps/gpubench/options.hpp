@@ -1,5 +1,6 @@
 #pragma once
 // Options shared by `run` and `list`: which suites, preset, axis values and devices.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "bench/core/measure.hpp"
 #include "bench/core/plan.hpp"
 #include "profilers/profile.hpp"
+#include "reports/outputs.hpp"
 
 namespace gpubench::app {
 
@@ -77,8 +79,33 @@ struct ReportOptions {
   bool help = false;
   std::string help_text;
   std::vector<std::string> files;
-  std::string out, spec_sheet, format = "markdown";
+  std::string out, spec_sheet, format = "md";
+  std::vector<reports::OutputTarget> outputs;  // from --format and --out
+  std::string baseline, prices_file, train_filter;
+  std::vector<std::string> price_assignments;
+  std::optional<double> train_tokens, train_samples;
 };
 ReportOptions parse_report_options(const std::vector<std::string>& args);  // cmd_report.cpp
+
+struct CompareOptions {
+  bool help = false;
+  std::string help_text;
+  std::string base, next, out, format = "md", junit;
+  std::vector<reports::OutputTarget> outputs;
+  double threshold_pct = 5, alpha = 0.05;
+  bool allow_different_devices = false;
+};
+CompareOptions parse_compare_options(const std::vector<std::string>& args);  // cmd_compare.cpp
+
+struct HistoryOptions {
+  bool help = false;
+  std::string help_text;
+  std::vector<std::string> inputs;
+  std::string out, format = "md";
+  std::vector<reports::OutputTarget> outputs;
+  double alpha = 0.05, min_shift_pct = 5;
+  int permutations = 1000;
+};
+HistoryOptions parse_history_options(const std::vector<std::string>& args);  // cmd_history.cpp
 
 }  // namespace gpubench::app

@@ -1,7 +1,7 @@
-// libFuzzer target: command-line parsing of `gpubench run`, `list` and `report`.
+// libFuzzer target: command-line parsing of `gpubench run`, `list`, `report`, `compare`, `history`.
 //
 // Input: an argument vector, arguments separated by NUL bytes; the first is the command
-// (run, list or report; anything else is ignored), the rest its arguments, as main() passes
+// (run, list, report, compare or history; anything else is ignored), the rest its arguments, as main() passes
 // them. The target takes the commands' real path up to the point where they would touch the
 // machine: parse_run_options / parse_list_options / parse_report_options (Boost.Program_options,
 // the numeric checks, parse_benchmark_flags with benchmark::Initialize), then for run and list
@@ -108,7 +108,25 @@ void fuzz_report(const std::vector<std::string>& args) {
   const app::ReportOptions o = app::parse_report_options(args);
   if (o.help) return;
   require(!o.files.empty(), "report has a file to read");
-  require(o.format == "markdown", "report's format is markdown");
+  require(!o.outputs.empty(), "report has an output");
+  for (const auto& t : o.outputs) {
+    require(t.format == "md" || t.format == "html" || t.format == "csv" || t.format == "json",
+            "report's formats are md, html, csv, json");
+  }
+}
+
+void fuzz_compare(const std::vector<std::string>& args) {
+  const app::CompareOptions o = app::parse_compare_options(args);
+  if (o.help) return;
+  require(!o.base.empty() && !o.next.empty(), "compare has two files");
+  require(o.threshold_pct >= 0 && o.alpha > 0 && o.alpha < 1, "compare's threshold and alpha are in range");
+}
+
+void fuzz_history(const std::vector<std::string>& args) {
+  const app::HistoryOptions o = app::parse_history_options(args);
+  if (o.help) return;
+  require(!o.inputs.empty(), "history has an input");
+  require(o.permutations >= 100 && o.permutations <= 100000, "history's permutations are in range");
 }
 
 }  // namespace
@@ -131,6 +149,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       fuzz_list(args);
     } else if (command == "report") {
       fuzz_report(args);
+    } else if (command == "compare") {
+      fuzz_compare(args);
+    } else if (command == "history") {
+      fuzz_history(args);
     }
   } catch (const UsageError&) {
   }

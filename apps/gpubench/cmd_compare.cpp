@@ -1,0 +1,86 @@
+// gpubench compare BASE NEW: regression verdicts for CI. Exit 0 no regression, 1 a regression,
+// 2 usage or input error.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "apps/gpubench/commands.hpp"
+#include "apps/gpubench/options.hpp"
+#include "apps/gpubench/report_output.hpp"
+#include "bench/core/errors.hpp"
+#include "reports/compare.hpp"
+
+namespace gpubench::app {
+
+CompareOptions parse_compare_options(const std::vector<std::string>& args) {
+  CompareOptions o;
+  std::string output;
+  std::vector<std::string> files;
+  po::options_description desc(
+      "Usage: gpubench compare [options] BASE.json NEW.json\n\nPer case (suite + axis values + device) the median of "
+      "the headline metric over repetitions and its change; a Mann-Whitney U test when both sides have enough "
+      "repetitions, else a noise-overlap rule. Verdicts: improved, regressed, unchanged, noisy, missing, new.\n"
+      "Exit status: 0 nothing regressed, 1 something regressed, 2 usage or input error (speed-ups never fail).\n\n"
+      "Options");
+  desc.add_options()
+      ("threshold", po::value(&o.threshold_pct)->default_value(o.threshold_pct), "smallest change in % that counts")
+      ("alpha", po::value(&o.alpha)->default_value(o.alpha, "0.05"), "significance level of the tests")
+      ("allow-different-devices", po::bool_switch(&o.allow_different_devices), "compare results from different GPU models")
+      ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension")
+      ("output,o", po::value(&output), "the same as --out")
+      ("format,f", po::value(&o.format)->default_value(o.format), "comma list of: md (markdown), html, json, junit")
+      ("junit", po::value(&o.junit), "also write JUnit XML to this file")
+      ("help,h", "show this help");
+  po::options_description hidden;
+  hidden.add_options()("files", po::value(&files)->composing());
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description pos;
+  pos.add("files", -1);
+  po::variables_map vm = parse_or_throw(args, all, &pos);
+  if (vm.count("help")) {
+    o.help = true;
+    o.help_text = help_text(desc);
+    return o;
+  }
+  if (!output.empty()) {
+    if (!o.out.empty() && o.out != output) throw UsageError("--out and --output name different files");
+    o.out = output;
+  }
+  if (!std::isfinite(o.threshold_pct) || o.threshold_pct < 0) throw UsageError("--threshold: should be a percentage >= 0");
+  if (!(o.alpha > 0 && o.alpha < 1)) throw UsageError("--alpha: should be between 0 and 1");
+  o.outputs = reports::resolve_outputs(o.format, o.out, {"md", "html", "json", "junit"});
+  if (!o.junit.empty()) o.outputs.push_back({"junit", o.junit});
+  if (files.size() != 2) {
+    throw UsageError(fmt::format("compare: expected two results files (BASE NEW), got {}", files.size()));
+  }
+  o.base = files[0];
+  o.next = files[1];
+  return o;
+}
+
+int cmd_compare(const std::vector<std::string>& args) {
+  const CompareOptions o = parse_compare_options(args);
+  if (o.help) return print_help(o.help_text);
+  check_outputs(o.outputs);
+  const std::vector<reports::ResultsFile> files = reports::read_results_files({o.base, o.next});
+  const reports::ResultsFile &base = files[0], &next = files[1];
+  reports::CompareOptions co;
+  co.threshold_pct = o.threshold_pct;
+  co.alpha = o.alpha;
+  co.allow_different_devices = o.allow_different_devices;
+  const reports::Comparison c = reports::compare_results(base, next, co);
+  for (const auto& t : o.outputs) {
+    if (t.format == "md") write_output(t, reports::to_markdown(reports::comparison_document(c, base, next, co)));
+    if (t.format == "html") write_output(t, reports::to_html(reports::comparison_document(c, base, next, co)));
+    if (t.format == "json") write_output(t, reports::comparison_json(c, co).dump(2) + "\n");
+    if (t.format == "junit") write_output(t, reports::comparison_junit(c, co));
+  }
+  for (const auto& w : c.warnings) fmt::print(stderr, "gpubench compare: warning: {}\n", w);
+  const std::size_t regressions = c.regressions();
+  if (regressions > 0) fmt::print(stderr, "gpubench compare: {} case(s) regressed\n", regressions);
+  return regressions > 0 ? 1 : 0;
+}
+
+}  // namespace gpubench::app

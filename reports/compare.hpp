@@ -1,0 +1,55 @@
+#pragma once
+// `gpubench compare BASE NEW`: a regression verdict per case with statistics, for CI.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/document.hpp"
+#include "reports/results_reader.hpp"
+
+namespace gpubench::reports {
+
+struct CompareOptions {
+  double threshold_pct = 5;  // a change smaller than this is "unchanged"
+  double alpha = 0.05;       // significance level of the tests
+  bool allow_different_devices = false;
+};
+
+enum class Verdict { improved, regressed, unchanged, noisy, missing, added };
+const char* verdict_name(Verdict v);  // "improved", ..., "new" for added
+
+struct CaseComparison {
+  std::string suite, device, device_name, label;  // label: the axes
+  std::vector<double> base, next;  // headline values per repetition (higher is better)
+  std::string metric, unit;
+  double base_median = 0, new_median = 0, ratio = 0;  // new / base
+  std::string test;  // "mann-whitney", "noise-overlap", or "" (missing/new)
+  double p = 1;      // U test p-value (mann-whitney only)
+  std::string detail;  // why this verdict, one line
+  Verdict verdict = Verdict::unchanged;
+};
+
+struct Comparison {
+  std::vector<CaseComparison> cases;
+  std::vector<std::string> warnings;
+  std::size_t regressions() const;
+};
+
+// Throws UsageError when the files hold different GPU models and that is not allowed.
+//
+// Per case (suite + axes + device id): the values of the headline metric per repetition on each
+// side, their medians and ratio. Significance: the Mann-Whitney U test when both sides have at
+// least 2 repetitions and enough of them for p < alpha to be reachable (a warning below 9, as
+// Google Benchmark's compare.py gives); otherwise the noise-overlap rule: the change counts when
+// the ranges median x (1 +- noise) of the two sides do not overlap, noise being the measured
+// relative standard deviation of the samples (measurement.noise_pct; 0 when not recorded).
+// Verdict: |change| < threshold -> unchanged; else significant -> improved/regressed; else noisy.
+Comparison compare_results(const ResultsFile& base, const ResultsFile& next, const CompareOptions& options);
+
+Document comparison_document(const Comparison& c, const ResultsFile& base, const ResultsFile& next,
+                             const CompareOptions& options);
+std::string comparison_junit(const Comparison& c, const CompareOptions& options);
+nlohmann::ordered_json comparison_json(const Comparison& c, const CompareOptions& options);
+
+}  // namespace gpubench::reports

@@ -1,0 +1,97 @@
+#pragma once
+// A report as a list of blocks (headings, text, tables, charts), built once and rendered as
+// Markdown or as one self-contained HTML page. Builders put plain text in the blocks; the
+// renderers escape it, so no builder can forget to.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpubench::reports {
+
+struct Table {
+  std::vector<std::string> columns;
+  std::vector<bool> right;  // per column: numbers read better right-aligned
+  std::vector<std::vector<std::string>> rows;
+  void add_column(std::string title, bool right_aligned = false) {
+    columns.push_back(std::move(title));
+    right.push_back(right_aligned);
+  }
+};
+
+// Horizontal bars: one per label (a scorecard, a suite's geomean per device).
+struct BarChart {
+  std::string title, unit;
+  std::vector<std::string> labels;
+  std::vector<double> values;
+  std::optional<double> reference;  // a vertical line (1.0 for ratios)
+};
+
+// y over run order, one series per chart; `marks` are indices drawn as vertical lines
+// (change points).
+struct LineChart {
+  std::string title, unit;
+  std::vector<std::string> x_labels;
+  std::vector<double> values;
+  std::vector<std::size_t> marks;
+};
+
+// Roofline on log-log axes: points (arithmetic intensity, rate) under the ceilings.
+struct Roofline {
+  struct Point {
+    std::string label;
+    double intensity;  // FLOP per byte
+    double tflops;
+  };
+  struct Ceiling {
+    std::string label;  // "fp32 (measured)", "bf16_tensor (datasheet)"
+    double tflops;
+    bool measured;
+  };
+  std::string title;
+  std::optional<double> bandwidth_gbps;  // the slanted roof
+  bool bandwidth_measured = false;
+  std::vector<Ceiling> ceilings;
+  std::vector<Point> points;
+};
+
+struct Block {
+  enum class Kind { heading, paragraph, warning, list, table, bars, line, roofline };
+  Kind kind = Kind::paragraph;
+  int level = 2;              // headings
+  std::string text;           // heading, paragraph, warning
+  std::vector<std::string> items;  // list
+  Table table;
+  BarChart bars;
+  LineChart line;
+  Roofline roofline;
+};
+
+struct Document {
+  std::string title;
+  std::vector<Block> blocks;
+
+  void heading(std::string text, int level = 2);
+  void paragraph(std::string text);
+  void warning(std::string text);
+  void list(std::vector<std::string> items);
+  void table(Table t);
+  void chart(BarChart c);
+  void chart(LineChart c);
+  void chart(Roofline c);
+};
+
+// GitHub/GitLab Markdown. Charts are left out (a line says the HTML report has them), except
+// that a roofline's points are listed in a table.
+std::string to_markdown(const Document& doc);
+
+// One HTML page with inline CSS and inline SVG charts: no script, no network; a
+// Content-Security-Policy forbids scripts and remote loads, so even a mistake in escaping
+// could not run code.
+std::string to_html(const Document& doc);
+
+// Numbers as reports show them: 3 significant digits, never in exponent form.
+std::string sig3(double v);
+// Seconds in ns/us/ms/s.
+std::string format_duration(double seconds);
+
+}  // namespace gpubench::reports

@@ -1,0 +1,53 @@
+// --format / --out resolution (see outputs.hpp).
+#include "reports/outputs.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "bench/core/errors.hpp"
+
+namespace gpubench::reports {
+
+namespace {
+
+const char* extension(const std::string& format) {
+  if (format == "md") return ".md";
+  if (format == "html") return ".html";
+  if (format == "csv") return ".csv";
+  if (format == "json") return ".json";
+  return ".xml";  // junit
+}
+
+}  // namespace
+
+std::vector<OutputTarget> resolve_outputs(const std::string& formats, const std::string& out,
+                                          const std::vector<std::string>& allowed) {
+  std::vector<std::string> list;
+  std::size_t start = 0;
+  while (start <= formats.size()) {
+    const std::size_t comma = std::min(formats.find(',', start), formats.size());
+    std::string f = formats.substr(start, comma - start);
+    if (f == "markdown") f = "md";
+    if (std::find(allowed.begin(), allowed.end(), f) == allowed.end()) {
+      throw UsageError(fmt::format("--format '{}': {} is not one of {}", formats, f.empty() ? "an empty item" : "'" + f + "'",
+                                   fmt::join(allowed, ", ")));
+    }
+    if (std::find(list.begin(), list.end(), f) == list.end()) list.push_back(f);
+    start = comma + 1;
+  }
+  if (list.size() > 1 && out.empty()) {
+    throw UsageError(fmt::format("--format {}: several formats need --out PATH (each gets its own extension)", formats));
+  }
+  std::vector<OutputTarget> targets;
+  for (const auto& f : list) {
+    std::string path = out;
+    if (list.size() > 1) path = std::filesystem::path(out).replace_extension(extension(f)).string();
+    targets.push_back({f, path});
+  }
+  return targets;
+}
+
+}  // namespace gpubench::reports

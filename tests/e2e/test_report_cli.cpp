@@ -1,0 +1,175 @@
+// End-to-end: `gpubench report`, `compare` and `history` through the real binary on the
+// synthetic fixtures (tests/fixtures/reports): formats and paths, CI exit codes, input errors,
+// and the HTML report rendered by headless Chromium (skipped when chromium is not installed;
+// CI installs it, scripts/lib.sh GPUBENCH_TEST_PACKAGES).
+#include <nlohmann/json.hpp>
+
+#include "cli_fixture.hpp"
+
+namespace gpubench::e2e {
+namespace {
+
+const fs::path kFixtures = fs::path(GPUBENCH_FIXTURES_DIR);
+const fs::path kReports = kFixtures / "reports";
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+using ReportCli = CliTest;
+
+TEST_F(ReportCli, WritesEveryFormatNextToOutPath) {
+  const fs::path out = dir / "r" / "report.md";
+  Output r = gpubench(fmt::format("report {} {} --format md,html,csv,json --out {} --price H100=2.5 --train-tokens 1e9",
+                                  (kReports / "machine_a.json").string(), (kReports / "machine_b.json").string(),
+                                  out.string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* ext : {".md", ".html", ".csv", ".json"}) {
+    EXPECT_TRUE(fs::exists(dir / "r" / (std::string("report") + ext))) << ext;
+  }
+  EXPECT_TRUE(contains(slurp(dir / "r" / "report.md"), "## Time and cost to train"));
+  EXPECT_EQ(slurp(dir / "r" / "report.html").rfind("<!DOCTYPE html>", 0), 0u);
+  const auto summary = nlohmann::json::parse(slurp(dir / "r" / "report.json"));
+  EXPECT_EQ(summary["runs"].size(), 2u);
+  // CSV: a header and one row per case and device (24 completed cases on each of 2 devices).
+  const std::string csv = slurp(dir / "r" / "report.csv");
+  EXPECT_EQ(count(csv, "\r\n"), 1u + 2 * 24);
+}
+
+TEST_F(ReportCli, UsageAndInputErrorsExit2WithOneLine) {
+  const std::string a = (kReports / "machine_a.json").string();
+  fs::path truncated = dir / "truncated.json";
+  {
+    const std::string text = slurp(kReports / "machine_a.json");
+    std::ofstream(truncated) << text.substr(0, text.size() / 2);
+  }
+  fs::path old_schema = dir / "old.json";
+  {
+    std::string text = slurp(kReports / "machine_a.json");
+    text.replace(text.find("\"schema_version\": 1"), 19, "\"schema_version\": 0");
+    std::ofstream(old_schema) << text;
+  }
+  fs::create_directories(dir / "empty");
+  fs::path foreign = dir / "foreign.json";
+  std::ofstream(foreign) << R"({"name": "some other tool", "values": [1, 2, 3]})";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"report " + truncated.string(), "truncated.json: not valid JSON"},
+      {"report " + old_schema.string(), "schema_version 0 is not supported"},
+      {"report " + foreign.string(), "not a gpubench results file"},
+      {"report --format pdf " + a, "--format"},
+      {"report --format md,html " + a, "several formats need --out"},
+      {"report --baseline V100 " + a, "--baseline 'V100' matches no run"},
+      {"report --price H100 " + a, "NAME=USD_PER_HOUR"},
+      {"report --prices " + a + " " + a, "not a price file"},
+      {"report --train-tokens -5 " + a, "--train-tokens"},
+      {"compare " + a, "expected two results files"},
+      {"compare " + a + " " + truncated.string(), "not valid JSON"},
+      {"compare --threshold -1 " + a + " " + a, "--threshold"},
+      {"compare " + (kReports / "compare_base.json").string() + " " + (kReports / "compare_other_gpu.json").string(),
+       "--allow-different-devices"},
+      {"history", "no results files or directory given"},
+      {"history " + (dir / "empty").string(), "no .json results files"},
+      {"history --permutations 5 " + a, "--permutations"},
+  };
+  for (const auto& [args, message] : cases) {
+    Output r = gpubench(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, message)) << args << "\n" << r.err;
+    EXPECT_EQ(count(r.err, "\n"), 1u) << args << "\n" << r.err;
+  }
+}
+
+TEST_F(ReportCli, CompareExitCodesAndJunit) {
+  const std::string base = (kReports / "compare_base.json").string(), next = (kReports / "compare_new.json").string();
+  const fs::path junit = dir / "junit.xml";
+  Output r = gpubench(fmt::format("compare {} {} --junit {}", base, next, junit.string()));
+  EXPECT_EQ(r.code, 1) << r.err;  // two regressions
+  EXPECT_TRUE(contains(r.out, "## Regressions"));
+  EXPECT_TRUE(contains(r.err, "2 case(s) regressed"));
+  const std::string xml = slurp(junit);
+  EXPECT_TRUE(contains(xml, "failures=\"2\""));
+  EXPECT_EQ(count(xml, "<failure "), 2u);
+
+  // Same file on both sides: nothing regressed.
+  r = gpubench(fmt::format("compare {} {}", base, base));
+  EXPECT_EQ(r.code, 0) << r.err;
+  // A 15% threshold: the 10% changes are within it.
+  r = gpubench(fmt::format("compare --threshold 15 {} {}", base, next));
+  EXPECT_EQ(r.code, 0) << r.err;
+  // Different GPU models when allowed: compared, with the reason as a warning.
+  r = gpubench(fmt::format("compare --allow-different-devices {} {} -f json", base,
+                           (kReports / "compare_other_gpu.json").string()));
+  EXPECT_NE(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "not a regression"));
+  const auto parsed = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(parsed.is_discarded()) << r.out;
+}
+
+TEST_F(ReportCli, HistoryNamesTheRunThatShifted) {
+  Output r = gpubench("history " + (kReports / "history").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "| 5 (")) << r.out;  // run 5 is the first at the new level
+  EXPECT_TRUE(contains(r.out, "| 2025-06-05T02:00:00Z |"));
+}
+
+TEST_F(ReportCli, TenThousandCasesWork) {
+  // 10,000 cases in one file (the perf benchmark times this; here it must simply work).
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(slurp(kReports / "machine_a.json"));
+  nlohmann::ordered_json proto = doc["benchmarks"][0];
+  doc["benchmarks"] = nlohmann::ordered_json::array();
+  for (int i = 0; i < 10000; ++i) {
+    proto["gpubench"]["axes"]["m"] = 16 + i;
+    doc["benchmarks"].push_back(proto);
+  }
+  const fs::path big = dir / "big.json";
+  std::ofstream(big) << doc.dump();
+  Output r = gpubench(fmt::format("report {} -f csv -o {}", big.string(), (dir / "big.csv").string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(count(slurp(dir / "big.csv"), "\r\n"), 10001u);
+}
+
+// The HTML report in a real browser: renders without console errors, runs no script (the
+// hostile fixture tries), and shows its charts.
+TEST_F(ReportCli, HtmlRendersInHeadlessChromium) {
+  if (std::system("command -v chromium >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "chromium is not installed (apt-get install chromium; CI installs it)";
+  }
+  struct Page {
+    std::string args;
+  };
+  const std::vector<Page> pages = {
+      {fmt::format("report {} {} --price H100=2.5 --train-tokens 1e9", (kReports / "machine_a.json").string(),
+                   (kReports / "machine_b.json").string())},
+      {"report " + (kReports / "hostile.json").string()},
+      {"history " + (kReports / "history").string()},
+      {fmt::format("compare {} {}", (kReports / "compare_base.json").string(), (kReports / "compare_new.json").string())},
+  };
+  for (std::size_t i = 0; i < pages.size(); ++i) {
+    const fs::path html = dir / fmt::format("page{}.html", i);
+    Output r = gpubench(fmt::format("{} -f html -o {}", pages[i].args, html.string()));
+    ASSERT_LE(r.code, 1) << r.err;
+    const std::string expected_charts = std::to_string(count(slurp(html), "<svg class=\"chart"));
+    Output dom = sh(fmt::format("timeout 120 chromium --headless --no-sandbox --disable-gpu --enable-logging=stderr "
+                                "--v=0 --user-data-dir={} --dump-dom file://{}",
+                                (dir / "chromium").string(), html.string()));
+    ASSERT_EQ(dom.code, 0) << dom.err;
+    // Console messages (errors, CSP refusals) are logged as "CONSOLE"; scripts must not exist.
+    EXPECT_FALSE(contains(dom.err, "CONSOLE")) << pages[i].args << "\n" << dom.err;
+    EXPECT_FALSE(contains(dom.err, "Refused to")) << dom.err;
+    EXPECT_EQ(count(dom.out, "<script"), 0u) << pages[i].args;
+    EXPECT_EQ(count(dom.out, "<img"), 0u) << pages[i].args;
+    EXPECT_EQ(count(dom.out, "<iframe"), 0u) << pages[i].args;
+    // Every chart the file holds is an element of the rendered page, with drawn content.
+    EXPECT_EQ(std::to_string(count(dom.out, "<svg class=\"chart")), expected_charts) << pages[i].args;
+    if (i != 1) {
+      EXPECT_GT(count(dom.out, "<svg class=\"chart"), 0u) << pages[i].args;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpubench::e2e
