@@ -649,7 +649,7 @@ void tuned_finding(Document& doc, const Model& m, bool& heading) {
 }
 
 void stall_finding(Document& doc, const Model& m, bool& heading) {
-  // metrics.data_stall_pct over the workers axis: the fewest workers (CPU cores per GPU) that
+  // metrics.data_stall_pct (or details.data_stall_share x 100) over the workers axis: the fewest workers (CPU cores per GPU) that
   // keep the GPU fed (stall <= 5%).
   constexpr double kFed = 5.0;
   Table t;
@@ -666,7 +666,11 @@ void stall_finding(Document& doc, const Model& m, bool& heading) {
       const auto& entries = m.j.cases[i].by_column[c];
       if (entries.empty()) continue;
       const ResultEntry& e = *entries.front();
+      // The dataload suite's pipelines write the share under details; others may write the %.
       auto stall = number_at(e.metrics, {"data_stall_pct"});
+      if (!stall) {
+        if (auto share = number_at(e.details, {"data_stall_share"})) stall = *share * 100;
+      }
       auto workers = e.axes.find("workers");
       if (!stall || workers == e.axes.end() || !workers->is_number()) continue;
       json rest = e.axes;

@@ -152,6 +152,7 @@ ResultEntry read_entry(const std::filesystem::path& path, const ordered& obj, st
     for (const auto& [axis, value] : axes->items()) e.axis_names.push_back(axis);
   }
   e.metrics = r.object(*gb, "metrics");
+  e.details = r.object(*gb, "details");
   e.measurement = r.object(*gb, "measurement");
   e.verification = r.object(*gb, "verification");
   e.profile = r.object(*gb, "profile");

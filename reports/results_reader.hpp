@@ -22,6 +22,7 @@ struct ResultEntry {
   nlohmann::json axes = nlohmann::json::object();
   std::vector<std::string> axis_names;  // the keys of `axes` in file order (json sorts them)
   nlohmann::json metrics = nlohmann::json::object();
+  nlohmann::json details = nlohmann::json::object();  // a case's own results (gpubench.details)
   nlohmann::json measurement = nlohmann::json::object();
   nlohmann::json verification = nlohmann::json::object();
   nlohmann::json profile = nlohmann::json::object();    // instruments' fields (telemetry, ...)

@@ -363,3 +363,34 @@ TEST(ReportCases, HeadlineMetricAndIdentity) {
 }
 
 }  // namespace
+
+namespace {
+
+// A dataload pipeline entry as the suite writes it: the stall share under details.
+nlohmann::json pipeline_entry(int workers, double stall_share) {
+  const double step_s = 0.01;
+  return {{"name", "dataload/stage=pipeline/workers=" + std::to_string(workers) + "/cpu"},
+          {"run_name", "dataload/stage=pipeline/workers=" + std::to_string(workers) + "/cpu"},
+          {"run_type", "iteration"}, {"repetitions", 1}, {"repetition_index", 0}, {"iterations", 10},
+          {"real_time", step_s * 1e3}, {"cpu_time", step_s * 1e3}, {"time_unit", "ms"},
+          {"gpubench",
+           {{"suite", "dataload"}, {"device", "cpu"}, {"device_name", "test CPU"}, {"status", "ok"},
+            {"axes", {{"stage", "pipeline"}, {"workers", workers}}},
+            {"metrics", {{"items", 8}, {"items_unit", "samples"}, {"items_per_s", 800}, {"samples_per_s", 800}}},
+            {"details", {{"data_stall_share", stall_share}}},
+            {"measurement", {{"samples", 5}, {"mean_s", step_s}, {"median_s", step_s}, {"noise_pct", 1.0}, {"noisy", false}}}}}};
+}
+
+}  // namespace
+
+// The stall finding reads the dataload suite's details.data_stall_share (as a %).
+TEST(Report, DataStallFindingReadsTheDataloadDetails) {
+  nlohmann::json doc = {{"context", {{"host_name", "loader-test"}, {"gpubench", {{"schema_version", 1}}}}},
+                        {"benchmarks", {pipeline_entry(1, 0.40), pipeline_entry(2, 0.02)}}};
+  const ResultsFile f = read_results_text(doc.dump(), "synthetic-dataload.json");
+  const Report r = build_report({f}, SpecSheet::builtin(), {});
+  const std::string md = to_markdown(r.doc);
+  ASSERT_TRUE(contains(md, "Data stall and CPU cores per GPU")) << md;
+  const std::string row = line_with(md, "stage=pipeline");
+  EXPECT_TRUE(contains(row, "| 2 |")) << row;  // 2 workers keep the stall at or below 5%
+}
