@@ -52,9 +52,7 @@ step gemm-tuned run --device "$device" --suite gemm --axis provider=cublaslt,cub
 # Non-square problem with sampled verification (m*n > 1024) and the cold-L2 path.
 step gemm-cold run --device "$device" --suite gemm --axis m=1536 --axis n=512 --axis k=256 --axis dtype=bf16,fp32 \
   --cold --min-time 0.05 --out "$out/gemm-cold.json"
-# gemm layouts (cuBLAS transposes) and a small transformer's GEMMs by role (llm preset, gated MLP, GQA, tp=2).
-step gemm-layouts run --device "$device" --suite gemm --axis m=200 --axis n=96 --axis k=72 --axis layout=nn,nt,tn,tt \
-  --axis dtype=bf16,fp32 --min-time 0.05 --out "$out/gemm-layouts.json"
+# A small transformer's GEMMs by role (llm preset, gated MLP, GQA, tp=2).
 step gemm-llm run --device "$device" --suite gemm --preset llm --axis model=h256-f1024-a8-kv2-s64-b2-v1000-glu \
   --axis tp=1,2 --min-time 0.05 --out "$out/gemm-llm.json"
 # gemm custom kernels (provider=custom:*): every rung at small sizes beside cuBLAS, verified on
