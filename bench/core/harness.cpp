@@ -580,8 +580,11 @@ BenchmarkFlags parse_benchmark_flags(const std::vector<std::string>& args) {
   }
   // Let Google Benchmark validate the rest now, before anything runs or is written.
   // Google Benchmark keeps a pointer to argv[0] (its "executable" name): keep the strings alive.
+  // Google Benchmark's flags are process globals that keep the last value parsed: restate the
+  // defaults of those a run may set first, so one parse never inherits another's repetitions.
   static std::vector<std::string> storage;
-  storage = {"gpubench"};
+  storage = {"gpubench", "--benchmark_repetitions=1", "--benchmark_report_aggregates_only=false",
+             "--benchmark_display_aggregates_only=false"};
   storage.insert(storage.end(), flags.passthrough.begin(), flags.passthrough.end());
   std::vector<char*> argv;
   for (std::string& s : storage) argv.push_back(s.data());
