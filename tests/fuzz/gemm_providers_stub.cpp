@@ -4,6 +4,7 @@
 
 #include "bench/suites/gemm/gemm.hpp"
 #include "bench/suites/gemm/gemm_tune.hpp"
+#include "kernels/gemm/custom_gemm.hpp"
 
 namespace gpubench::suites::gemm {
 
@@ -19,5 +20,16 @@ std::string cublaslt_version() { return "fuzz"; }
 std::string openblas_version() { return "fuzz"; }
 TuningKey tuning_key(const DeviceInfo&, const GemmCaseSpec&) { no_cases(); }
 TuningEntry tune_cublaslt(const DeviceInfo&, const GemmCaseSpec&, int) { no_cases(); }
+
+// The custom kernels' names are real (the provider axis lists them); their cases need nvcc.
+std::vector<std::string> custom_variants() {
+  std::vector<std::string> out;
+  for (const kernels::CustomGemmSpec& s : kernels::custom_gemm_specs()) out.emplace_back(s.name);
+  return out;
+}
+std::optional<std::string> custom_unsupported(const DeviceInfo&, const GemmProblem&, const std::string&) {
+  return std::string("fuzz build: no custom GEMM kernels");
+}
+std::unique_ptr<Case> make_custom_case(const DeviceInfo&, const GemmProblem&, const std::string&) { no_cases(); }
 
 }  // namespace gpubench::suites::gemm
