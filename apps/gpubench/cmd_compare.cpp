@@ -32,22 +32,13 @@ CompareOptions parse_compare_options(const std::vector<std::string>& args) {
       ("format,f", po::value(&o.format)->default_value(o.format), "comma list of: md (markdown), html, json, junit")
       ("junit", po::value(&o.junit), "also write JUnit XML to this file")
       ("help,h", "show this help");
-  po::options_description hidden;
-  hidden.add_options()("files", po::value(&files)->composing());
-  po::options_description all;
-  all.add(desc).add(hidden);
-  po::positional_options_description pos;
-  pos.add("files", -1);
-  po::variables_map vm = parse_or_throw(args, all, &pos);
+  po::variables_map vm = parse_with_inputs(args, desc, files);
   if (vm.count("help")) {
     o.help = true;
     o.help_text = help_text(desc);
     return o;
   }
-  if (!output.empty()) {
-    if (!o.out.empty() && o.out != output) throw UsageError("--out and --output name different files");
-    o.out = output;
-  }
+  merge_output_alias(o.out, output);
   if (!std::isfinite(o.threshold_pct) || o.threshold_pct < 0) throw UsageError("--threshold: should be a percentage >= 0");
   if (!(o.alpha > 0 && o.alpha < 1)) throw UsageError("--alpha: should be between 0 and 1");
   o.outputs = reports::resolve_outputs(o.format, o.out, {"md", "html", "json", "junit"});

@@ -26,22 +26,13 @@ HistoryOptions parse_history_options(const std::vector<std::string>& args) {
       ("output,o", po::value(&output), "the same as --out")
       ("format,f", po::value(&o.format)->default_value(o.format), "comma list of: md (markdown), html, json")
       ("help,h", "show this help");
-  po::options_description hidden;
-  hidden.add_options()("inputs", po::value(&o.inputs)->composing());
-  po::options_description all;
-  all.add(desc).add(hidden);
-  po::positional_options_description pos;
-  pos.add("inputs", -1);
-  po::variables_map vm = parse_or_throw(args, all, &pos);
+  po::variables_map vm = parse_with_inputs(args, desc, o.inputs);
   if (vm.count("help")) {
     o.help = true;
     o.help_text = help_text(desc);
     return o;
   }
-  if (!output.empty()) {
-    if (!o.out.empty() && o.out != output) throw UsageError("--out and --output name different files");
-    o.out = output;
-  }
+  merge_output_alias(o.out, output);
   if (!(o.alpha > 0 && o.alpha < 1)) throw UsageError("--alpha: should be between 0 and 1");
   if (!std::isfinite(o.min_shift_pct) || o.min_shift_pct < 0) throw UsageError("--min-shift: should be a percentage >= 0");
   if (o.permutations < 100 || o.permutations > 100000) throw UsageError("--permutations: should be 100 to 100000");

@@ -42,22 +42,13 @@ ReportOptions parse_report_options(const std::vector<std::string>& args) {
       ("train-case", po::value(&o.train_filter), "only train cases whose axes contain this text (e.g. model=gpt2-small)")
       ("spec-sheet", po::value(&o.spec_sheet), "GPU spec sheet JSON replacing the built-in data/gpus.json")
       ("help,h", "show this help");
-  po::options_description hidden;
-  hidden.add_options()("files", po::value(&o.files)->composing());
-  po::options_description all;
-  all.add(desc).add(hidden);
-  po::positional_options_description pos;
-  pos.add("files", -1);
-  po::variables_map vm = parse_or_throw(args, all, &pos);
+  po::variables_map vm = parse_with_inputs(args, desc, o.files);
   if (vm.count("help")) {
     o.help = true;
     o.help_text = help_text(desc);
     return o;
   }
-  if (!output.empty()) {
-    if (!o.out.empty() && o.out != output) throw UsageError("--out and --output name different files");
-    o.out = output;
-  }
+  merge_output_alias(o.out, output);
   if (vm.count("train-tokens")) o.train_tokens = positive(vm["train-tokens"].as<double>(), "--train-tokens");
   if (vm.count("train-samples")) o.train_samples = positive(vm["train-samples"].as<double>(), "--train-samples");
   if (o.train_tokens && o.train_samples) throw UsageError("--train-tokens and --train-samples: give one workload");

@@ -59,6 +59,23 @@ po::variables_map parse_or_throw(const std::vector<std::string>& args, const po:
   return vm;
 }
 
+po::variables_map parse_with_inputs(const std::vector<std::string>& args, const po::options_description& desc,
+                                    std::vector<std::string>& positional) {
+  po::options_description hidden;
+  hidden.add_options()("inputs", po::value(&positional)->composing());
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description pos;
+  pos.add("inputs", -1);
+  return parse_or_throw(args, all, &pos);
+}
+
+void merge_output_alias(std::string& out, const std::string& output) {
+  if (output.empty()) return;
+  if (!out.empty() && out != output) throw UsageError("--out and --output name different files");
+  out = output;
+}
+
 std::string help_text(const po::options_description& desc) {
   std::ostringstream text;
   text << desc;

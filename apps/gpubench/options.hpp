@@ -29,6 +29,14 @@ void add_selection_options(po::options_description& desc, SelectionOptions& opts
 po::variables_map parse_or_throw(const std::vector<std::string>& args, const po::options_description& desc,
                                  const po::positional_options_description* positional = nullptr);
 
+// The same, with every positional argument (the reports' input files) appended to `positional`.
+po::variables_map parse_with_inputs(const std::vector<std::string>& args, const po::options_description& desc,
+                                    std::vector<std::string>& positional);
+
+// The reports' `--out PATH` and its alias `-o/--output PATH`: one path, or a UsageError when
+// the two name different files.
+void merge_output_alias(std::string& out, const std::string& output);
+
 PlanRequest to_plan_request(const SelectionOptions& opts, const std::string& filter);
 
 std::string join_args(const std::vector<std::string>& args);
