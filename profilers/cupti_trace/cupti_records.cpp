@@ -5,19 +5,6 @@
 namespace gpubench::profilers {
 namespace {
 
-// The newest record structs of the headers built against; CUPTI delivers the struct version of
-// its own major release, which is the one gpubench loads (cupti_api.cpp).
-#if CUPTI_API_VERSION >= 130000
-using KernelActivity = CUpti_ActivityKernel10;
-using MemcpyActivity = CUpti_ActivityMemcpy6;
-using OverheadActivity = CUpti_ActivityOverhead3;
-#else
-using KernelActivity = CUpti_ActivityKernel9;
-using MemcpyActivity = CUpti_ActivityMemcpy5;
-using OverheadActivity = CUpti_ActivityOverhead;
-#endif
-using MemsetActivity = CUpti_ActivityMemset4;
-
 std::string_view memcpy_kind(std::uint8_t kind) {
   switch (kind) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";

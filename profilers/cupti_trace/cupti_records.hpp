@@ -14,6 +14,19 @@
 
 namespace gpubench::profilers {
 
+// The newest record structs of the headers built against; CUPTI delivers the struct version of
+// its own major release, which is the one gpubench loads (cupti_api.cpp). Tests build these.
+#if CUPTI_API_VERSION >= 130000
+using KernelActivity = CUpti_ActivityKernel10;
+using MemcpyActivity = CUpti_ActivityMemcpy6;
+using OverheadActivity = CUpti_ActivityOverhead3;
+#else
+using KernelActivity = CUpti_ActivityKernel9;
+using MemcpyActivity = CUpti_ActivityMemcpy5;
+using OverheadActivity = CUpti_ActivityOverhead;
+#endif
+using MemsetActivity = CUpti_ActivityMemset4;
+
 class RecordConverter {
  public:
   // The name of a CUDA runtime API call from its callback id (cuptiGetCallbackName).

@@ -473,16 +473,6 @@ TEST(Host, InstrumentReportsTheMeasurePhase) {
 namespace gpubench::profilers {
 namespace {
 
-#if CUPTI_API_VERSION >= 130000
-using KernelActivity = CUpti_ActivityKernel10;
-using MemcpyActivity = CUpti_ActivityMemcpy6;
-using OverheadActivity = CUpti_ActivityOverhead3;
-#else
-using KernelActivity = CUpti_ActivityKernel9;
-using MemcpyActivity = CUpti_ActivityMemcpy5;
-using OverheadActivity = CUpti_ActivityOverhead;
-#endif
-
 template <typename T>
 const CUpti_Activity* as_activity(const T& r) {
   return reinterpret_cast<const CUpti_Activity*>(&r);
