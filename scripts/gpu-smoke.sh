@@ -121,12 +121,14 @@ PY
 if check_profile; then echo "== profile checks: ok"; else echo "== profile checks: FAILED"; fail=1; fi
 # dataload: GPU augmentation (fp32, fp16; checked against the CPU reference), batch copies
 # (pageable/pinned, synchronous/double-buffered; read back) and the pipeline with the GPU
-# consumer kernel (its checksum of each batch checked), on a small generated dataset.
+# consumer kernel (its checksum of each batch checked), augmenting in the workers or on the GPU
+# (aug=gpu: the augmented batch checked against the reference), on a small generated dataset.
 "$gpubench" datagen --out "$out/dataload-data" --count 32 --tokens 0 >/dev/null || fail=1
 export GPUBENCH_DATASET="$out/dataload-data"
 step dataload-gpu run --device "$device" --suite dataload \
   --axis stage=augment,h2d,pipeline --axis workers=1 --axis dtype=fp32,fp16 --axis batch=8 --axis io=memory,cached,cold \
-  --axis prefetch=0,2 --axis pinned=0,1 --axis step_us=0,2000 --min-time 0.05 --out "$out/dataload-gpu.json"
+  --axis prefetch=0,2 --axis pinned=0,1 --axis aug=cpu,gpu --axis step_us=0,2000 --min-time 0.05 \
+  --out "$out/dataload-gpu.json"
 unset GPUBENCH_DATASET
 # collectives: every NCCL operation on one GPU (a one-rank communicator), every type (fp8 is
 # skipped with a reason below sm_90 or NCCL 2.24), reduction and layout, then a CUDA Graph launch.

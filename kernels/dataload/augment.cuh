@@ -19,6 +19,12 @@ struct DeviceBatch {
   int count = 0;
 };
 
+// The DeviceBatch of a DecodedBatch (augment.hpp) copied whole to device memory at `base`.
+inline DeviceBatch device_batch(const void* base, int count) {
+  const DecodedBatch t = decoded_batch(const_cast<void*>(base), count);  // pointer arithmetic only
+  return {t.pixels, t.offsets, t.widths, t.heights, t.crops, count};
+}
+
 // Writes count x 3 x size x size values (float or half) to `out`, NCHW; the formula is the one
 // in augment.hpp, evaluated in float with one thread per output pixel (3 channels).
 cudaError_t launch_augment(const DeviceBatch& batch, OutType type, void* out, int size, cudaStream_t stream);

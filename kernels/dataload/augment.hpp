@@ -12,7 +12,9 @@
 //   out[c][oy][ox] = (v / 255 - mean[c]) / std[c]
 // with ImageNet's mean (0.485, 0.456, 0.406) and std (0.229, 0.224, 0.225) (torchvision's
 // ImageNet normalization). No antialiasing filter (as OpenCV's INTER_LINEAR).
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace gpubench::kernels::dataload {
@@ -54,6 +56,54 @@ inline double augment_tolerance(OutType type) { return type == OutType::F32 ? 1e
 
 inline std::size_t out_bytes(OutType type, int size = kAugmentSize) {
   return std::size_t{3} * static_cast<std::size_t>(size) * static_cast<std::size_t>(size) * (type == OutType::F32 ? 4 : 2);
+}
+
+// Compares `points` values of one augmented sample (3 x size x size values of `type` at `out`),
+// at positions drawn from `sample`, with augment_reference; adds to `check`. The first value
+// off by more than augment_tolerance(type) is described in `first_mismatch`.
+struct AugmentCheck {
+  std::int64_t checked = 0;
+  double max_error = 0;  // in units of the tolerance: <= 1 passes
+  std::string first_mismatch;
+  bool passed() const { return first_mismatch.empty(); }
+};
+void check_augmented(const ImageView& image, const Crop& crop, OutType type, const void* out, int points,
+                     std::uint64_t sample, AugmentCheck& check, int size = kAugmentSize);
+
+// ---- a batch of decoded images (augmentation on the GPU) -------------------------------------
+// When the GPU augments (the pipeline's aug=gpu), the workers only decode. One buffer holds the
+// batch: a table of `count` entries (byte offset of each image in the pixel area, decoded
+// width and height, crop) and then the images' interleaved RGB pixels back to back, so one
+// host-to-device copy moves all of it and the kernel finds the table where the copy put it.
+// The images' sizes are known only once decoded, so the pixel area's length varies by batch.
+struct DecodedBatchLayout {
+  std::size_t offsets = 0, widths = 0, heights = 0, crops = 0, pixels = 0;  // byte offsets in the buffer
+};
+inline DecodedBatchLayout decoded_batch_layout(int count) {
+  const std::size_t n = static_cast<std::size_t>(count);
+  DecodedBatchLayout l;
+  l.offsets = 0;
+  l.widths = l.offsets + n * sizeof(std::uint64_t);
+  l.heights = l.widths + n * sizeof(int);
+  l.crops = l.heights + n * sizeof(int);
+  l.pixels = (l.crops + n * sizeof(Crop) + 255) / 256 * 256;
+  return l;
+}
+
+// The table and pixel area of a decoded batch at `base` (host or device memory: only pointer
+// arithmetic here).
+struct DecodedBatch {
+  std::uint64_t* offsets = nullptr;  // of image i's first byte, from `pixels`
+  int* widths = nullptr;
+  int* heights = nullptr;
+  Crop* crops = nullptr;
+  std::uint8_t* pixels = nullptr;
+};
+inline DecodedBatch decoded_batch(void* base, int count) {
+  auto* b = static_cast<std::uint8_t*>(base);
+  const DecodedBatchLayout l = decoded_batch_layout(count);
+  return {reinterpret_cast<std::uint64_t*>(b + l.offsets), reinterpret_cast<int*>(b + l.widths),
+          reinterpret_cast<int*>(b + l.heights), reinterpret_cast<Crop*>(b + l.crops), b + l.pixels};
 }
 
 // What a consumer reads of a batch to prove it got the right one: the sum (mod 2^64) of every

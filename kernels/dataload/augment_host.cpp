@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 
 #include "kernels/common/float_formats.hpp"
 #include "kernels/common/random.hpp"
@@ -139,6 +141,39 @@ double augment_reference(const ImageView& image, const Crop& crop, int channel, 
   };
   const double v = (1 - wy) * ((1 - wx) * px(y0, x0) + wx * px(y0, x1)) + wy * ((1 - wx) * px(y1, x0) + wx * px(y1, x1));
   return (v / 255.0 - kMean[channel]) / kStd[channel];
+}
+
+void check_augmented(const ImageView& image, const Crop& crop, OutType type, const void* out, int points,
+                     std::uint64_t sample, AugmentCheck& check, int size) {
+  const auto* o = static_cast<const std::uint8_t*>(out);
+  for (int k = 0; k < points; ++k) {
+    const std::uint64_t h = mix64(sample * static_cast<std::uint64_t>(points) + static_cast<std::uint64_t>(k));
+    const int ch = static_cast<int>(h % 3), oy = static_cast<int>((h >> 8) % static_cast<std::uint64_t>(size)),
+              ox = static_cast<int>((h >> 20) % static_cast<std::uint64_t>(size));
+    const double want = augment_reference(image, crop, ch, oy, ox, size);
+    const std::size_t idx = (static_cast<std::size_t>(ch) * static_cast<std::size_t>(size) + static_cast<std::size_t>(oy)) *
+                                static_cast<std::size_t>(size) +
+                            static_cast<std::size_t>(ox);
+    double got;
+    if (type == OutType::F32) {
+      float f;
+      std::memcpy(&f, o + idx * 4, 4);
+      got = f;
+    } else {
+      std::uint16_t bits;
+      std::memcpy(&bits, o + idx * 2, 2);
+      got = half_bits_to_float(bits);
+    }
+    const double err = std::fabs(got - want) / augment_tolerance(type);
+    check.max_error = std::max(check.max_error, err);
+    ++check.checked;
+    if (!(err <= 1.0) && check.first_mismatch.empty()) {
+      char text[160];
+      std::snprintf(text, sizeof text, "sample %llu channel %d (%d, %d): %.6g, expected %.6g",
+                    static_cast<unsigned long long>(sample), ch, oy, ox, got, want);
+      check.first_mismatch = text;
+    }
+  }
 }
 
 }  // namespace gpubench::kernels::dataload

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -77,9 +78,14 @@ TEST_F(Cli, NoGpuLineAndCpuCasesByDefault) {
   EXPECT_NE(list.err.find("; GPU cases skipped"), std::string::npos);
   EXPECT_NE(list.out.find(gemm_cpu_name(256, "fp32")), std::string::npos);
   EXPECT_NE(list.out.find("memory/test=triad/size=67108864/peer=0/cpu"), std::string::npos);
-  // gemm: 4 quick CPU cases; memory: 6 bandwidth + 4 FMA; dataload: decode_augment + 5 pipeline; train: 2;
+  // gemm: 4 quick CPU cases; memory: 6 bandwidth + 4 FMA; dataload: decode, decode_augment and 5
+  // pipeline cases, at 1 worker and at every usable CPU (once on a 1-CPU machine); train: 2;
   // collectives: 7 operations x 6 sizes
-  EXPECT_EQ(count_lines(list.out), 4 + 10 + 6 + 2 + 42);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  const int dataload = CPU_COUNT(&set) > 1 ? 14 : 7;
+  EXPECT_EQ(count_lines(list.out), 4 + 10 + dataload + 2 + 42);
   // Asking for a GPU explicitly on a machine without one fails, with the same line.
   Output run = gpubench("run --device cuda -q -o " + (dir / "x.json").string());
   EXPECT_EQ(run.code, 1);

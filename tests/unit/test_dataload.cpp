@@ -281,6 +281,120 @@ TEST(DataloadAugment, ChecksumIsEveryStrideWord) {
   EXPECT_EQ(kd::batch_checksum(words.data(), 3000), 1ull + 3073ull + 6145ull);
 }
 
+TEST(DataloadAugment, CheckAugmentedPassesTheRightTensorAndNamesAWrongValue) {
+  const int w = 120, h = 90;
+  const std::vector<std::uint8_t> rgb = synth_image(2, 3, w, h);
+  const kd::ImageView view{rgb.data(), w, h};
+  const kd::Crop crop = kd::random_crop(5, 3, w, h);
+  for (kd::OutType type : {kd::OutType::F32, kd::OutType::F16}) {
+    std::vector<std::uint8_t> out(kd::out_bytes(type));
+    kd::augment_host(view, crop, type, out.data());
+    kd::AugmentCheck ok;
+    kd::check_augmented(view, crop, type, out.data(), 100, 3, ok);
+    EXPECT_TRUE(ok.passed()) << ok.first_mismatch;
+    EXPECT_EQ(ok.checked, 100);
+    EXPECT_LE(ok.max_error, 1.0);
+    // Another sample's crop: the values no longer match.
+    kd::AugmentCheck bad;
+    kd::check_augmented(view, kd::random_crop(5, 4, w, h), type, out.data(), 100, 3, bad);
+    EXPECT_FALSE(bad.passed());
+    EXPECT_GT(bad.max_error, 1.0);
+    EXPECT_EQ(bad.first_mismatch.rfind("sample 3 channel ", 0), 0u) << bad.first_mismatch;
+  }
+}
+
+// ---- decoded batches (augmentation on the GPU) --------------------------------------------------
+
+TEST(DataloadDecodedBatch, LayoutRegionsAreAlignedAndApart) {
+  for (int count : {1, 3, 32, 4096}) {
+    const kd::DecodedBatchLayout l = kd::decoded_batch_layout(count);
+    const std::size_t n = static_cast<std::size_t>(count);
+    EXPECT_EQ(l.offsets, 0u);
+    EXPECT_GE(l.widths, l.offsets + n * sizeof(std::uint64_t));
+    EXPECT_GE(l.heights, l.widths + n * sizeof(int));
+    EXPECT_GE(l.crops, l.heights + n * sizeof(int));
+    EXPECT_EQ(l.crops % alignof(kd::Crop), 0u);
+    EXPECT_GE(l.pixels, l.crops + n * sizeof(kd::Crop));
+    EXPECT_EQ(l.pixels % 256, 0u) << count;
+  }
+}
+
+// Plain memory that counts its allocations (to see a batch buffer grow).
+class CountingMemory final : public BatchMemory {
+ public:
+  void* allocate(std::size_t bytes) override {
+    ++allocations;
+    return plain->allocate(bytes);
+  }
+  void release(void* p) override { plain->release(p); }
+  std::unique_ptr<BatchMemory> plain = plain_memory();
+  int allocations = 0;
+};
+
+// A worker decoding into a batch of decoded images (what aug=gpu ships to the GPU) leaves, per
+// image, the pixels decode() gives, its size and the crop of its sample; augmenting them from
+// the table gives the CPU path's tensor bit for bit. A buffer planned too small grows, keeping
+// what it held; a corrupt image leaves the batch as it was.
+TEST(DataloadDecodedBatch, WorkersDecodeIntoTheBatchAndItAugmentsLikeTheCpuPath) {
+  const std::vector<std::pair<int, int>> sizes{{120, 80}, {64, 48}, {201, 150}, {33, 17}, {96, 96}};
+  JpegEncoder enc;
+  std::vector<std::string> jpegs;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const auto [w, h] = sizes[i];
+    jpegs.push_back(enc.encode(synth_image(3, i, w, h).data(), w, h, 90));
+  }
+  const int count = static_cast<int>(sizes.size());
+  for (int scale : {1, 2}) {
+    CountingMemory memory;
+    HostBatch b;
+    b.capacity = kd::decoded_batch_layout(count).pixels + 1000;  // room for the table and a sliver
+    b.data = memory.allocate(b.capacity);
+    start_decoded_batch(b, count);
+    SampleWorker worker, cpu;
+    std::size_t pixel_bytes = 0;
+    for (int i = 0; i < count; ++i) {
+      const auto* p = reinterpret_cast<const std::uint8_t*>(jpegs[i].data());
+      if (i == 2) {  // corrupt and truncated input in the middle: refused, nothing changes
+        const std::size_t bytes = b.bytes;
+        EXPECT_FALSE(worker.decode_into(p, jpegs[i].size() / 2, scale, 99, count, b, memory));
+        const std::string garbage(500, '\x33');
+        EXPECT_FALSE(worker.decode_into(reinterpret_cast<const std::uint8_t*>(garbage.data()), garbage.size(), scale, 99,
+                                        count, b, memory));
+        EXPECT_FALSE(worker.error.empty());
+        EXPECT_EQ(b.samples, 2);
+        EXPECT_EQ(b.bytes, bytes);
+      }
+      ASSERT_TRUE(worker.decode_into(p, jpegs[i].size(), scale, 10 + i, count, b, memory)) << worker.error;
+      pixel_bytes += static_cast<std::size_t>(scaled_size(sizes[i].first, scale)) * scaled_size(sizes[i].second, scale) * 3;
+    }
+    EXPECT_EQ(b.samples, count);
+    EXPECT_GT(memory.allocations, 1) << "the batch should have grown";
+    EXPECT_EQ(b.bytes, kd::decoded_batch_layout(count).pixels + pixel_bytes);
+    EXPECT_LE(b.bytes, b.capacity);
+    const kd::DecodedBatch t = kd::decoded_batch(b.data, count);
+    for (int i = 0; i < count; ++i) {
+      const auto* p = reinterpret_cast<const std::uint8_t*>(jpegs[i].data());
+      DecodedImage img;
+      ASSERT_TRUE(cpu.decoder.decode(p, jpegs[i].size(), scale, img));
+      ASSERT_EQ(t.widths[i], img.width);
+      ASSERT_EQ(t.heights[i], img.height);
+      const std::size_t bytes = static_cast<std::size_t>(img.width) * img.height * 3;
+      EXPECT_EQ(std::memcmp(t.pixels + t.offsets[i], img.pixels.data(), bytes), 0) << "image " << i;
+      const kd::Crop want = kd::random_crop(kAugmentSeed, 10 + i, img.width, img.height);
+      EXPECT_EQ(std::memcmp(&t.crops[i], &want, sizeof want), 0) << "image " << i;
+      std::vector<std::uint8_t> from_table(kd::out_bytes(kd::OutType::F16)), from_cpu(from_table.size());
+      kd::augment_host({t.pixels + t.offsets[i], t.widths[i], t.heights[i]}, t.crops[i], kd::OutType::F16,
+                       from_table.data());
+      ASSERT_TRUE(cpu.decode_augment(p, jpegs[i].size(), scale, 10 + i, kd::OutType::F16, from_cpu.data()));
+      EXPECT_EQ(from_table, from_cpu) << "image " << i;
+    }
+    EXPECT_THROW(worker.decode_into(reinterpret_cast<const std::uint8_t*>(jpegs[0].data()), jpegs[0].size(), scale, 0,
+                                    count, b, memory),
+                 std::logic_error);  // full
+    memory.release(b.data);
+  }
+}
+
 // ---- queue and pipeline -------------------------------------------------------------------------
 
 TEST(DataloadQueue, ProducersBlockWhenFull) {
@@ -346,7 +460,10 @@ TEST(DataloadPipeline, AWorkerErrorReachesTheConsumer) {
 TEST(DataloadPipeline, HostConsumerTakesItsStepTime) {
   auto consumer = make_host_consumer(0.002);
   std::vector<std::uint32_t> data(4096, 1);
-  HostBatch b{data.data(), data.size() * 4, 1, 0, 0};
+  HostBatch b;
+  b.data = data.data();
+  b.capacity = b.bytes = data.size() * 4;
+  b.samples = 1;
   const auto t0 = std::chrono::steady_clock::now();
   consumer->consume(b);
   EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.002);
@@ -428,6 +545,24 @@ TEST(DataloadSummary, ScalingSaturationStallSplitAndCores) {
   EXPECT_DOUBLE_EQ(p["consumer_samples_per_s"].get<double>(), 1600);  // the synthetic run's rate
   EXPECT_DOUBLE_EQ(p["cores_needed"].get<double>(), 16);               // 1600 / 100 per core
   EXPECT_TRUE(summarize({}).empty());
+}
+
+// With the GPU augmenting, the workers only decode: cores needed come from decode's per-core
+// rate (measured on the cpu device), not decode_augment's.
+TEST(DataloadSummary, GpuAugmentationCountsDecodeCoresOnly) {
+  auto pipe = entry("pipeline", 2, 1000, "memory", 0.016, 16000);
+  pipe["gpubench"]["device"] = "cuda:0";
+  pipe["gpubench"]["axes"]["aug"] = "gpu";
+  const auto s = summarize({entry("decode", 1, 250), entry("decode_augment", 1, 100), pipe});
+  const auto& p = s["devices"]["cuda:0"]["pipelines"][0];
+  EXPECT_DOUBLE_EQ(p["per_core_samples_per_s"].get<double>(), 250);
+  EXPECT_DOUBLE_EQ(p["cores_needed"].get<double>(), 4);  // 1000 / 250
+  EXPECT_NE(p["cores_needed_note"].get<std::string>().find("decode/scale=1"), std::string::npos);
+  // Without a decode case the rate is unknown, and the note says which case is missing.
+  const auto none = summarize({entry("decode_augment", 1, 100), pipe});
+  const auto& q = none["devices"]["cuda:0"]["pipelines"][0];
+  EXPECT_FALSE(q.contains("cores_needed"));
+  EXPECT_NE(q["cores_needed_note"].get<std::string>().find("no decode/scale=1 case"), std::string::npos);
 }
 
 }  // namespace

@@ -75,22 +75,49 @@ void check_dataset_env();
 // The fields every case of the suite reports about its data.
 nlohmann::ordered_json source_json(const Source& s);
 
+struct HostBatch;
+class BatchMemory;
+class Consumer;
+
+// Empties `b` to receive a DecodedBatch of `count` images.
+void start_decoded_batch(HostBatch& b, int count);
+
 // Case factories.
 std::unique_ptr<Case> make_host_stage(const Config& c);  // read, decode, augment, decode_augment, collate
 std::unique_ptr<Case> make_pipeline_case(const DeviceInfo& device, const Config& c);
 std::unique_ptr<Case> make_gpu_case(const DeviceInfo& device, const Config& c);  // augment, h2d on CUDA
-std::unique_ptr<class Consumer> make_gpu_consumer(const DeviceInfo& device, double seconds, bool pinned);
-std::unique_ptr<class BatchMemory> pinned_memory();
+// The GPU consumer; with `augment`, batches hold decoded images (DecodedBatch) that it augments
+// on the GPU into `augment`-typed tensors before its step.
+std::unique_ptr<Consumer> make_gpu_consumer(const DeviceInfo& device, double seconds, bool pinned,
+                                            std::optional<kernels::dataload::OutType> augment);
+std::unique_ptr<BatchMemory> pinned_memory();
 
 // The pipeline's producer work for one sample, shared by the stages and the pipeline: decode
 // `bytes` at 1/scale and augment into `out` (false when the JPEG is corrupt or truncated).
 struct SampleWorker {
   bool decode_augment(const std::uint8_t* bytes, std::size_t size, int scale, std::uint64_t sample,
                       kernels::dataload::OutType type, void* out);
+  // With augmentation on the GPU: decode into batch `b` as its next image (a DecodedBatch of
+  // `count` images; start a batch with start_decoded_batch), with the crop for `sample`.
+  // When the pixels do not fit, `b` moves to a larger buffer from `memory` (the images already
+  // in it copied). False, and `b` unchanged, when the JPEG is corrupt or truncated.
+  bool decode_into(const std::uint8_t* bytes, std::size_t size, int scale, std::uint64_t sample, int count,
+                   HostBatch& b, BatchMemory& memory);
   JpegDecoder decoder;
   DecodedImage image;
   std::string error;  // of the last failed decode
 };
+
+// The verification of sampled augmented values (kernels::dataload::check_augmented).
+inline Verification augment_verification(std::string method, const kernels::dataload::AugmentCheck& check) {
+  Verification v;
+  v.method = std::move(method);
+  v.checked = check.checked;
+  v.max_error = check.max_error;
+  v.passed = check.passed();
+  v.detail = check.first_mismatch;
+  return v;
+}
 
 std::unique_ptr<Suite> make_suite();
 

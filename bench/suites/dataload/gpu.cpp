@@ -11,7 +11,6 @@
 #include "bench/core/errors.hpp"
 #include "bench/suites/dataload/dataload.hpp"
 #include "bench/suites/dataload/pipeline.hpp"
-#include "kernels/common/float_formats.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/dataload/augment.cuh"
 
@@ -24,7 +23,9 @@ class PinnedMemory final : public BatchMemory {
  public:
   void* allocate(std::size_t bytes) override {
     void* p = nullptr;
-    GPUBENCH_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocDefault));
+    // Portable: pinned for every device, since a worker thread (no device made current) grows
+    // batches for the pipeline's device, whichever it is.
+    GPUBENCH_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocPortable));
     std::memset(p, 0, bytes);
     return p;
   }
@@ -47,10 +48,12 @@ double cycles_per_second(cudaStream_t stream, unsigned long long* scratch) {
 // driver stages it), then the consumer kernel on the compute stream after the copy's event.
 // consume() returns once the copy is done (the host buffer may be refilled) and the previous
 // step's kernel has finished (at most one step in flight beyond the copy: double-buffered).
+// With `augment` the batch holds decoded images: the augmentation kernel turns them into the
+// batch tensor on the compute stream first, and the step reads that.
 class GpuConsumer final : public Consumer {
  public:
-  GpuConsumer(const DeviceInfo& device, double seconds, bool pinned)
-      : current_(device.ordinal), device_(device.ordinal), seconds_(seconds), pinned_(pinned) {
+  GpuConsumer(const DeviceInfo& device, double seconds, bool pinned, std::optional<kd::OutType> augment)
+      : current_(device.ordinal), device_(device.ordinal), seconds_(seconds), pinned_(pinned), augment_(augment) {
     GPUBENCH_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&checksum_), sizeof(unsigned long long) * 2));
     cycles_ = static_cast<std::int64_t>(seconds * cycles_per_second(compute_.get(), checksum_));
   }
@@ -61,13 +64,26 @@ class GpuConsumer final : public Consumer {
 
   void consume(const HostBatch& batch) override {
     const int k = step_++ % 2;
-    if (buffers_[k].bytes() < batch.bytes) buffers_[k] = cuda::DeviceBuffer(batch.bytes);
+    // Decoded batches vary in size: a quarter of headroom, so the buffer grows a few times at most.
+    if (buffers_[k].bytes() < batch.bytes) buffers_[k] = cuda::DeviceBuffer(batch.bytes + batch.bytes / 4);
     GPUBENCH_CUDA_CHECK(cudaStreamWaitEvent(copy_.get(), done_[k].get(), 0));  // the kernel still reading it
     GPUBENCH_CUDA_CHECK(cudaMemcpyAsync(buffers_[k].get(), batch.data, batch.bytes, cudaMemcpyHostToDevice, copy_.get()));
     copied_[k].record(copy_.get());
     GPUBENCH_CUDA_CHECK(cudaStreamWaitEvent(compute_.get(), copied_[k].get(), 0));
-    GPUBENCH_CUDA_CHECK(kd::launch_consumer(buffers_[k].get(), static_cast<std::int64_t>(batch.bytes / 4), cycles_,
-                                            checksum_ + k, compute_.get()));
+    const void* tensor = buffers_[k].get();
+    std::size_t tensor_bytes = batch.bytes;
+    if (augment_) {
+      // Buffers are reallocated only when this slot's previous step (two back) has finished:
+      // the previous consume() waited for it.
+      tensor_bytes = static_cast<std::size_t>(batch.samples) * kd::out_bytes(*augment_);
+      if (augmented_[k].bytes() < tensor_bytes) augmented_[k] = cuda::DeviceBuffer(tensor_bytes);
+      GPUBENCH_CUDA_CHECK(kd::launch_augment(kd::device_batch(buffers_[k].get(), batch.samples), *augment_,
+                                             augmented_[k].get(), kd::kAugmentSize, compute_.get()));
+      tensor = augmented_[k].get();
+    }
+    GPUBENCH_CUDA_CHECK(kd::launch_consumer(tensor, static_cast<std::int64_t>(tensor_bytes / 4), cycles_, checksum_ + k,
+                                            compute_.get()));
+    tensor_bytes_[k] = tensor_bytes;
     done_[k].record(compute_.get());
     last_ = k;
     GPUBENCH_CUDA_CHECK(cudaEventSynchronize(copied_[k].get()));
@@ -79,9 +95,19 @@ class GpuConsumer final : public Consumer {
     GPUBENCH_CUDA_CHECK(cudaMemcpy(&v, checksum_ + last_, sizeof v, cudaMemcpyDeviceToHost));
     return v;
   }
+  bool last_augmented(std::vector<std::uint8_t>& out) override {
+    if (!augment_) return false;
+    out.resize(tensor_bytes_[last_]);
+    GPUBENCH_CUDA_CHECK(cudaMemcpy(out.data(), augmented_[last_].get(), out.size(), cudaMemcpyDeviceToHost));
+    return true;
+  }
   std::string describe() const override {
-    return fmt::format("GPU kernel of {:.6g} s per batch ({} cycles) on cuda:{}, H2D from {} memory on a copy stream",
-                       seconds_, cycles_, device_, pinned_ ? "pinned" : "pageable");
+    const std::string augment =
+        augment_ ? fmt::format("GPU augmentation of the decoded images to {} NCHW, then ",
+                               *augment_ == kd::OutType::F32 ? "fp32" : "fp16")
+                 : std::string();
+    return fmt::format("{}GPU kernel of {:.6g} s per batch ({} cycles) on cuda:{}, H2D from {} memory on a copy stream",
+                       augment, seconds_, cycles_, device_, pinned_ ? "pinned" : "pageable");
   }
 
  private:
@@ -89,10 +115,12 @@ class GpuConsumer final : public Consumer {
   int device_;
   double seconds_;
   bool pinned_;
+  std::optional<kd::OutType> augment_;
   std::int64_t cycles_ = 0;
   cuda::Stream copy_, compute_;
   cuda::Event copied_[2], done_[2];
-  cuda::DeviceBuffer buffers_[2];
+  cuda::DeviceBuffer buffers_[2], augmented_[2];
+  std::size_t tensor_bytes_[2] = {0, 0};
   unsigned long long* checksum_ = nullptr;
   std::int64_t step_ = 0;
   int last_ = 0;
@@ -135,38 +163,14 @@ class GpuAugmentCase final : public CudaCase {
     synchronize();
     std::vector<std::uint8_t> host(out_.bytes());
     GPUBENCH_CUDA_CHECK(cudaMemcpy(host.data(), out_.get(), host.size(), cudaMemcpyDeviceToHost));
-    Verification v;
-    v.method = "sampled output values of every sample against the double-precision reference";
-    v.passed = true;
+    kd::AugmentCheck check;
     for (int s = 0; s < c_.batch; ++s) {
       const DecodedImage& img = images_[static_cast<std::size_t>(s)];
-      const kd::ImageView view{img.pixels.data(), img.width, img.height};
-      for (int k = 0; k < 64; ++k) {
-        const std::uint64_t h = kernels::mix64(static_cast<std::uint64_t>(k + 64 * s));
-        const int ch = static_cast<int>(h % 3), oy = static_cast<int>((h >> 8) % kd::kAugmentSize),
-                  ox = static_cast<int>((h >> 20) % kd::kAugmentSize);
-        const double want = kd::augment_reference(view, crops_[static_cast<std::size_t>(s)], ch, oy, ox);
-        const std::size_t idx = ((static_cast<std::size_t>(s) * 3 + ch) * kd::kAugmentSize + oy) * kd::kAugmentSize + ox;
-        double got;
-        if (c_.dtype == kd::OutType::F32) {
-          float f;
-          std::memcpy(&f, host.data() + idx * 4, 4);
-          got = f;
-        } else {
-          std::uint16_t b;
-          std::memcpy(&b, host.data() + idx * 2, 2);
-          got = kernels::half_bits_to_float(b);
-        }
-        const double err = std::fabs(got - want) / kd::augment_tolerance(c_.dtype);
-        v.max_error = std::max(v.max_error, err);
-        ++v.checked;
-        if (!(err <= 1.0) && v.passed) {
-          v.passed = false;
-          v.detail = fmt::format("sample {} channel {} ({}, {}): {}, expected {}", s, ch, oy, ox, got, want);
-        }
-      }
+      kd::check_augmented({img.pixels.data(), img.width, img.height}, crops_[static_cast<std::size_t>(s)], c_.dtype,
+                          host.data() + static_cast<std::size_t>(s) * c_.sample_bytes(), 64, static_cast<std::uint64_t>(s),
+                          check);
     }
-    return v;
+    return augment_verification("sampled output values of every sample against the double-precision reference", check);
   }
 
   void run() override {
@@ -279,8 +283,9 @@ class H2DCase final : public CudaCase {
 
 std::unique_ptr<BatchMemory> pinned_memory() { return std::make_unique<PinnedMemory>(); }
 
-std::unique_ptr<Consumer> make_gpu_consumer(const DeviceInfo& device, double seconds, bool pinned) {
-  return std::make_unique<GpuConsumer>(device, seconds, pinned);
+std::unique_ptr<Consumer> make_gpu_consumer(const DeviceInfo& device, double seconds, bool pinned,
+                                            std::optional<kd::OutType> augment) {
+  return std::make_unique<GpuConsumer>(device, seconds, pinned, augment);
 }
 
 std::unique_ptr<Case> make_gpu_case(const DeviceInfo& device, const Config& c) {

@@ -12,10 +12,15 @@ JpegDecoder::JpegDecoder() : handle_(tjInitDecompress()) {
 }
 JpegDecoder::~JpegDecoder() { tjDestroy(handle_); }
 
-bool JpegDecoder::header(const void* data, std::size_t size, int& width, int& height) {
+bool JpegDecoder::header(const void* data, std::size_t size, int& width, int& height, std::string* error) {
   int subsamp = 0, colorspace = 0;
-  return tjDecompressHeader3(handle_, static_cast<const unsigned char*>(data), static_cast<unsigned long>(size), &width,
-                             &height, &subsamp, &colorspace) == 0;
+  if (tjDecompressHeader3(handle_, static_cast<const unsigned char*>(data), static_cast<unsigned long>(size), &width,
+                          &height, &subsamp, &colorspace) == 0) {
+    return true;
+  }
+  if (error) *error = tjGetErrorStr2(handle_);
+  reset();
+  return false;
 }
 
 // After a failed call libjpeg-turbo 2.1's handle can be left inconsistent (a later
@@ -28,18 +33,19 @@ void JpegDecoder::reset() {
 
 bool JpegDecoder::decode(const void* data, std::size_t size, int scale, DecodedImage& out, std::string* error) {
   int width = 0, height = 0;
-  if (!header(data, size, width, height)) {
-    if (error) *error = tjGetErrorStr2(handle_);
-    reset();
-    return false;
-  }
+  if (!header(data, size, width, height, error)) return false;
   out.width = scaled_size(width, scale);
   out.height = scaled_size(height, scale);
   const std::size_t bytes = static_cast<std::size_t>(out.width) * static_cast<std::size_t>(out.height) * 3;
   if (out.pixels.size() < bytes) out.pixels.resize(bytes);
+  return decode_to(data, size, out.width, out.height, out.pixels.data(), error);
+}
+
+bool JpegDecoder::decode_to(const void* data, std::size_t size, int width, int height, std::uint8_t* out,
+                            std::string* error) {
   // TJFLAG_STOPONWARNING: a truncated file ("premature end of data") is an error, not a grey tail.
-  if (tjDecompress2(handle_, static_cast<const unsigned char*>(data), static_cast<unsigned long>(size), out.pixels.data(),
-                    out.width, 0, out.height, TJPF_RGB, TJFLAG_STOPONWARNING) != 0) {
+  if (tjDecompress2(handle_, static_cast<const unsigned char*>(data), static_cast<unsigned long>(size), out, width, 0,
+                    height, TJPF_RGB, TJFLAG_STOPONWARNING) != 0) {
     if (error) *error = tjGetErrorStr2(handle_);
     reset();
     return false;

@@ -22,8 +22,12 @@ class JpegDecoder {
   // scaling, which skips the work for the discarded frequencies). False for a corrupt or
   // truncated file (libjpeg's warnings count as errors): `error` says why.
   bool decode(const void* data, std::size_t size, int scale, DecodedImage& out, std::string* error = nullptr);
-  // Reads only the header: full-size width and height.
-  bool header(const void* data, std::size_t size, int& width, int& height);
+  // The same into caller memory: `width` x `height` is the size at 1/scale (scaled_size() of
+  // the header's), and `out` holds width x height x 3 bytes.
+  bool decode_to(const void* data, std::size_t size, int width, int height, std::uint8_t* out,
+                 std::string* error = nullptr);
+  // Reads only the header: full-size width and height (false, `error` set, when unreadable).
+  bool header(const void* data, std::size_t size, int& width, int& height, std::string* error = nullptr);
 
  private:
   void reset();

@@ -56,7 +56,7 @@ Pipeline::Pipeline(const PipelineConfig& config, BatchMemory& memory, Fill fill)
   const int count = config.prefetch + config.workers + 2;
   for (int i = 0; i < count; ++i) {
     auto b = std::make_unique<HostBatch>();
-    b->bytes = config.batch_bytes;
+    b->capacity = b->bytes = config.batch_bytes;
     b->data = memory_.allocate(config.batch_bytes);
     free_.push(b.get());
     batches_.push_back(std::move(b));

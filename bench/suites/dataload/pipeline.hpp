@@ -18,10 +18,13 @@
 
 namespace gpubench::suites::dataload {
 
-// One batch buffer: the collated samples (NCHW, `bytes` long) and what the producer knows of it.
+// One batch buffer: the collated samples (NCHW, `bytes` long), or with augmentation on the GPU
+// the decoded images (kernels::dataload::DecodedBatch, `bytes` long: it varies by batch), and
+// what the producer knows of it.
 struct HostBatch {
   void* data = nullptr;
-  std::size_t bytes = 0;
+  std::size_t capacity = 0;  // allocated bytes at `data`
+  std::size_t bytes = 0;     // the batch's bytes (what a GPU consumer copies)
   int samples = 0;                  // samples filled
   unsigned long long checksum = 0;  // batch_checksum() of the data, by the producer
   std::int64_t corrupt = 0;         // samples skipped while filling it (corrupt or short)
@@ -45,6 +48,9 @@ class Consumer {
   virtual void finish() {}
   // The checksum the consumer computed of the last batch it finished (for verification).
   virtual unsigned long long last_checksum() = 0;
+  // A consumer that augments (decoded batches, aug=gpu): the last batch's augmented tensors,
+  // copied to `out`. False for one that takes batches as they come.
+  virtual bool last_augmented(std::vector<std::uint8_t>& /*out*/) { return false; }
   virtual std::string describe() const = 0;
 };
 

@@ -1,7 +1,8 @@
 // The end-to-end pipeline case: workers read, decode and augment into batch buffers; the
 // measuring thread is the consumer, one training step per run(). Step time, data stall and
 // queue depth come from the consumer's timeline; `io` picks DS-Analyzer's three runs
-// (memory = synthetic data already prepared, cached, cold).
+// (memory = synthetic data already prepared, cached, cold). With aug=gpu (CUDA) the workers only
+// read and decode; batches carry the decoded images and the consumer augments them on the GPU.
 #include <fmt/format.h>
 
 #include <atomic>
@@ -19,7 +20,8 @@ namespace kd = kernels::dataload;
 
 class PipelineCase final : public Case {
  public:
-  PipelineCase(const DeviceInfo& device, const Config& c) : device_(device), c_(c) {}
+  PipelineCase(const DeviceInfo& device, const Config& c)
+      : device_(device), c_(c), gpu_augment_(device.is_cuda() && c.gpu_augment) {}
   ~PipelineCase() override {
     pipeline_.reset();  // stop the workers before the buffers' memory and consumer go
   }
@@ -46,7 +48,8 @@ class PipelineCase final : public Case {
     const double seconds = static_cast<double>(c_.step_us) * 1e-6;
     if (device_.is_cuda()) {
       memory_ = c_.pinned ? pinned_memory() : plain_memory();
-      consumer_ = make_gpu_consumer(device_, seconds, c_.pinned);
+      consumer_ = make_gpu_consumer(device_, seconds, c_.pinned,
+                                    gpu_augment_ ? std::optional<kd::OutType>(c_.dtype) : std::nullopt);
     } else {
       memory_ = plain_memory();
       consumer_ = make_host_consumer(seconds);
@@ -64,7 +67,8 @@ class PipelineCase final : public Case {
     if (c_.shard) {
       for (auto& w : workers_) w->shard = std::make_unique<RangeFile>(d.shard_data, to_io_mode(c_.io == Io::Memory ? Io::Cached : c_.io));
     }
-    PipelineConfig pc{c_.workers, c_.prefetch, static_cast<std::size_t>(c_.batch) * c_.sample_bytes()};
+    PipelineConfig pc{c_.workers, c_.prefetch,
+                      gpu_augment_ ? decoded_batch_bytes() : static_cast<std::size_t>(c_.batch) * c_.sample_bytes()};
     Pipeline::Fill fill;
     if (c_.io == Io::Memory) {
       fill = [](HostBatch&, int) {};  // synthetic: the batches are already prepared
@@ -82,6 +86,7 @@ class PipelineCase final : public Case {
   }
 
   Verification verify() override {
+    if (gpu_augment_) return verify_gpu_augment();
     Verification v;
     v.method = "the consumer's checksum of 3 batches against the producer's";
     v.passed = true;
@@ -107,6 +112,7 @@ class PipelineCase final : public Case {
     consumer_->consume(*b);
     last_expected_ = b->checksum;
     samples_ += b->samples;
+    batch_bytes_.push_back(static_cast<double>(b->bytes));
     pipeline_->give_back(b);
     steps_.push_back({t0, wait, clock_.now() - t0, depth});
   }
@@ -126,6 +132,11 @@ class PipelineCase final : public Case {
     nlohmann::ordered_json j;
     j["consumer"] = consumer_->describe();
     j["consumer_step_s"] = static_cast<double>(c_.step_us) * 1e-6;
+    j["augment"] = gpu_augment_ ? "gpu" : "cpu";
+    // What each step copies to the device: the augmented tensors, or the decoded images (aug=gpu).
+    double bytes = 0;
+    for (std::size_t i = batch_bytes_.size() - keep; i < batch_bytes_.size(); ++i) bytes += batch_bytes_[i];
+    j["mean_batch_bytes"] = keep > 0 ? bytes / static_cast<double>(keep) : 0.0;
     j["steps"] = s.steps;
     j["mean_step_s"] = s.mean_step_s;
     j["samples_per_s"] = s.total_s > 0 ? static_cast<double>(s.steps) * c_.batch / s.total_s : 0;
@@ -150,11 +161,59 @@ class PipelineCase final : public Case {
     std::unique_ptr<RangeFile> shard;
   };
 
+  // The first size of the decoded batch buffers: the table and `batch` images as large as the
+  // largest of the in-memory subset's at this scale (from their headers); a batch of larger
+  // images grows its buffer (SampleWorker::decode_into).
+  std::size_t decoded_batch_bytes() const {
+    JpegDecoder decoder;
+    std::size_t largest = 0;
+    for (const std::string& bytes : src_->encoded) {
+      int w = 0, h = 0;
+      if (!decoder.header(bytes.data(), bytes.size(), w, h)) continue;
+      largest = std::max(largest, static_cast<std::size_t>(scaled_size(w, c_.scale)) * scaled_size(h, c_.scale) * 3);
+    }
+    return kd::decoded_batch_layout(c_.batch).pixels + static_cast<std::size_t>(c_.batch) * largest;
+  }
+
+  // aug=gpu: one batch through the pipeline and the consumer, held until checked: sampled values
+  // of every sample of the GPU's augmented batch against the reference on the decoded images the
+  // batch carried, and the consumer's checksum of the augmented batch against the host's.
+  Verification verify_gpu_augment() {
+    double wait = 0;
+    int depth = 0;
+    HostBatch* b = pipeline_->next(wait, depth);
+    consumer_->consume(*b);
+    consumer_->finish();
+    std::vector<std::uint8_t> out;
+    if (!consumer_->last_augmented(out)) throw std::logic_error("pipeline: the consumer did not augment");
+    const kd::DecodedBatch t = kd::decoded_batch(b->data, c_.batch);
+    kd::AugmentCheck check;
+    for (int s = 0; s < b->samples; ++s) {
+      const kd::ImageView view{t.pixels + t.offsets[s], t.widths[s], t.heights[s]};
+      kd::check_augmented(view, t.crops[s], c_.dtype, out.data() + static_cast<std::size_t>(s) * c_.sample_bytes(), 64,
+                          static_cast<std::uint64_t>(s), check);
+    }
+    pipeline_->give_back(b);
+    Verification v = augment_verification(
+        "the GPU-augmented batch: 64 sampled values of every sample against the double-precision reference on the "
+        "decoded images, and the consumer's checksum of it",
+        check);
+    const unsigned long long want = kd::batch_checksum(out.data(), static_cast<std::int64_t>(out.size() / 4));
+    const unsigned long long got = consumer_->last_checksum();
+    ++v.checked;
+    if (v.passed && got != want) {
+      v.passed = false;
+      v.detail = fmt::format("the consumer's checksum of the augmented batch {:x}, the host's {:x}", got, want);
+    }
+    return v;
+  }
+
   // One batch: samples in the pipeline's order; a sample whose read comes up short or whose
   // JPEG does not decode is counted and replaced by the next one.
   void fill_batch(HostBatch& b, Worker& w) {
     b.samples = 0;
     b.corrupt = 0;
+    if (gpu_augment_) start_decoded_batch(b, c_.batch);
     const IoMode mode = to_io_mode(c_.io == Io::Memory ? Io::Cached : c_.io);
     std::size_t misses = 0;
     while (b.samples < c_.batch) {
@@ -167,8 +226,14 @@ class PipelineCase final : public Case {
       } else {
         r = read_whole_file(src_->dataset.files[i], mode, w.buffer);
       }
-      void* out = static_cast<std::uint8_t*>(b.data) + static_cast<std::size_t>(b.samples) * c_.sample_bytes();
-      if (r.ok && w.sample.decode_augment(r.data, r.size, c_.scale, k, c_.dtype, out)) {
+      bool ok = r.ok;
+      if (ok && gpu_augment_) {
+        ok = w.sample.decode_into(r.data, r.size, c_.scale, k, c_.batch, b, *memory_);
+      } else if (ok) {
+        void* out = static_cast<std::uint8_t*>(b.data) + static_cast<std::size_t>(b.samples) * c_.sample_bytes();
+        ok = w.sample.decode_augment(r.data, r.size, c_.scale, k, c_.dtype, out);
+      }
+      if (ok) {
         ++b.samples;
         misses = 0;
         continue;
@@ -179,11 +244,14 @@ class PipelineCase final : public Case {
         throw std::runtime_error(fmt::format("no sample of dataset {} reads and decodes", src_->dataset.dir.string()));
       }
     }
-    b.checksum = kd::batch_checksum(b.data, static_cast<std::int64_t>(b.bytes / 4));
+    // The decoded images' checksum would prove nothing of the augmented batch the consumer
+    // reads; aug=gpu is checked on the augmented batch itself (verify_gpu_augment).
+    if (!gpu_augment_) b.checksum = kd::batch_checksum(b.data, static_cast<std::int64_t>(b.bytes / 4));
   }
 
   DeviceInfo device_;
   Config c_;
+  bool gpu_augment_;
   const Source* src_ = nullptr;
   std::size_t n_ = 0;
   std::vector<std::size_t> order_;
@@ -197,6 +265,7 @@ class PipelineCase final : public Case {
   std::vector<StepRecord> steps_;
   unsigned long long last_expected_ = 0;
   std::int64_t samples_ = 0;
+  std::vector<double> batch_bytes_;  // per step, beside steps_
   std::string cold_note_;
 };
 

@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "bench/core/errors.hpp"
 #include "bench/suites/dataload/datagen.hpp"
 #include "bench/suites/dataload/dataload.hpp"
+#include "bench/suites/dataload/pipeline.hpp"
 
 namespace gpubench::suites::dataload {
 namespace {
@@ -118,6 +121,45 @@ bool SampleWorker::decode_augment(const std::uint8_t* bytes, std::size_t size, i
   if (!decoder.decode(bytes, size, scale, image, &error)) return false;
   const kernels::dataload::Crop crop = kernels::dataload::random_crop(kAugmentSeed, sample, image.width, image.height);
   kernels::dataload::augment_host({image.pixels.data(), image.width, image.height}, crop, type, out);
+  return true;
+}
+
+void start_decoded_batch(HostBatch& b, int count) {
+  b.samples = 0;
+  b.corrupt = 0;
+  b.checksum = 0;
+  b.bytes = kernels::dataload::decoded_batch_layout(count).pixels;
+}
+
+bool SampleWorker::decode_into(const std::uint8_t* bytes, std::size_t size, int scale, std::uint64_t sample, int count,
+                               HostBatch& b, BatchMemory& memory) {
+  namespace kd = kernels::dataload;
+  if (b.samples >= count) throw std::logic_error("decode_into: the batch is full");
+  int width = 0, height = 0;
+  if (!decoder.header(bytes, size, width, height, &error)) return false;
+  width = scaled_size(width, scale);
+  height = scaled_size(height, scale);
+  const std::size_t need = b.bytes + static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 3;
+  if (need > b.capacity) {
+    // Grow by half again at least, so a batch of larger images than planned moves a few times,
+    // not once per image; the table and the images so far come along.
+    const std::size_t capacity = std::max(need, b.capacity + b.capacity / 2);
+    void* grown = memory.allocate(capacity);
+    std::memcpy(grown, b.data, b.bytes);
+    memory.release(b.data);
+    b.data = grown;
+    b.capacity = capacity;
+  }
+  const kd::DecodedBatch t = kd::decoded_batch(b.data, count);
+  const std::size_t offset = b.bytes - kd::decoded_batch_layout(count).pixels;
+  if (!decoder.decode_to(bytes, size, width, height, t.pixels + offset, &error)) return false;
+  const int i = b.samples;
+  t.offsets[i] = offset;
+  t.widths[i] = width;
+  t.heights[i] = height;
+  t.crops[i] = kd::random_crop(kAugmentSeed, sample, width, height);
+  b.bytes = need;
+  ++b.samples;
   return true;
 }
 

@@ -11,7 +11,6 @@
 #include "bench/core/case.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/suites/dataload/dataload.hpp"
-#include "kernels/common/float_formats.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/memory/host_pool.hpp"
 
@@ -244,39 +243,15 @@ class DecodeCase final : public StageCase {
       return v;
     }
     // Augmented samples: sampled outputs of the first and last slot against the reference.
-    v.method = "sampled output values of two samples against the double-precision reference";
     JpegDecoder decoder;
+    kd::AugmentCheck check;
     for (std::size_t slot : {std::size_t{0}, static_cast<std::size_t>(c_.batch - 1)}) {
       DecodedImage img;
       const kd::ImageView view = input(base + slot, decoder, img);
       const kd::Crop crop = kd::random_crop(kAugmentSeed, base + slot, view.width, view.height);
-      const std::uint8_t* o = out_.data() + slot * c_.sample_bytes();
-      for (int k = 0; k < 512; ++k) {
-        const std::uint64_t h = kernels::mix64(k + 17 * slot);
-        const int ch = static_cast<int>(h % 3), oy = static_cast<int>((h >> 8) % kd::kAugmentSize),
-                  ox = static_cast<int>((h >> 20) % kd::kAugmentSize);
-        const double want = kd::augment_reference(view, crop, ch, oy, ox);
-        const std::size_t idx = (static_cast<std::size_t>(ch) * kd::kAugmentSize + oy) * kd::kAugmentSize + ox;
-        double got;
-        if (c_.dtype == kd::OutType::F32) {
-          float f;
-          std::memcpy(&f, o + idx * 4, 4);
-          got = f;
-        } else {
-          std::uint16_t hbits;
-          std::memcpy(&hbits, o + idx * 2, 2);
-          got = kernels::half_bits_to_float(hbits);
-        }
-        const double err = std::fabs(got - want) / kd::augment_tolerance(c_.dtype);
-        v.max_error = std::max(v.max_error, err);
-        ++v.checked;
-        if (!(err <= 1.0) && v.passed) {
-          v.passed = false;
-          v.detail = fmt::format("sample {} channel {} ({}, {}): {} , expected {}", slot, ch, oy, ox, got, want);
-        }
-      }
+      kd::check_augmented(view, crop, c_.dtype, out_.data() + slot * c_.sample_bytes(), 512, slot, check);
     }
-    return v;
+    return augment_verification("sampled output values of two samples against the double-precision reference", check);
   }
 
   void run() override {

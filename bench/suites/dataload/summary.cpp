@@ -29,6 +29,12 @@ std::string key_without(const Json& axes, std::initializer_list<const char*> dro
   return k;
 }
 
+// The key of a preparation stage's per-core rate: decode reads only the scale.
+std::string prep_key(const std::string& stage, const Json& axes) {
+  if (stage == "decode") return fmt::format("decode/scale={}", axes.value("scale", 1));
+  return fmt::format("{}/scale={}/dtype={}", stage, axes.value("scale", 1), axes.value("dtype", ""));
+}
+
 struct Rate {
   std::int64_t workers;
   double samples_per_s;
@@ -71,7 +77,8 @@ Json scaling_json(std::vector<Rate> rates) {
 Json summarize(const std::vector<Json>& entries) {
   // device -> stage key (without workers) -> rates
   std::map<std::string, std::map<std::string, std::vector<Rate>>> rates;
-  // device -> per-core CPU preparation rate (decode_augment, 1 worker), keyed by scale/dtype
+  // device -> per-core CPU preparation rate at 1 worker, keyed by "decode_augment/scale=S/dtype=D"
+  // (augmentation on the CPU) and "decode/scale=S" (on the GPU: the workers only decode)
   std::map<std::string, std::map<std::string, double>> prep_per_core;
   // device -> pipeline key (without io) -> io -> entry
   std::map<std::string, std::map<std::string, std::map<std::string, const Json*>>> pipelines;
@@ -86,8 +93,8 @@ Json summarize(const std::vector<Json>& entries) {
     const double rate = number(g["metrics"], "items_per_s");
     const std::string stage = axes.value("stage", "");
     rates[dev][key_without(axes, {"workers"})].push_back({axes.value("workers", std::int64_t{1}), rate});
-    if (stage == "decode_augment" && axes.value("workers", 0) == 1) {
-      prep_per_core[dev][fmt::format("scale={}/dtype={}", axes.value("scale", 1), axes.value("dtype", ""))] = rate;
+    if (axes.value("workers", 0) == 1 && (stage == "decode_augment" || stage == "decode")) {
+      prep_per_core[dev][prep_key(stage, axes)] = rate;
     }
     if (stage == "pipeline") pipelines[dev][key_without(axes, {"io"})][axes.value("io", "")] = &e;
   }
@@ -126,11 +133,12 @@ Json summarize(const std::vector<Json>& entries) {
       const double step_s = static_cast<double>(axes.value("step_us", std::int64_t{0})) * 1e-6;
       double demand = runs.count("memory") ? number(per_io["memory"], "samples_per_s") : 0;
       if (demand <= 0 && step_s > 0) demand = static_cast<double>(axes.value("batch", 1)) / step_s;
-      const std::string prep_key = fmt::format("scale={}/dtype={}", axes.value("scale", 1), axes.value("dtype", ""));
-      // The CPU preparation rate per core, measured on the cpu device (the workers' host).
+      // The workers' CPU work per sample: decode and augment, or decode alone when the GPU
+      // augments; its rate per core, measured on the cpu device (the workers' host).
+      const std::string prep = prep_key(axes.value("aug", "cpu") == "gpu" ? "decode" : "decode_augment", axes);
       double per_core = 0;
       for (const auto& [pdev, m] : prep_per_core) {
-        if (auto it = m.find(prep_key); it != m.end()) per_core = it->second;
+        if (auto it = m.find(prep); it != m.end()) per_core = it->second;
       }
       if (demand > 0) {
         p["consumer_samples_per_s"] = demand;
@@ -138,11 +146,11 @@ Json summarize(const std::vector<Json>& entries) {
           p["per_core_samples_per_s"] = per_core;
           p["cores_needed"] = demand / per_core;
           p["cores_needed_note"] = fmt::format(
-              "cores needed to keep this consumer fed at {:.0f} samples/s, from decode_augment's per-core rate "
-              "{:.0f} samples/s ({}); reads and collation not included",
-              demand, per_core, prep_key);
+              "cores needed to keep this consumer fed at {:.0f} samples/s, from the per-core rate {:.0f} samples/s "
+              "of {}; reads and collation not included",
+              demand, per_core, prep);
         } else {
-          p["cores_needed_note"] = "no decode_augment case at workers=1 with this scale and dtype: per-core rate unknown";
+          p["cores_needed_note"] = fmt::format("no {} case at workers=1: per-core rate unknown", prep);
         }
       }
       pipes.push_back(std::move(p));
