@@ -129,6 +129,11 @@ step dataload-gpu run --device "$device" --suite dataload \
   --axis stage=augment,h2d,pipeline --axis workers=1 --axis dtype=fp32,fp16 --axis batch=8 --axis io=memory,cached,cold \
   --axis prefetch=0,2 --axis pinned=0,1 --axis aug=cpu,gpu --axis step_us=0,2000 --min-time 0.05 \
   --out "$out/dataload-gpu.json"
+# The train consumer: the mlp's bf16 step on the pooled batch (its inputs checked against the
+# host's pooling, the loss finite), with CPU and GPU augmentation.
+step dataload-train run --device "$device" --suite dataload --axis stage=pipeline --axis consumer=train-768 \
+  --axis workers=1 --axis dtype=fp16 --axis batch=8 --axis io=memory,cached --axis prefetch=2 --axis pinned=1 \
+  --axis aug=cpu,gpu --min-time 0.05 --out "$out/dataload-train.json"
 unset GPUBENCH_DATASET
 # collectives: every NCCL operation on one GPU (a one-rank communicator), every type (fp8 is
 # skipped with a reason below sm_90 or NCCL 2.24), reduction and layout, then a CUDA Graph launch.

@@ -45,6 +45,24 @@ __global__ void augment_kernel(DeviceBatch batch, Out* out, int size) {
   }
 }
 
+// Feature i = ((n * 3 + c) * grid + gy) * grid + gx: the mean of its block (augment.hpp),
+// accumulated in float (a block holds at most 224^2 values of magnitude < 3).
+template <typename In>
+__global__ void pool_kernel(const In* tensors, int count, int grid, int size, float* out) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long total = static_cast<long long>(count) * 3 * grid * grid;
+  if (i >= total) return;
+  const int gx = static_cast<int>(i % grid), gy = static_cast<int>((i / grid) % grid);
+  const long long nc = i / (static_cast<long long>(grid) * grid);
+  const int block = size / grid;
+  const In* plane = tensors + nc * size * size;
+  float sum = 0;
+  for (int y = gy * block; y < (gy + 1) * block; ++y) {
+    for (int x = gx * block; x < (gx + 1) * block; ++x) sum += static_cast<float>(plane[static_cast<long long>(y) * size + x]);
+  }
+  out[i] = sum / static_cast<float>(block * block);
+}
+
 __global__ void consumer_kernel(const std::uint32_t* data, std::int64_t words, std::int64_t cycles,
                                 unsigned long long* checksum) {
   const long long start = clock64();
@@ -72,6 +90,19 @@ cudaError_t launch_augment(const DeviceBatch& batch, OutType type, void* out, in
     augment_kernel<float><<<grid, block, 0, stream>>>(batch, static_cast<float*>(out), size);
   } else {
     augment_kernel<__half><<<grid, block, 0, stream>>>(batch, static_cast<__half*>(out), size);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_pool_features(const void* tensors, OutType type, int count, int grid, float* out, int size,
+                                 cudaStream_t stream) {
+  const long long total = static_cast<long long>(count) * 3 * grid * grid;
+  if (total == 0) return cudaSuccess;
+  const unsigned blocks = static_cast<unsigned>((total + 255) / 256);
+  if (type == OutType::F32) {
+    pool_kernel<float><<<blocks, 256, 0, stream>>>(static_cast<const float*>(tensors), count, grid, size, out);
+  } else {
+    pool_kernel<__half><<<blocks, 256, 0, stream>>>(static_cast<const __half*>(tensors), count, grid, size, out);
   }
   return cudaGetLastError();
 }

@@ -29,6 +29,10 @@ inline DeviceBatch device_batch(const void* base, int count) {
 // in augment.hpp, evaluated in float with one thread per output pixel (3 channels).
 cudaError_t launch_augment(const DeviceBatch& batch, OutType type, void* out, int size, cudaStream_t stream);
 
+// pool_features_host (augment.hpp) on the device: one thread per output feature.
+cudaError_t launch_pool_features(const void* tensors, OutType type, int count, int grid, float* out, int size,
+                                 cudaStream_t stream);
+
 // The consumer: sums every kChecksumStride-th 32-bit word of the batch's `words` words
 // (batch_checksum in augment.hpp; written to *checksum, so the kernel depends on the data and
 // the suite checks it got the right batch), then spins until `cycles` SM clock cycles have

@@ -70,6 +70,12 @@ struct AugmentCheck {
 void check_augmented(const ImageView& image, const Crop& crop, OutType type, const void* out, int points,
                      std::uint64_t sample, AugmentCheck& check, int size = kAugmentSize);
 
+// Features for the pipeline's train consumer: each sample's 3 x size x size tensor mean-pooled
+// over (size / grid)^2 blocks, out[n][c][gy][gx] = mean of channel c's block (gy, gx): 3 x grid
+// x grid floats per sample (grid divides size). Values in float, whatever `type` holds.
+void pool_features_host(const void* tensors, OutType type, int count, int grid, float* out, int size = kAugmentSize);
+inline int pooled_features(int grid) { return 3 * grid * grid; }
+
 // ---- a batch of decoded images (augmentation on the GPU) -------------------------------------
 // When the GPU augments (the pipeline's aug=gpu), the workers only decode. One buffer holds the
 // batch: a table of `count` entries (byte offset of each image in the pixel area, decoded

@@ -143,6 +143,28 @@ double augment_reference(const ImageView& image, const Crop& crop, int channel, 
   return (v / 255.0 - kMean[channel]) / kStd[channel];
 }
 
+void pool_features_host(const void* tensors, OutType type, int count, int grid, float* out, int size) {
+  const int block = size / grid;
+  const std::size_t plane = static_cast<std::size_t>(size) * static_cast<std::size_t>(size);
+  for (std::size_t nc = 0; nc < static_cast<std::size_t>(count) * 3; ++nc) {
+    for (int gy = 0; gy < grid; ++gy) {
+      for (int gx = 0; gx < grid; ++gx) {
+        double sum = 0;
+        for (int y = gy * block; y < (gy + 1) * block; ++y) {
+          const std::size_t row = nc * plane + static_cast<std::size_t>(y) * static_cast<std::size_t>(size);
+          for (int x = gx * block; x < (gx + 1) * block; ++x) {
+            const std::size_t i = row + static_cast<std::size_t>(x);
+            sum += type == OutType::F32 ? static_cast<const float*>(tensors)[i]
+                                        : half_bits_to_float(static_cast<const std::uint16_t*>(tensors)[i]);
+          }
+        }
+        out[(nc * static_cast<std::size_t>(grid) + static_cast<std::size_t>(gy)) * static_cast<std::size_t>(grid) +
+            static_cast<std::size_t>(gx)] = static_cast<float>(sum / (block * block));
+      }
+    }
+  }
+}
+
 void check_augmented(const ImageView& image, const Crop& crop, OutType type, const void* out, int points,
                      std::uint64_t sample, AugmentCheck& check, int size) {
   const auto* o = static_cast<const std::uint8_t*>(out);

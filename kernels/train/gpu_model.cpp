@@ -257,6 +257,18 @@ void GpuModel::upload(const std::vector<Batch>& micro) {
   cuda_check(cudaStreamSynchronize(m.s), "upload");
 }
 
+void GpuModel::set_inputs(std::size_t micro, const float* features) {
+  Impl& m = *impl_;
+  if (c_.kind != ModelKind::Mlp) throw std::logic_error("GpuModel::set_inputs: only the mlp takes input features");
+  const std::int64_t count = c_.batch * c_.hidden;
+  Buf& inputs = m.inputs.at(micro);
+  if (m.dt == DType::F32) {
+    cuda_check(cudaMemcpyAsync(inputs.get(), features, sz(count) * 4, cudaMemcpyDeviceToDevice, m.s), "set_inputs");
+  } else {
+    cuda_check(launch_cast_from_f32(m.dt, features, inputs.get(), count, m.s), "set_inputs");
+  }
+}
+
 void GpuModel::zero_grads() {
   Impl& m = *impl_;
   cuda_check(cudaMemsetAsync(m.g32.get(), 0, m.g32.bytes(), m.s), "memset grads");

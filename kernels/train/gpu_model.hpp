@@ -66,6 +66,10 @@ class GpuModel {
 
   // Copies accum micro-batches to the device (once; steps reuse them).
   void upload(const std::vector<Batch>& micro);
+  // mlp: replaces uploaded micro-batch `micro`'s inputs with `features` (B x C floats in device
+  // memory), enqueued on the model's stream (cast where the model computes in 16 bits). A
+  // data-loading consumer trains on its own batches this way.
+  void set_inputs(std::size_t micro, const float* features);
 
   // The phases of one step, enqueued on the stream. forward() also computes the loss gradient
   // (fused softmax cross-entropy), scaled by the loss scale / accum.

@@ -68,6 +68,42 @@ TEST_F(Dataload, DatagenThenRunReportsStagesStallSplitAndCores) {
   EXPECT_GT(p["cores_needed"].get<double>(), 0) << p.dump();
 }
 
+// consumer=train-768: the train suite's mlp trained on the pooled images, one step per batch,
+// checked and reported with its model FLOPs; a spin time with it is not a point, and the
+// largest model is refused on the CPU with the reason.
+TEST_F(Dataload, TrainConsumerTrainsOnTheBatches) {
+  ASSERT_EQ(datagen().code, 0);
+  const fs::path out = dir / "r.json";
+  const std::string env = fmt::format("GPUBENCH_DATASET={}", data.string());
+  Output r = gpubench(fmt::format("run --suite dataload --device cpu --quiet --out {} --min-time 0.05 --min-samples 3 "
+                                  "--warmup 0.01 --axis stage=pipeline --axis workers=1 --axis batch=4 --axis io=memory,cached "
+                                  "--axis prefetch=2 --axis step_us=0,2000 --axis consumer=train-768,train-9408",
+                                  out.string()),
+                      env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(e2e::slurp(out));
+  int trained = 0, refused = 0;
+  for (const auto& b : j["benchmarks"]) {
+    const auto& g = b["gpubench"];
+    EXPECT_EQ(g["axes"]["step_us"], 0) << b.dump();
+    if (g["axes"]["consumer"] == "train-9408") {
+      EXPECT_EQ(g["status"], "skipped") << b.dump();
+      EXPECT_NE(g["reason"].get<std::string>().find("train-768"), std::string::npos) << b.dump();
+      ++refused;
+      continue;
+    }
+    ASSERT_EQ(g["status"], "ok") << b.dump();
+    ++trained;
+    EXPECT_TRUE(g["verification"]["passed"].get<bool>());
+    EXPECT_NE(g["verification"]["method"].get<std::string>().find("finite loss"), std::string::npos);
+    EXPECT_NE(g["details"]["consumer"].get<std::string>().find("mlp classifier (4 layers of 768"), std::string::npos);
+    EXPECT_GT(g["metrics"]["flops"].get<double>(), 0);
+    EXPECT_GT(g["metrics"]["tflops"].get<double>(), 0);
+  }
+  EXPECT_EQ(trained, 2);
+  EXPECT_EQ(refused, 2);
+}
+
 TEST_F(Dataload, CorruptFilesAreCountedAndSkipped) {
   ASSERT_EQ(datagen().code, 0);
   fs::resize_file(data / "images" / "00000003.jpg", 200);  // truncated

@@ -3,7 +3,6 @@
 #include <stdexcept>
 
 #include "kernels/common/fill.cuh"
-#include "kernels/dataload/augment.cuh"
 #include "kernels/memory/peak.cuh"
 #include "kernels/memory/stream.cuh"
 
@@ -27,10 +26,5 @@ cudaError_t launch_stream(StreamOp, double*, double*, double*, std::size_t, doub
 int stream_blocks_per_sm(StreamOp) { no_kernels(); }
 int copy16_blocks_per_sm() { no_kernels(); }
 cudaError_t launch_copy16(void*, const void*, std::size_t, unsigned, cudaStream_t) { no_kernels(); }
-
-namespace dataload {
-cudaError_t launch_augment(const DeviceBatch&, OutType, void*, int, cudaStream_t) { no_kernels(); }
-cudaError_t launch_consumer(const void*, std::int64_t, std::int64_t, unsigned long long*, cudaStream_t) { no_kernels(); }
-}  // namespace dataload
 
 }  // namespace gpubench::kernels

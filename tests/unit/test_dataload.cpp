@@ -303,6 +303,79 @@ TEST(DataloadAugment, CheckAugmentedPassesTheRightTensorAndNamesAWrongValue) {
   }
 }
 
+// Pooled features: blocks of known values average to them, in both tensor types; the feature
+// order is [sample][channel][gy][gx].
+TEST(DataloadAugment, PoolFeaturesAveragesEachBlock) {
+  const int size = 8, grid = 2, count = 2;  // 4x4 blocks
+  std::vector<float> f32(static_cast<std::size_t>(count) * 3 * size * size);
+  for (int n = 0; n < count; ++n) {
+    for (int c = 0; c < 3; ++c) {
+      for (int y = 0; y < size; ++y) {
+        for (int x = 0; x < size; ++x) {
+          // Block (gy, gx) holds values averaging to n + c/4 + gy/8 + gx/16, +-0.5 in a checkerboard.
+          const float mean = static_cast<float>(n) + c / 4.0f + (y / 4) / 8.0f + (x / 4) / 16.0f;
+          f32[((static_cast<std::size_t>(n) * 3 + c) * size + y) * size + x] = mean + ((x + y) % 2 ? 0.5f : -0.5f);
+        }
+      }
+    }
+  }
+  std::vector<std::uint16_t> f16(f32.size());
+  for (std::size_t i = 0; i < f32.size(); ++i) f16[i] = kernels::float_to_half_bits(f32[i]);
+  for (kd::OutType type : {kd::OutType::F32, kd::OutType::F16}) {
+    std::vector<float> out(static_cast<std::size_t>(count) * kd::pooled_features(grid));
+    kd::pool_features_host(type == kd::OutType::F32 ? static_cast<const void*>(f32.data()) : f16.data(), type, count,
+                           grid, out.data(), size);
+    for (int n = 0; n < count; ++n) {
+      for (int c = 0; c < 3; ++c) {
+        for (int gy = 0; gy < grid; ++gy) {
+          for (int gx = 0; gx < grid; ++gx) {
+            const float want = static_cast<float>(n) + c / 4.0f + gy / 8.0f + gx / 16.0f;
+            EXPECT_NEAR(out[((static_cast<std::size_t>(n) * 3 + c) * grid + gy) * grid + gx], want, 2e-3)
+                << n << " " << c << " " << gy << " " << gx;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(kd::pooled_features(16), 768);
+}
+
+// The host train consumer trains the mlp on the batch's pooled images and checks its step:
+// the right batch passes, another batch's tensors do not.
+TEST(DataloadTrainConsumer, TrainsOnThePooledBatchAndChecksIt) {
+  const int batch = 2, grid = 16;
+  const kernels::train::ModelConfig m = train_consumer_model(grid, batch);
+  EXPECT_EQ(m.hidden, 768);
+  EXPECT_EQ(m.vocab, 1000);
+  EXPECT_EQ(m.batch, batch);
+  std::vector<std::uint8_t> tensors(batch * kd::out_bytes(kd::OutType::F32)), other(tensors.size());
+  SampleWorker w;
+  for (int s = 0; s < batch; ++s) {
+    const std::vector<std::uint8_t> rgb = synth_image(7, static_cast<std::uint64_t>(s), 160, 120);
+    kd::augment_host({rgb.data(), 160, 120}, kd::random_crop(1, s, 160, 120), kd::OutType::F32,
+                     tensors.data() + s * kd::out_bytes(kd::OutType::F32));
+    kd::augment_host({rgb.data(), 160, 120}, kd::random_crop(2, s, 160, 120), kd::OutType::F32,
+                     other.data() + s * kd::out_bytes(kd::OutType::F32));
+  }
+  auto consumer = make_host_train_consumer(grid, batch, kd::OutType::F32);
+  HostBatch b;
+  b.data = tensors.data();
+  b.capacity = b.bytes = tensors.size();
+  b.samples = batch;
+  consumer->consume(b);
+  EXPECT_EQ(consumer->check_training(tensors.data(), batch), "");
+  const std::string wrong = consumer->check_training(other.data(), batch);
+  EXPECT_NE(wrong.find("input feature"), std::string::npos) << wrong;
+  EXPECT_EQ(consumer->last_checksum(), kd::batch_checksum(tensors.data(), static_cast<std::int64_t>(tensors.size() / 4)));
+  EXPECT_NE(consumer->describe().find("3x16x16"), std::string::npos);
+  // A loss that is not finite fails the check whatever the features.
+  std::vector<float> features(static_cast<std::size_t>(batch) * 768);
+  kd::pool_features_host(tensors.data(), kd::OutType::F32, batch, grid, features.data());
+  EXPECT_EQ(check_training_step(features, 6.9, tensors.data(), kd::OutType::F32, batch, grid), "");
+  EXPECT_NE(check_training_step(features, std::nan(""), tensors.data(), kd::OutType::F32, batch, grid).find("loss"),
+            std::string::npos);
+}
+
 // ---- decoded batches (augmentation on the GPU) --------------------------------------------------
 
 TEST(DataloadDecodedBatch, LayoutRegionsAreAlignedAndApart) {

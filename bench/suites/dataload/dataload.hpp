@@ -53,6 +53,7 @@ struct Config {
   bool pinned = false;
   bool gpu_augment = false;
   std::int64_t step_us = 0;
+  int train_grid = 0;  // consumer=train-*: pooled grid of the mlp's inputs (0: consumer=spin)
   std::size_t sample_bytes() const { return kernels::dataload::out_bytes(dtype); }
 };
 Config to_config(const Point& point);
@@ -86,10 +87,16 @@ void start_decoded_batch(HostBatch& b, int count);
 std::unique_ptr<Case> make_host_stage(const Config& c);  // read, decode, augment, decode_augment, collate
 std::unique_ptr<Case> make_pipeline_case(const DeviceInfo& device, const Config& c);
 std::unique_ptr<Case> make_gpu_case(const DeviceInfo& device, const Config& c);  // augment, h2d on CUDA
-// The GPU consumer; with `augment`, batches hold decoded images (DecodedBatch) that it augments
-// on the GPU into `augment`-typed tensors before its step.
-std::unique_ptr<Consumer> make_gpu_consumer(const DeviceInfo& device, double seconds, bool pinned,
-                                            std::optional<kernels::dataload::OutType> augment);
+// What the pipeline's GPU consumer does with each batch.
+struct GpuConsumerSpec {
+  double seconds = 0;   // consumer=spin: the calibrated kernel's time per batch
+  int train_grid = 0;   // consumer=train-*: the mlp's pooled grid (train_consumer_model); 0: none
+  bool pinned = false;  // batches in page-locked memory (for the description)
+  bool augment = false; // batches hold decoded images (DecodedBatch) to augment first (aug=gpu)
+  kernels::dataload::OutType type = kernels::dataload::OutType::F32;  // the batch tensors' type
+  int batch = 0;
+};
+std::unique_ptr<Consumer> make_gpu_consumer(const DeviceInfo& device, const GpuConsumerSpec& spec);
 std::unique_ptr<BatchMemory> pinned_memory();
 
 // The pipeline's producer work for one sample, shared by the stages and the pipeline: decode

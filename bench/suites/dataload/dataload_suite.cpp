@@ -20,6 +20,7 @@ bool reads(Stage s, const std::string& axis) {
   if (axis == "pinned") return s == Stage::H2D || s == Stage::Pipeline;
   if (axis == "aug") return s == Stage::Pipeline;
   if (axis == "step_us") return s == Stage::Pipeline;
+  if (axis == "consumer") return s == Stage::Pipeline;
   return true;  // stage, batch
 }
 
@@ -30,6 +31,7 @@ AxisValue neutral(const std::string& axis) {
   if (axis == "format") return std::string("files");
   if (axis == "dtype") return std::string("fp32");
   if (axis == "aug") return std::string("cpu");
+  if (axis == "consumer") return std::string("spin");
   if (axis == "workers" || axis == "scale") return std::int64_t{1};
   return std::int64_t{0};  // prefetch, pinned, step_us
 }
@@ -70,7 +72,8 @@ class DataloadSuite final : public Suite {
         {"prefetch", AxisKind::Int, "pipeline: batches the queue holds; h2d: 0 = synchronous copies, k = k buffers in flight", {}, 0},
         {"pinned", AxisKind::Int, "1: page-locked host batches (h2d, pipeline on a GPU)", {}, 0},
         {"aug", AxisKind::Enum, "where the pipeline augments: cpu (in the workers) or gpu", {"cpu", "gpu"}, 1},
-        {"step_us", AxisKind::Int, "pipeline: the consumer's time per batch in microseconds (0: none)", {}, 0},
+        {"step_us", AxisKind::Int, "pipeline, consumer=spin: the consumer's time per batch in microseconds (0: none)", {}, 0},
+        {"consumer", AxisKind::Enum, "pipeline: spin (a calibrated wait of step_us: a GPU kernel, or a host loop) or train-768/3072/9408 (one training step of the train suite's mlp classifier on the batch's images mean-pooled to that many features)", {"spin", "train-768", "train-3072", "train-9408"}, 1},
     };
   }
 
@@ -78,18 +81,21 @@ class DataloadSuite final : public Suite {
     const std::string all = stage_names(), sweep = worker_sweep(), n = std::to_string(kernels::usable_cpus());
     const std::string cpu_stages = "read,decode,augment,decode_augment,collate,pipeline";
     auto cpu = [&](std::string stage, std::string workers, std::string order, std::string io, std::string format,
-                   std::string scale, std::string dtype, std::string batch, std::string prefetch, std::string step) {
+                   std::string scale, std::string dtype, std::string batch, std::string prefetch, std::string step,
+                   std::string consumer) {
       return std::vector<std::pair<std::string, std::string>>{
           {"stage", stage},   {"workers", workers}, {"order", order},       {"io", io},
           {"format", format}, {"scale", scale},     {"dtype", dtype},       {"batch", batch},
-          {"prefetch", prefetch}, {"pinned", "0"},  {"aug", "cpu"},         {"step_us", step}};
+          {"prefetch", prefetch}, {"pinned", "0"},  {"aug", "cpu"},         {"step_us", step},
+          {"consumer", consumer}};
     };
     auto gpu = [&](std::vector<std::pair<std::string, std::string>> v, std::string stages, std::string pinned,
-                   std::string aug) {
+                   std::string aug, std::string consumer) {
       for (auto& [k, val] : v) {
         if (k == "stage") val = stages;
         if (k == "pinned") val = pinned;
         if (k == "aug") val = aug;
+        if (k == "consumer") val = consumer;
       }
       return v;
     };
@@ -98,12 +104,13 @@ class DataloadSuite final : public Suite {
     // pipeline's three DS-Analyzer runs and its loader capacity without a consumer (cached).
     const std::string one_and_all = n == "1" ? "1" : "1," + n;
     const auto q = cpu("decode,decode_augment,pipeline", one_and_all, "random", "memory,cached,cold", "files", "1", "fp32",
-                       "8", "0,4", "0,10000");
+                       "8", "0,4", "0,10000", "spin");
     auto q_gpu = q;
+    // standard and full add the train consumer (the train suite's mlp on the pooled images).
     const auto s = cpu(cpu_stages, sweep, "seq,random", "memory,cached,cold,direct", "files,shard", "1,2", "fp32", "32",
-                       "0,4", "0,10000");
+                       "0,4", "0,10000", "spin,train-768");
     const auto f = cpu(cpu_stages, sweep, "seq,random", "memory,cached,cold,direct", "files,shard", "1,2,4,8",
-                       "fp32,fp16", "64", "0,2,8", "0,5000,20000");
+                       "fp32,fp16", "64", "0,2,8", "0,5000,20000", "spin,train-768,train-3072");
     auto s_gpu = s, f_gpu = f;
     for (auto* v : {&s_gpu, &f_gpu}) {
       for (auto& [k, val] : *v) {
@@ -111,9 +118,9 @@ class DataloadSuite final : public Suite {
       }
     }
     return {
-        {"quick", gpu(q_gpu, "augment,h2d,pipeline", "0,1", "cpu,gpu"), q},
-        {"standard", gpu(s_gpu, all, "0,1", "cpu,gpu"), s},
-        {"full", gpu(f_gpu, all, "0,1", "cpu,gpu"), f},
+        {"quick", gpu(q_gpu, "augment,h2d,pipeline", "0,1", "cpu,gpu", "spin"), q},
+        {"standard", gpu(s_gpu, all, "0,1", "cpu,gpu", "spin,train-3072"), s},
+        {"full", gpu(f_gpu, all, "0,1", "cpu,gpu", "spin,train-768,train-3072,train-9408"), f},
     };
   }
 
@@ -133,9 +140,11 @@ class DataloadSuite final : public Suite {
     if (*stage == Stage::Read && io == "memory") return false;
     if (*stage == Stage::Pipeline && io == "direct") return false;
     if (*stage == Stage::Pipeline && point.integer("prefetch") == 0) return false;
-    if (*stage == Stage::Pipeline && io == "memory" && point.integer("step_us") == 0) return false;  // nothing to time
+    const bool spin = point.text("consumer") == "spin";
+    if (*stage == Stage::Pipeline && !spin && point.integer("step_us") != 0) return false;  // a train step takes its own time
+    if (*stage == Stage::Pipeline && spin && io == "memory" && point.integer("step_us") == 0) return false;  // nothing to time
     if (*stage == Stage::H2D && point.integer("prefetch") > 8) return false;
-    if (*stage == Stage::Pipeline && io != "memory" && point.integer("step_us") == 0 && device.is_cuda()) return false;
+    if (*stage == Stage::Pipeline && spin && io != "memory" && point.integer("step_us") == 0 && device.is_cuda()) return false;
     return true;
   }
 
@@ -147,6 +156,9 @@ class DataloadSuite final : public Suite {
     }
     if (!device.is_cuda() && c.stage == Stage::H2D) return "h2d needs a CUDA device";
     if (c.batch > 4096) return fmt::format("batch={}: at most 4096 samples", c.batch);
+    if (!device.is_cuda() && c.train_grid > 32) {
+      return "consumer=train-9408 on the CPU: a 363M-parameter model (5.8 GB of fp32 state, seconds per step); use train-768 or train-3072";
+    }
     if (c.workers > 1024) return fmt::format("workers={}: at most 1024 threads", c.workers);
     return std::nullopt;
   }
@@ -217,6 +229,9 @@ Config to_config(const Point& p) {
   c.pinned = p.integer("pinned") != 0;
   c.gpu_augment = p.text("aug") == "gpu";
   c.step_us = p.integer("step_us");
+  // train-<features>: features = 3 x grid x grid, the grid dividing 224 (kAugmentSize).
+  const std::string consumer = p.text("consumer");
+  c.train_grid = consumer == "train-768" ? 16 : consumer == "train-3072" ? 32 : consumer == "train-9408" ? 56 : 0;
   return c;
 }
 

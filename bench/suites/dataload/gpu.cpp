@@ -13,11 +13,13 @@
 #include "bench/suites/dataload/pipeline.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/dataload/augment.cuh"
+#include "kernels/train/gpu_model.hpp"
 
 namespace gpubench::suites::dataload {
 namespace {
 
 namespace kd = kernels::dataload;
+
 
 class PinnedMemory final : public BatchMemory {
  public:
@@ -49,13 +51,22 @@ double cycles_per_second(cudaStream_t stream, unsigned long long* scratch) {
 // consume() returns once the copy is done (the host buffer may be refilled) and the previous
 // step's kernel has finished (at most one step in flight beyond the copy: double-buffered).
 // With `augment` the batch holds decoded images: the augmentation kernel turns them into the
-// batch tensor on the compute stream first, and the step reads that.
+// batch tensor on the compute stream first, and the step reads that. The step is the calibrated
+// kernel (consumer=spin), or with `train_grid` one bf16 training step of the train suite's mlp
+// (GpuModel) on the batch's pooled images, after the checksum kernel (zero cycles).
 class GpuConsumer final : public Consumer {
  public:
-  GpuConsumer(const DeviceInfo& device, double seconds, bool pinned, std::optional<kd::OutType> augment)
-      : current_(device.ordinal), device_(device.ordinal), seconds_(seconds), pinned_(pinned), augment_(augment) {
+  GpuConsumer(const DeviceInfo& device, const GpuConsumerSpec& spec)
+      : current_(device.ordinal), device_(device.ordinal), spec_(spec) {
     GPUBENCH_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&checksum_), sizeof(unsigned long long) * 2));
-    cycles_ = static_cast<std::int64_t>(seconds * cycles_per_second(compute_.get(), checksum_));
+    if (spec.seconds > 0) cycles_ = static_cast<std::int64_t>(spec.seconds * cycles_per_second(compute_.get(), checksum_));
+    if (spec.train_grid > 0) {
+      const kernels::train::ModelConfig c = train_consumer_model(spec.train_grid, spec.batch);
+      model_ = std::make_unique<kernels::train::GpuModel>(c, kernels::train::GpuPrecision::BF16, kTrainConsumerSeed,
+                                                          compute_.get());
+      model_->upload({kernels::train::make_batch(c, kTrainConsumerSeed)});
+      features_ = cuda::DeviceBuffer(static_cast<std::size_t>(c.batch * c.hidden) * sizeof(float));
+    }
   }
   ~GpuConsumer() override {
     (void)cudaStreamSynchronize(compute_.get());
@@ -72,18 +83,24 @@ class GpuConsumer final : public Consumer {
     GPUBENCH_CUDA_CHECK(cudaStreamWaitEvent(compute_.get(), copied_[k].get(), 0));
     const void* tensor = buffers_[k].get();
     std::size_t tensor_bytes = batch.bytes;
-    if (augment_) {
+    if (spec_.augment) {
       // Buffers are reallocated only when this slot's previous step (two back) has finished:
       // the previous consume() waited for it.
-      tensor_bytes = static_cast<std::size_t>(batch.samples) * kd::out_bytes(*augment_);
+      tensor_bytes = static_cast<std::size_t>(batch.samples) * kd::out_bytes(spec_.type);
       if (augmented_[k].bytes() < tensor_bytes) augmented_[k] = cuda::DeviceBuffer(tensor_bytes);
-      GPUBENCH_CUDA_CHECK(kd::launch_augment(kd::device_batch(buffers_[k].get(), batch.samples), *augment_,
+      GPUBENCH_CUDA_CHECK(kd::launch_augment(kd::device_batch(buffers_[k].get(), batch.samples), spec_.type,
                                              augmented_[k].get(), kd::kAugmentSize, compute_.get()));
       tensor = augmented_[k].get();
     }
     GPUBENCH_CUDA_CHECK(kd::launch_consumer(tensor, static_cast<std::int64_t>(tensor_bytes / 4), cycles_, checksum_ + k,
                                             compute_.get()));
     tensor_bytes_[k] = tensor_bytes;
+    if (model_) {
+      GPUBENCH_CUDA_CHECK(kd::launch_pool_features(tensor, spec_.type, batch.samples, spec_.train_grid, features_.as<float>(),
+                                                   kd::kAugmentSize, compute_.get()));
+      model_->set_inputs(0, features_.as<float>());
+      model_->step(kernels::train::AdamW{});
+    }
     done_[k].record(compute_.get());
     last_ = k;
     GPUBENCH_CUDA_CHECK(cudaEventSynchronize(copied_[k].get()));
@@ -96,30 +113,37 @@ class GpuConsumer final : public Consumer {
     return v;
   }
   bool last_augmented(std::vector<std::uint8_t>& out) override {
-    if (!augment_) return false;
+    if (!spec_.augment) return false;
     out.resize(tensor_bytes_[last_]);
     GPUBENCH_CUDA_CHECK(cudaMemcpy(out.data(), augmented_[last_].get(), out.size(), cudaMemcpyDeviceToHost));
     return true;
   }
+  std::string check_training(const void* tensors, int samples) override {
+    if (!model_) return {};
+    std::vector<float> features(features_.bytes() / sizeof(float));
+    GPUBENCH_CUDA_CHECK(cudaMemcpy(features.data(), features_.get(), features_.bytes(), cudaMemcpyDeviceToHost));
+    return check_training_step(features, model_->loss(), tensors, spec_.type, samples, spec_.train_grid);
+  }
   std::string describe() const override {
     const std::string augment =
-        augment_ ? fmt::format("GPU augmentation of the decoded images to {} NCHW, then ",
-                               *augment_ == kd::OutType::F32 ? "fp32" : "fp16")
-                 : std::string();
-    return fmt::format("{}GPU kernel of {:.6g} s per batch ({} cycles) on cuda:{}, H2D from {} memory on a copy stream",
-                       augment, seconds_, cycles_, device_, pinned_ ? "pinned" : "pageable");
+        spec_.augment ? fmt::format("GPU augmentation of the decoded images to {} NCHW, then ",
+                                    spec_.type == kd::OutType::F32 ? "fp32" : "fp16")
+                      : std::string();
+    const std::string step =
+        model_ ? describe_train_consumer(spec_.train_grid, spec_.batch, fmt::format("on cuda:{} (bf16, fp32 master weights)", device_))
+               : fmt::format("GPU kernel of {:.6g} s per batch ({} cycles) on cuda:{}", spec_.seconds, cycles_, device_);
+    return fmt::format("{}{}; H2D from {} memory on a copy stream", augment, step, spec_.pinned ? "pinned" : "pageable");
   }
 
  private:
   cuda::ScopedDevice current_;  // first: the streams and buffers below belong to this device
   int device_;
-  double seconds_;
-  bool pinned_;
-  std::optional<kd::OutType> augment_;
+  GpuConsumerSpec spec_;
   std::int64_t cycles_ = 0;
   cuda::Stream copy_, compute_;
   cuda::Event copied_[2], done_[2];
-  cuda::DeviceBuffer buffers_[2], augmented_[2];
+  cuda::DeviceBuffer buffers_[2], augmented_[2], features_;
+  std::unique_ptr<kernels::train::GpuModel> model_;  // consumer=train-*
   std::size_t tensor_bytes_[2] = {0, 0};
   unsigned long long* checksum_ = nullptr;
   std::int64_t step_ = 0;
@@ -283,9 +307,8 @@ class H2DCase final : public CudaCase {
 
 std::unique_ptr<BatchMemory> pinned_memory() { return std::make_unique<PinnedMemory>(); }
 
-std::unique_ptr<Consumer> make_gpu_consumer(const DeviceInfo& device, double seconds, bool pinned,
-                                            std::optional<kd::OutType> augment) {
-  return std::make_unique<GpuConsumer>(device, seconds, pinned, augment);
+std::unique_ptr<Consumer> make_gpu_consumer(const DeviceInfo& device, const GpuConsumerSpec& spec) {
+  return std::make_unique<GpuConsumer>(device, spec);
 }
 
 std::unique_ptr<Case> make_gpu_case(const DeviceInfo& device, const Config& c) {

@@ -15,6 +15,8 @@
 
 #include "bench/suites/dataload/queue.hpp"
 #include "bench/suites/dataload/stall.hpp"
+#include "kernels/dataload/augment.hpp"
+#include "kernels/train/model_config.hpp"
 
 namespace gpubench::suites::dataload {
 
@@ -51,11 +53,28 @@ class Consumer {
   // A consumer that augments (decoded batches, aug=gpu): the last batch's augmented tensors,
   // copied to `out`. False for one that takes batches as they come.
   virtual bool last_augmented(std::vector<std::uint8_t>& /*out*/) { return false; }
+  // A consumer that trains (consumer=train-*): checks its last step against `tensors`, a host
+  // copy of the augmented batch it took (`samples` tensors): its input features against a
+  // host pooling of them, and a finite loss. What is wrong, or empty; empty for the others.
+  virtual std::string check_training(const void* /*tensors*/, int /*samples*/) { return {}; }
   virtual std::string describe() const = 0;
 };
 
 // Spins on the host for `seconds` per step after summing the batch's checksum words.
 std::unique_ptr<Consumer> make_host_consumer(double seconds);
+
+// consumer=train-*: one training step of the train suite's mlp classifier per batch, its
+// inputs the batch's images mean-pooled to 3 x grid x grid features (kernels/dataload
+// pool_features_host): 4 layers of that width, 1000 classes, synthetic labels.
+kernels::train::ModelConfig train_consumer_model(int grid, int batch);
+inline constexpr std::uint64_t kTrainConsumerSeed = 5;  // its initial parameters and labels
+// The host one (the CPU reference model, fp32, OpenBLAS matmuls), after the checksum.
+std::unique_ptr<Consumer> make_host_train_consumer(int grid, int batch, kernels::dataload::OutType type);
+// What a train consumer checks of its last step (Consumer::check_training): `features` it
+// trained on against a host pooling of `tensors`, and `loss`.
+std::string check_training_step(const std::vector<float>& features, double loss, const void* tensors,
+                                kernels::dataload::OutType type, int samples, int grid);
+std::string describe_train_consumer(int grid, int batch, const std::string& where);
 
 struct PipelineConfig {
   int workers = 1;

@@ -11,7 +11,9 @@
 #include "bench/core/errors.hpp"
 #include "bench/suites/dataload/dataload.hpp"
 #include "bench/suites/dataload/pipeline.hpp"
+#include "bench/suites/train/train.hpp"
 #include "kernels/common/random.hpp"
+#include "kernels/train/gpu_model.hpp"
 
 namespace gpubench::suites::dataload {
 namespace {
@@ -48,11 +50,15 @@ class PipelineCase final : public Case {
     const double seconds = static_cast<double>(c_.step_us) * 1e-6;
     if (device_.is_cuda()) {
       memory_ = c_.pinned ? pinned_memory() : plain_memory();
-      consumer_ = make_gpu_consumer(device_, seconds, c_.pinned,
-                                    gpu_augment_ ? std::optional<kd::OutType>(c_.dtype) : std::nullopt);
+      try {
+        consumer_ = make_gpu_consumer(device_, {seconds, c_.train_grid, c_.pinned, gpu_augment_, c_.dtype, c_.batch});
+      } catch (const kernels::train::DeviceOutOfMemory& e) {
+        throw CaseSkipped(fmt::format("the train consumer's model: {}", e.what()));
+      }
     } else {
       memory_ = plain_memory();
-      consumer_ = make_host_consumer(seconds);
+      consumer_ = c_.train_grid > 0 ? make_host_train_consumer(c_.train_grid, c_.batch, c_.dtype)
+                                    : make_host_consumer(seconds);
     }
     const std::vector<fs::path> paths = c_.shard ? std::vector<fs::path>{d.shard_data} : d.files;
     if (c_.io == Io::Cached) {
@@ -85,22 +91,55 @@ class PipelineCase final : public Case {
     clock_ = StepClock();
   }
 
+  // Three batches through the pipeline and the consumer, each held until checked: the
+  // consumer's checksum of the tensors it took against the producer's (aug=gpu: against the
+  // host's of the GPU's augmented tensors, whose sampled values are checked against the
+  // reference on the decoded images the batch carried), and a train consumer's step.
   Verification verify() override {
-    if (gpu_augment_) return verify_gpu_augment();
     Verification v;
-    v.method = "the consumer's checksum of 3 batches against the producer's";
+    v.method = gpu_augment_ ? "3 batches: 64 sampled values of every GPU-augmented sample against the double-precision "
+                              "reference on the decoded images, and the consumer's checksum of the augmented batch"
+                            : "3 batches: the consumer's checksum against the producer's";
+    if (c_.train_grid > 0) v.method += "; the train step's pooled inputs against the host's, and a finite loss";
     v.passed = true;
-    for (int i = 0; i < 3; ++i) {
-      run();
+    kd::AugmentCheck values;
+    for (int i = 0; i < 3 && v.passed; ++i) {
+      double wait = 0;
+      int depth = 0;
+      HostBatch* b = pipeline_->next(wait, depth);
+      consumer_->consume(*b);
       consumer_->finish();
+      const void* tensors = b->data;
+      unsigned long long want = b->checksum;
+      std::vector<std::uint8_t> augmented;
+      if (gpu_augment_) {
+        if (!consumer_->last_augmented(augmented)) throw std::logic_error("pipeline: the consumer did not augment");
+        const kd::DecodedBatch t = kd::decoded_batch(b->data, c_.batch);
+        for (int s = 0; s < b->samples; ++s) {
+          kd::check_augmented({t.pixels + t.offsets[s], t.widths[s], t.heights[s]}, t.crops[s], c_.dtype,
+                              augmented.data() + static_cast<std::size_t>(s) * c_.sample_bytes(), 64,
+                              static_cast<std::uint64_t>(s), values);
+        }
+        tensors = augmented.data();
+        want = kd::batch_checksum(tensors, static_cast<std::int64_t>(augmented.size() / 4));
+      }
       const unsigned long long got = consumer_->last_checksum();
+      const std::string training = consumer_->check_training(tensors, b->samples);
+      pipeline_->give_back(b);
       ++v.checked;
-      if (got != last_expected_) {
+      if (!values.passed()) {
         v.passed = false;
-        v.detail = fmt::format("batch checksum {:x}, the producer's {:x}", got, last_expected_);
-        break;
+        v.detail = values.first_mismatch;
+      } else if (got != want) {
+        v.passed = false;
+        v.detail = fmt::format("batch {}: the consumer's checksum {:x}, expected {:x}", i, got, want);
+      } else if (!training.empty()) {
+        v.passed = false;
+        v.detail = fmt::format("batch {}: {}", i, training);
       }
     }
+    v.checked += values.checked;
+    v.max_error = values.max_error;
     return v;
   }
 
@@ -110,15 +149,17 @@ class PipelineCase final : public Case {
     int depth = 0;
     HostBatch* b = pipeline_->next(wait, depth);
     consumer_->consume(*b);
-    last_expected_ = b->checksum;
-    samples_ += b->samples;
     batch_bytes_.push_back(static_cast<double>(b->bytes));
     pipeline_->give_back(b);
     steps_.push_back({t0, wait, clock_.now() - t0, depth});
   }
 
   Metrics metrics() const override {
-    Metrics m;
+    // A train consumer's model FLOPs per step: TFLOP/s and % of peak show what the input
+    // pipeline leaves of the model's speed.
+    Metrics m = c_.train_grid > 0 ? train::step_metrics(train_consumer_model(c_.train_grid, c_.batch),
+                                                        device_.is_cuda() ? train::Precision::BF16Amp : train::Precision::FP32)
+                                  : Metrics{};
     m.items = static_cast<double>(c_.batch);
     m.items_unit = "samples";
     return m;
@@ -131,7 +172,7 @@ class PipelineCase final : public Case {
     const StallStats s = stall_stats(measured);
     nlohmann::ordered_json j;
     j["consumer"] = consumer_->describe();
-    j["consumer_step_s"] = static_cast<double>(c_.step_us) * 1e-6;
+    if (c_.train_grid == 0) j["consumer_step_s"] = static_cast<double>(c_.step_us) * 1e-6;
     j["augment"] = gpu_augment_ ? "gpu" : "cpu";
     // What each step copies to the device: the augmented tensors, or the decoded images (aug=gpu).
     double bytes = 0;
@@ -173,39 +214,6 @@ class PipelineCase final : public Case {
       largest = std::max(largest, static_cast<std::size_t>(scaled_size(w, c_.scale)) * scaled_size(h, c_.scale) * 3);
     }
     return kd::decoded_batch_layout(c_.batch).pixels + static_cast<std::size_t>(c_.batch) * largest;
-  }
-
-  // aug=gpu: one batch through the pipeline and the consumer, held until checked: sampled values
-  // of every sample of the GPU's augmented batch against the reference on the decoded images the
-  // batch carried, and the consumer's checksum of the augmented batch against the host's.
-  Verification verify_gpu_augment() {
-    double wait = 0;
-    int depth = 0;
-    HostBatch* b = pipeline_->next(wait, depth);
-    consumer_->consume(*b);
-    consumer_->finish();
-    std::vector<std::uint8_t> out;
-    if (!consumer_->last_augmented(out)) throw std::logic_error("pipeline: the consumer did not augment");
-    const kd::DecodedBatch t = kd::decoded_batch(b->data, c_.batch);
-    kd::AugmentCheck check;
-    for (int s = 0; s < b->samples; ++s) {
-      const kd::ImageView view{t.pixels + t.offsets[s], t.widths[s], t.heights[s]};
-      kd::check_augmented(view, t.crops[s], c_.dtype, out.data() + static_cast<std::size_t>(s) * c_.sample_bytes(), 64,
-                          static_cast<std::uint64_t>(s), check);
-    }
-    pipeline_->give_back(b);
-    Verification v = augment_verification(
-        "the GPU-augmented batch: 64 sampled values of every sample against the double-precision reference on the "
-        "decoded images, and the consumer's checksum of it",
-        check);
-    const unsigned long long want = kd::batch_checksum(out.data(), static_cast<std::int64_t>(out.size() / 4));
-    const unsigned long long got = consumer_->last_checksum();
-    ++v.checked;
-    if (v.passed && got != want) {
-      v.passed = false;
-      v.detail = fmt::format("the consumer's checksum of the augmented batch {:x}, the host's {:x}", got, want);
-    }
-    return v;
   }
 
   // One batch: samples in the pipeline's order; a sample whose read comes up short or whose
@@ -263,8 +271,6 @@ class PipelineCase final : public Case {
   std::atomic<std::int64_t> corrupt_{0};
   StepClock clock_;
   std::vector<StepRecord> steps_;
-  unsigned long long last_expected_ = 0;
-  std::int64_t samples_ = 0;
   std::vector<double> batch_bytes_;  // per step, beside steps_
   std::string cold_note_;
 };
