@@ -117,8 +117,7 @@ void augment_host(const ImageView& image, const Crop& crop, OutType type, void* 
         for (int ox = 0; ox < size; ++ox) o[ox] = (top[ox] + fy * (bottom[ox] - top[ox])) * k + b;
       } else {
         for (int ox = 0; ox < size; ++ox) line[ox] = (top[ox] + fy * (bottom[ox] - top[ox])) * k + b;
-        std::uint16_t* o = static_cast<std::uint16_t*>(out) + c * plane + offset;
-        for (int ox = 0; ox < size; ++ox) o[ox] = float_to_half_bits(line[ox]);
+        floats_to_half_bits(line, static_cast<std::uint16_t*>(out) + c * plane + offset, static_cast<std::size_t>(size));
       }
     }
   }

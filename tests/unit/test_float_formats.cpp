@@ -50,6 +50,33 @@ TEST(FloatFormats, MatchCudaRoundingOnRandomAndEdgeValues) {
   }
 }
 
+// The array conversion (F16C where the CPU has it) gives float_to_half_bits's bits for every
+// non-NaN float: one in every 4099 bit patterns plus the edges, at every offset of the 8-wide
+// loop and its tail; a NaN stays a NaN.
+TEST(FloatFormats, ArrayHalfConversionMatchesTheScalarOne) {
+  std::vector<float> values = {0.0f, -0.0f, 65504.0f, 65519.0f, 65520.0f, 0x1p-24f, 0x1p-25f, 0x1.8p-25f, 6.1e-5f,
+                               std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                               std::numeric_limits<float>::quiet_NaN()};
+  for (std::uint64_t u = 0; u <= 0xFFFFFFFFull; u += 4099) {
+    float f;
+    const auto bits = static_cast<std::uint32_t>(u);
+    std::memcpy(&f, &bits, 4);
+    values.push_back(f);
+  }
+  for (std::size_t start : {std::size_t{0}, std::size_t{3}}) {
+    std::vector<std::uint16_t> out(values.size() - start);
+    floats_to_half_bits(values.data() + start, out.data(), out.size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const float f = values[start + i];
+      if (std::isnan(f)) {
+        ASSERT_TRUE(std::isnan(half_bits_to_float(out[i]))) << i;
+      } else {
+        ASSERT_EQ(out[i], float_to_half_bits(f)) << "half of " << f;
+      }
+    }
+  }
+}
+
 TEST(FloatFormats, RoundTrips) {
   for (std::uint32_t h = 0; h < 0x7C00u; ++h) {  // every finite positive half
     const auto bits = static_cast<std::uint16_t>(h);
