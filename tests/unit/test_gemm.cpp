@@ -338,7 +338,9 @@ TEST(GemmSuite, EveryPresetPlansAndSkipsOnlyWithReasons) {
       if (!c.device.is_cuda()) {
         EXPECT_FALSE(c.skip_reason) << c.name();  // CPU presets run everything they plan
       }
-      if (c.point.text("shape") == "mnk") EXPECT_EQ(c.point.integer("m"), c.point.integer("n"));  // square unless named
+      if (c.point.text("shape") == "mnk") {
+        EXPECT_EQ(c.point.integer("m"), c.point.integer("n"));  // square unless named
+      }
       EXPECT_EQ(c.point.text("provider") == "openblas", !c.device.is_cuda()) << c.name();
     }
   }
