@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <sstream>
+#include <string>
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -369,6 +371,27 @@ class SilentReporter final : public benchmark::BenchmarkReporter {
   void ReportRuns(const std::vector<Run>&) override {}
 };
 
+// Google Benchmark's console table, its context less one line: "Library was built as DEBUG.
+// Timings may be affected." That is about how libbenchmark itself was compiled (Debian's
+// package is built without NDEBUG) and concerns its own timing loop; gpubench times every case
+// itself (manual time), so the warning would only mislead.
+class Console final : public benchmark::ConsoleReporter {
+ public:
+  using benchmark::ConsoleReporter::ConsoleReporter;
+  bool ReportContext(const Context& context) override {
+    std::ostringstream context_text;
+    std::ostream& err = GetErrorStream();
+    SetErrorStream(&context_text);
+    const bool ok = benchmark::ConsoleReporter::ReportContext(context);
+    SetErrorStream(&err);
+    std::istringstream lines(context_text.str());
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("Library was built as DEBUG") == std::string::npos) err << line << '\n';
+    }
+    return ok;
+  }
+};
+
 std::unique_ptr<benchmark::BenchmarkReporter> make_display(const std::string& format) {
   if (format == "json") return std::make_unique<benchmark::JSONReporter>();
   if (format == "csv") {
@@ -378,8 +401,8 @@ std::unique_ptr<benchmark::BenchmarkReporter> make_display(const std::string& fo
     return std::make_unique<benchmark::CSVReporter>();
 #pragma GCC diagnostic pop
   }
-  return std::make_unique<benchmark::ConsoleReporter>(::isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
-                                                                              : benchmark::ConsoleReporter::OO_Tabular);
+  return std::make_unique<Console>(::isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
+                                                           : benchmark::ConsoleReporter::OO_Tabular);
 }
 
 }  // namespace

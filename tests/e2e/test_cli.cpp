@@ -49,6 +49,10 @@ TEST_F(Cli, RunThenReport) {
   Output run = quick_cpu_run(results);
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_NE(run.err.find("gpubench: 2 ok, 0 skipped, 0 failed"), std::string::npos) << run.err;
+  // Google Benchmark's context, less its warning about how libbenchmark was compiled (gpubench
+  // times cases itself).
+  EXPECT_NE(run.err.find("Run on ("), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("Library was built as DEBUG"), std::string::npos) << run.err;
   auto doc = nlohmann::json::parse(slurp(results));
   ASSERT_EQ(doc["benchmarks"].size(), 2u);
   EXPECT_EQ(doc["context"]["gpubench"]["schema_version"], 1);
