@@ -19,12 +19,8 @@
 # machine cancel). Printed: each N's best rate, best against best, and the median of the
 # per-round efficiencies, which the goal is judged on. Exit status 1 when gpubench misses 90%
 # at any N.
-set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-bin="${1:-$root/build/ci/apps/gpubench/gpubench}"
-rounds="${ROUNDS:-3}"
+source "$(dirname "$0")/dataload_lib.sh"
 secs="${SECONDS_PER_RUN:-3}"
-command -v tjbench >/dev/null || { echo "tjbench not found: apt-get install libjpeg-turbo-progs" >&2; exit 1; }
 mapfile -t cpus < <(taskset -pc $$ | sed 's/.*: //' | tr ',' '\n' | awk -F- '{e = NF > 1 ? $2 : $1; for (i = $1; i <= e; i++) print i}')
 physical=$(for c in "${cpus[@]}"; do
   t=/sys/devices/system/cpu/cpu$c/topology
@@ -40,8 +36,6 @@ for ((n = 1; n < physical; n *= 2)); do counts+=("$n"); done
 counts+=("$physical")
 echo "CPUs usable: ${#cpus[@]}, physical cores: $physical; workers: ${counts[*]}"
 
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
 "$bin" datagen --out "$work/data" --count 64 --tokens 0 >/dev/null
 file="$(ls "$work"/data/images/*.jpg | head -1)"
 
@@ -62,17 +56,11 @@ gpubench_rate() {  # samples/s of one case
   GPUBENCH_DATASET="$work/data" "$bin" run --suite dataload --device cpu --quiet --axis stage="$stage" \
     --axis workers="$n" --axis batch=32 --axis scale=1 --axis dtype=fp32 "${extra[@]}" --min-time "$secs" \
     --out "$work/r.json" >/dev/null 2>&1
-  python3 - "$work/r.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-e = [b for b in d["benchmarks"] if b.get("run_type") == "iteration"][0]
-print("%.2f" % e["gpubench"]["metrics"]["items_per_s"])
-PY
+  samples_per_s "$work/r.json"
 }
 
 declare -A best
 declare -A ratios  # what.n -> per-round efficiencies (%), each against the same round's 1-worker rate
-max() { awk -v a="${1:-0}" -v b="$2" 'BEGIN{print (a > b) ? a : b}'; }
 for r in $(seq 1 "$rounds"); do
   line="round $r:"
   declare -A one=()
@@ -92,13 +80,13 @@ for r in $(seq 1 "$rounds"); do
   echo "$line"
 done
 
-median() { printf '%s\n' $1 | sort -g | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}'; }
 status=0
 printf '%-10s %8s %18s %14s %16s\n' what workers "best rate" "best/best" "median of rounds"
 for what in tjbench stage pipeline; do
   for n in "${counts[@]}"; do
     eff=$(awk -v a="${best[$what.$n]}" -v o="${best[$what.1]}" -v n="$n" 'BEGIN{printf "%.1f", 100 * a / (o * n)}')
-    med=$(median "${ratios[$what.$n]}")
+    # shellcheck disable=SC2086 # the space-separated list splits into median's arguments
+    med=$(median ${ratios[$what.$n]})
     unit=$([[ $what == tjbench ]] && echo "Mpx/s" || echo "samples/s")
     printf '%-10s %8s %18s %13s%% %15s%%\n' "$what" "$n" "${best[$what.$n]} $unit" "$eff" "$med"
     if [[ $what != tjbench ]] && awk -v e="$med" 'BEGIN{exit !(e < 90)}'; then status=1; fi

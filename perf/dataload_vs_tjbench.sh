@@ -12,14 +12,8 @@
 # upsampling, pinned to CPU 0. On a shared machine the load changes from one run to the next:
 # the script alternates the two programs for ROUNDS rounds, prints each round's ratios, and
 # compares the best round of each side (load only slows a run down), as perf/README.md does.
-set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-bin="${1:-$root/build/ci/apps/gpubench/gpubench}"
-rounds="${ROUNDS:-3}"
+source "$(dirname "$0")/dataload_lib.sh"
 secs="${SECONDS_PER_RUN:-2}"
-command -v tjbench >/dev/null || { echo "tjbench not found: apt-get install libjpeg-turbo-progs" >&2; exit 1; }
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
 "$bin" datagen --out "$work/data" --count 4 --size 500x375 --fixed-size --tokens 0 >/dev/null
 rm -f "$work/data/images.shard" "$work/data/images.idx"
 
@@ -38,19 +32,13 @@ gpubench_mpix() {  # the stage's samples/s x 500 x 375 pixels, one worker on CPU
     --axis stage="$1" --axis workers=1 --axis batch=32 --axis io=memory --axis order=random --axis format=files \
     --axis prefetch=0 --axis step_us=0 --axis scale=1 --axis dtype=fp32 --min-time "$secs" \
     --out "$work/$1.json" >/dev/null 2>&1
-  python3 - "$work/$1.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-e = [b for b in d["benchmarks"] if b.get("run_type") == "iteration"][0]
-print("%.2f" % (e["gpubench"]["metrics"]["items_per_s"] * 500 * 375 / 1e6))
-PY
+  awk -v r="$(samples_per_s "$work/$1.json")" 'BEGIN{printf "%.2f\n", r * 500 * 375 / 1e6}'
 }
 
 pct() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.1f", 100 * a / b}'; }
 printf '%-6s %14s %14s %8s %16s %8s\n' round "tjbench Mpx/s" "decode Mpx/s" "%" "dec+aug Mpx/s" "%"
 dec_pcts=() aug_pcts=()
 best_tj=0 best_dec=0 best_aug=0
-max() { awk -v a="$1" -v b="$2" 'BEGIN{print (a > b) ? a : b}'; }
 for r in $(seq 1 "$rounds"); do
   tj=$(tjbench_mpix)
   dec=$(gpubench_mpix decode)
@@ -60,7 +48,6 @@ for r in $(seq 1 "$rounds"); do
   aug_pcts+=("$(pct "$aug" "$tj")")
   printf '%-6s %14s %14s %8s %16s %8s\n' "$r" "$tj" "$dec" "${dec_pcts[-1]}" "$aug" "${aug_pcts[-1]}"
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}'; }
 echo "best rounds: tjbench $best_tj, decode $best_dec ($(pct "$best_dec" "$best_tj")% of tjbench; goal >= 95%)," \
   "decode + augment $best_aug Mpixels/s ($(pct "$best_aug" "$best_tj")%; goal >= 80%)"
 echo "median of the per-round ratios: decode $(median "${dec_pcts[@]}")% of tjbench (goal >= 95%), decode + augment $(median "${aug_pcts[@]}")% (goal >= 80%)"
