@@ -267,6 +267,33 @@ std::string axis_value(const ResultEntry& e, const std::string& axis) {
   return it == e.axes.end() ? std::string() : scalar_text(*it);
 }
 
+// The axes of `cases` split into those whose value differs between them (a suite table's
+// columns, a chart's labels) and those with one value throughout ("name=value", said once
+// above the table): a gemm table otherwise repeats a dozen constant columns.
+struct AxisSplit {
+  std::vector<std::string> varying, fixed;
+};
+AxisSplit split_axes(const Model& m, const std::vector<std::size_t>& cases) {
+  AxisSplit split;
+  for (const std::string& a : axis_union(m, cases)) {
+    std::set<std::string> values;
+    for (std::size_t i : cases) values.insert(axis_value(*m.j.cases[i].first, a));
+    if (values.size() > 1) {
+      split.varying.push_back(a);
+    } else if (!values.begin()->empty()) {
+      split.fixed.push_back(a + "=" + *values.begin());
+    }
+  }
+  return split;
+}
+
+// A case's label from the axes that vary (its name when none does).
+std::string varying_label(const ResultEntry& e, const std::vector<std::string>& varying) {
+  std::string out;
+  for (const std::string& a : varying) out += (out.empty() ? "" : " ") + a + "=" + axis_value(e, a);
+  return out.empty() ? e.name : out;
+}
+
 // ---------------------------------------------------------------- sections
 
 void notes(Document& doc, const Model& m) {
@@ -330,7 +357,9 @@ void suite_section(Document& doc, const Model& m, const std::string& suite) {
     doc.paragraph("No completed cases (see Skipped and failed).");
     return;
   }
-  const auto axes = axis_union(m, cases);
+  const AxisSplit split = split_axes(m, cases);
+  const std::vector<std::string>& axes = split.varying;
+  if (!split.fixed.empty()) doc.paragraph("Every case: " + fmt::format("{}", fmt::join(split.fixed, ", ")) + ".");
   const std::size_t ncol = m.j.columns.size();
   // Optional columns appear only where some case of this suite has the value.
   std::vector<bool> any_peak(ncol), any_ceiling(ncol), any_w(ncol), any_dollar(ncol), present(ncol);
@@ -414,7 +443,7 @@ void suite_section(Document& doc, const Model& m, const std::string& suite) {
         if (!x.perf) continue;
         if (bars.unit.empty()) bars.unit = x.perf->unit;
         if (x.perf->unit != bars.unit || bars.values.size() >= 40) continue;
-        bars.labels.push_back(axes_label(*m.j.cases[i].first));
+        bars.labels.push_back(varying_label(*m.j.cases[i].first, axes));
         bars.values.push_back(x.perf->value);
       }
     }

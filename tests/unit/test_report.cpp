@@ -391,6 +391,6 @@ TEST(Report, DataStallFindingReadsTheDataloadDetails) {
   const Report r = build_report({f}, SpecSheet::builtin(), {});
   const std::string md = to_markdown(r.doc);
   ASSERT_TRUE(contains(md, "Data stall and CPU cores per GPU")) << md;
-  const std::string row = line_with(md, "stage=pipeline");
+  const std::string row = line_with(md, "| dataload stage=pipeline |");
   EXPECT_TRUE(contains(row, "| 2 |")) << row;  // 2 workers keep the stall at or below 5%
 }
