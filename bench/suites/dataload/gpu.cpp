@@ -66,6 +66,10 @@ class GpuConsumer final : public Consumer {
                                                           compute_.get());
       model_->upload({kernels::train::make_batch(c, kTrainConsumerSeed)});
       features_ = cuda::DeviceBuffer(static_cast<std::size_t>(c.batch * c.hidden) * sizeof(float));
+      // One step now: the model picks its cuBLASLt algorithms on first use, so a GPU without
+      // them (bf16 below sm_80) fails here, in setup (a skip), not in the timed steps.
+      model_->step(kernels::train::AdamW{});
+      compute_.synchronize();
     }
   }
   ~GpuConsumer() override {

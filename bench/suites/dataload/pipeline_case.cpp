@@ -12,6 +12,7 @@
 #include "bench/suites/dataload/dataload.hpp"
 #include "bench/suites/dataload/pipeline.hpp"
 #include "bench/suites/train/train.hpp"
+#include "kernels/blas/cublaslt.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/train/gpu_model.hpp"
 
@@ -54,6 +55,9 @@ class PipelineCase final : public Case {
         consumer_ = make_gpu_consumer(device_, {seconds, c_.train_grid, c_.pinned, gpu_augment_, c_.dtype, c_.batch});
       } catch (const kernels::train::DeviceOutOfMemory& e) {
         throw CaseSkipped(fmt::format("the train consumer's model: {}", e.what()));
+      } catch (const blas::LtError& e) {
+        if (!e.unsupported()) throw;
+        throw CaseSkipped(fmt::format("the train consumer's model: cuBLASLt: {}", e.what()));
       }
     } else {
       memory_ = plain_memory();
