@@ -67,7 +67,11 @@ po::variables_map parse_with_inputs(const std::vector<std::string>& args, const 
   all.add(desc).add(hidden);
   po::positional_options_description pos;
   pos.add("inputs", -1);
-  return parse_or_throw(args, all, &pos);
+  po::variables_map vm = parse_or_throw(args, all, &pos);
+  for (const std::string& p : positional) {
+    if (p.empty()) throw UsageError("an input file name is empty (\"\")");
+  }
+  return vm;
 }
 
 void merge_output_alias(std::string& out, const std::string& output) {

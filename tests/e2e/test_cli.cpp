@@ -137,6 +137,8 @@ TEST_F(Cli, BadInputIsOneLineAndExitTwo) {
       {"report", "no results file given"},
       {"report " + (dir / "missing.json").string(), "cannot open"},
       {"report " + (dir / "file").string(), "not valid JSON"},
+      // Found by tests/fuzz/fuzz_cli: an empty file name passed as one of compare's two files.
+      {"compare '' " + (dir / "file").string(), "an input file name is empty"},
   };
   for (const auto& [args, expected] : cases) {
     Output r = gpubench(args + " -o " + out.string());

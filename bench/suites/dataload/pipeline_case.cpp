@@ -257,7 +257,7 @@ class PipelineCase final : public Case {
       }
     }
     // The decoded images' checksum would prove nothing of the augmented batch the consumer
-    // reads; aug=gpu is checked on the augmented batch itself (verify_gpu_augment).
+    // reads; aug=gpu is checked on the augmented batch itself (verify).
     if (!gpu_augment_) b.checksum = kd::batch_checksum(b.data, static_cast<std::int64_t>(b.bytes / 4));
   }
 
