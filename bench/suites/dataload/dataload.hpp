@@ -107,7 +107,8 @@ struct SampleWorker {
   // With augmentation on the GPU: decode into batch `b` as its next image (a DecodedBatch of
   // `count` images; start a batch with start_decoded_batch), with the crop for `sample`.
   // When the pixels do not fit, `b` moves to a larger buffer from `memory` (the images already
-  // in it copied). False, and `b` unchanged, when the JPEG is corrupt or truncated.
+  // in it copied). False, the batch's images and table unchanged, when the JPEG is corrupt or
+  // truncated.
   bool decode_into(const std::uint8_t* bytes, std::size_t size, int scale, std::uint64_t sample, int count,
                    HostBatch& b, BatchMemory& memory);
   JpegDecoder decoder;
