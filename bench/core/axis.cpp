@@ -46,8 +46,9 @@ std::int64_t parse_int(const AxisSpec& spec, std::string_view item, std::string_
         "axis {}: '{}' is not an integer (expected e.g. 1024, 4k, 1024:8192:1024 or 256:16384:x2)",
         spec.name, item));
   }
-  if (v > std::numeric_limits<std::int64_t>::max() / multiplier) {
-    throw UsageError(fmt::format("axis {}: '{}' is too large", spec.name, item));
+  if (v > std::numeric_limits<std::int64_t>::max() / multiplier ||
+      v < std::numeric_limits<std::int64_t>::min() / multiplier) {
+    throw UsageError(fmt::format("axis {}: '{}' is out of range", spec.name, item));
   }
   return v * multiplier;
 }

@@ -54,6 +54,9 @@ TEST(Axis, BadValuesNameTheProblem) {
   EXPECT_NE(message(kInt, "1:10").find("start:stop:step"), std::string::npos);
   EXPECT_NE(message(kInt, "1:100000000:1").find("more than"), std::string::npos);
   EXPECT_NE(message(kInt, "99999999999999999999").find("not an integer"), std::string::npos);
+  // A size suffix past int64 either way (fuzz_axis found the negative side overflowing).
+  EXPECT_NE(message(kInt, "9609302223022207M").find("out of range"), std::string::npos);
+  EXPECT_NE(message(kInt, "-9609302223022207M").find("out of range"), std::string::npos);
   EXPECT_NE(message(kEnum, "fp8").find("unknown value 'fp8' (accepted: fp32, fp16, bf16)"), std::string::npos);
 }
 
