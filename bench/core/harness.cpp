@@ -371,13 +371,22 @@ class SilentReporter final : public benchmark::BenchmarkReporter {
   void ReportRuns(const std::vector<Run>&) override {}
 };
 
-// Google Benchmark's console table, its context less one line: "Library was built as DEBUG.
-// Timings may be affected." That is about how libbenchmark itself was compiled (Debian's
-// package is built without NDEBUG) and concerns its own timing loop; gpubench times every case
-// itself (manual time), so the warning would only mislead.
+// Google Benchmark's console table, with two changes. Its context loses one line: "Library was
+// built as DEBUG. Timings may be affected." That is about how libbenchmark itself was compiled
+// (Debian's package is built without NDEBUG) and concerns its own timing loop; gpubench times
+// every case itself (manual time), so the warning would only mislead. And a skipped case reads
+// "skipped: reason", not "ERROR OCCURRED: 'skipped: reason'": Google Benchmark 1.7 has only
+// SkipWithError to end a case early (1.8 added SkipWithMessage).
 class Console final : public benchmark::ConsoleReporter {
  public:
   using benchmark::ConsoleReporter::ConsoleReporter;
+  void PrintRunData(const Run& run) override {
+    if (!run.error_occurred || run.error_message.rfind("skipped: ", 0) != 0) {
+      benchmark::ConsoleReporter::PrintRunData(run);
+      return;
+    }
+    GetOutputStream() << fmt::format("{:<{}} {}\n", run.benchmark_name(), name_field_width_, run.error_message);
+  }
   bool ReportContext(const Context& context) override {
     std::ostringstream context_text;
     std::ostream& err = GetErrorStream();

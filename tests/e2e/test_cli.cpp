@@ -96,6 +96,16 @@ TEST_F(Cli, NoGpuLineAndCpuCasesByDefault) {
   EXPECT_NE(run.err.find("no CUDA device:"), std::string::npos);
 }
 
+// A skipped case reads "skipped: reason" in Google Benchmark's console table, not as an error
+// (gpubench ends it with SkipWithError, the only early exit Google Benchmark 1.7 has).
+TEST_F(Cli, SkippedCasesAreNotShownAsErrors) {
+  Output r = gpubench("run --suite collectives --device cpu --axis op=all_reduce --axis size=8 -o " +
+                      (dir / "r.json").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("skipped: the MPI CPU backend runs across ranks"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ERROR OCCURRED"), std::string::npos) << r.out;
+}
+
 TEST_F(Cli, ListShowsAxesAndSkips) {
   Output list = gpubench("list --device cpu --axis m=8 --axis dtype=fp16,fp32");
   ASSERT_EQ(list.code, 0) << list.err;
