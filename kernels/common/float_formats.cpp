@@ -76,9 +76,6 @@ std::uint16_t float_to_half_bits(float f) {
 
 #if defined(__x86_64__)
 namespace {
-// vcvtps2ph rounds to nearest even (immediate 0) with IEEE subnormals, overflow to infinity:
-// float_to_half_bits's rules. Compiled for F16C whatever the build's target; called only where
-// the CPU has it.
 // CPUID leaf 1 says AVX, F16C and OSXSAVE, and XGETBV says the OS saves the YMM registers.
 // (Not __builtin_cpu_supports("f16c"): the clang of the fuzz build does not know that name.)
 bool cpu_has_f16c() {
@@ -90,6 +87,9 @@ bool cpu_has_f16c() {
   return (lo & 6u) == 6u;
 }
 
+// vcvtps2ph rounds to nearest even (immediate 0) with IEEE subnormals, overflow to infinity:
+// float_to_half_bits's rules. Compiled for F16C whatever the build's target; called only where
+// the CPU has it.
 __attribute__((target("avx,f16c"))) void floats_to_half_f16c(const float* in, std::uint16_t* out, std::size_t n) {
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
