@@ -10,54 +10,24 @@
 
 namespace gpubench::reports {
 
+Block& Document::add(Block::Kind kind) {
+  blocks.emplace_back();
+  blocks.back().kind = kind;
+  return blocks.back();
+}
+
 void Document::heading(std::string text, int level) {
-  Block b;
-  b.kind = Block::Kind::heading;
+  Block& b = add(Block::Kind::heading);
   b.level = level;
   b.text = std::move(text);
-  blocks.push_back(std::move(b));
 }
-void Document::paragraph(std::string text) {
-  Block b;
-  b.text = std::move(text);
-  blocks.push_back(std::move(b));
-}
-void Document::warning(std::string text) {
-  Block b;
-  b.kind = Block::Kind::warning;
-  b.text = std::move(text);
-  blocks.push_back(std::move(b));
-}
-void Document::list(std::vector<std::string> items) {
-  Block b;
-  b.kind = Block::Kind::list;
-  b.items = std::move(items);
-  blocks.push_back(std::move(b));
-}
-void Document::table(Table t) {
-  Block b;
-  b.kind = Block::Kind::table;
-  b.table = std::move(t);
-  blocks.push_back(std::move(b));
-}
-void Document::chart(BarChart c) {
-  Block b;
-  b.kind = Block::Kind::bars;
-  b.bars = std::move(c);
-  blocks.push_back(std::move(b));
-}
-void Document::chart(LineChart c) {
-  Block b;
-  b.kind = Block::Kind::line;
-  b.line = std::move(c);
-  blocks.push_back(std::move(b));
-}
-void Document::chart(Roofline c) {
-  Block b;
-  b.kind = Block::Kind::roofline;
-  b.roofline = std::move(c);
-  blocks.push_back(std::move(b));
-}
+void Document::paragraph(std::string text) { add(Block::Kind::paragraph).text = std::move(text); }
+void Document::warning(std::string text) { add(Block::Kind::warning).text = std::move(text); }
+void Document::list(std::vector<std::string> items) { add(Block::Kind::list).items = std::move(items); }
+void Document::table(Table t) { add(Block::Kind::table).table = std::move(t); }
+void Document::chart(BarChart c) { add(Block::Kind::bars).bars = std::move(c); }
+void Document::chart(LineChart c) { add(Block::Kind::line).line = std::move(c); }
+void Document::chart(Roofline c) { add(Block::Kind::roofline).roofline = std::move(c); }
 
 // ---------------------------------------------------------------- numbers
 

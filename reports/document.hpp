@@ -78,6 +78,9 @@ struct Document {
   void chart(BarChart c);
   void chart(LineChart c);
   void chart(Roofline c);
+
+ private:
+  Block& add(Block::Kind kind);  // a new block of this kind at the end
 };
 
 // GitHub/GitLab Markdown. Charts are left out (a line says the HTML report has them), except

@@ -12,6 +12,14 @@
 
 namespace gpubench::suites::collectives {
 
+Counts whole_buffer_counts(std::int64_t elements, int /*ranks*/) {
+  Counts c;
+  c.send = c.recv = c.param = c.bus_elements = elements;
+  return c;
+}
+
+std::pair<std::int64_t, std::int64_t> same_place(const Counts& /*c*/, std::int64_t /*rank*/) { return {0, 0}; }
+
 const std::vector<const Operation*>& operations() {
   static const std::vector<const Operation*> all = {&all_reduce_op(), &all_gather_op(), &reduce_scatter_op(),
                                                     &broadcast_op(),  &reduce_op(),     &alltoall_op(),

@@ -82,6 +82,11 @@ struct Operation {
   // data at the first offset and the result at the second (elements).
   std::function<std::pair<std::int64_t, std::int64_t>(const Counts&, std::int64_t rank)> in_place_offsets;
 };
+// Shared by the operations: every count is the whole buffer (all_reduce, broadcast, reduce,
+// sendrecv), and an in-place result lies where the input was (offsets 0, 0).
+Counts whole_buffer_counts(std::int64_t elements, int ranks);
+std::pair<std::int64_t, std::int64_t> same_place(const Counts& c, std::int64_t rank);
+
 const std::vector<const Operation*>& operations();
 const Operation* find_operation(const std::string& name);
 

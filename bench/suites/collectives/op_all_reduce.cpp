@@ -15,23 +15,14 @@ const Operation& all_reduce_op() {
       /*in_place=*/true,
       "2(n-1)/n",
       [](int n) { return n <= 0 ? 0.0 : 2.0 * (n - 1) / n; },
-      [](std::int64_t elements, int ranks) {
-        (void)ranks;
-        Counts c;
-        c.send = c.recv = c.param = c.bus_elements = elements;
-        return c;
-      },
+      whole_buffer_counts,
       [](const InputSpec& s, const Counts& c, int rank, int root, std::int64_t j) -> std::optional<double> {
         (void)c;
         (void)rank;
         (void)root;
         return reduced_value(s, j);
       },
-      [](const Counts& c, std::int64_t rank) -> std::pair<std::int64_t, std::int64_t> {
-        (void)c;
-        (void)rank;
-        return {0, 0};
-      },
+      same_place,
   };
   return op;
 }

@@ -16,7 +16,6 @@ const Operation& alltoall_op() {
       "(n-1)/n",
       [](int n) { return n <= 0 ? 0.0 : static_cast<double>(n - 1) / n; },
       [](std::int64_t elements, int ranks) {
-        (void)ranks;
         Counts c;
         c.param = elements / ranks;
         c.send = c.recv = c.bus_elements = c.param * ranks;
@@ -27,11 +26,7 @@ const Operation& alltoall_op() {
         const std::int64_t block = j / c.param;
         return input_value(s, static_cast<int>(block), rank * c.param + j % c.param);
       },
-      [](const Counts& c, std::int64_t rank) -> std::pair<std::int64_t, std::int64_t> {
-        (void)c;
-        (void)rank;
-        return {0, 0};
-      },
+      same_place,
   };
   return op;
 }

@@ -14,22 +14,13 @@ const Operation& sendrecv_op() {
       /*in_place=*/false,
       "1",
       [](int n) { return n <= 0 ? 0.0 : 1.0; },
-      [](std::int64_t elements, int ranks) {
-        (void)ranks;
-        Counts c;
-        c.send = c.recv = c.param = c.bus_elements = elements;
-        return c;
-      },
+      whole_buffer_counts,
       [](const InputSpec& s, const Counts& c, int rank, int root, std::int64_t j) -> std::optional<double> {
         (void)c;
         (void)root;
         return input_value(s, (rank - 1 + s.ranks) % s.ranks, j);
       },
-      [](const Counts& c, std::int64_t rank) -> std::pair<std::int64_t, std::int64_t> {
-        (void)c;
-        (void)rank;
-        return {0, 0};
-      },
+      same_place,
   };
   return op;
 }
