@@ -17,10 +17,25 @@ void check(cudaError_t status, const char* what, const char* file, int line) {
 }
 
 ScopedDevice::ScopedDevice(int ordinal) {
-  GPUBENCH_CUDA_CHECK(cudaGetDevice(&previous_));
+  int previous = 0;
+  GPUBENCH_CUDA_CHECK(cudaGetDevice(&previous));
   GPUBENCH_CUDA_CHECK(cudaSetDevice(ordinal));
+  previous_ = previous;
+  ok_ = true;
 }
-ScopedDevice::~ScopedDevice() { (void)cudaSetDevice(previous_); }
+ScopedDevice::ScopedDevice(int ordinal, std::nothrow_t) noexcept {
+  int previous = 0;
+  if (cudaGetDevice(&previous) != cudaSuccess) {
+    (void)cudaGetLastError();  // clears a non-sticky error; a sticky one stays
+    return;
+  }
+  previous_ = previous;
+  ok_ = cudaSetDevice(ordinal) == cudaSuccess;
+  if (!ok_) (void)cudaGetLastError();
+}
+ScopedDevice::~ScopedDevice() {
+  if (previous_ >= 0) (void)cudaSetDevice(previous_);
+}
 
 Stream::Stream() { GPUBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
 Stream::~Stream() {

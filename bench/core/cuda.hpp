@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -23,13 +24,19 @@ void check(cudaError_t status, const char* what, const char* file, int line);
 // Makes `ordinal` current for the lifetime of the guard and restores the previous device.
 class ScopedDevice {
  public:
-  explicit ScopedDevice(int ordinal);
+  explicit ScopedDevice(int ordinal);  // throws CudaError when it cannot
+  // For destructors and other code that must not throw: after a sticky error (or without a
+  // driver) CUDA refuses every call, and an exception leaving a destructor ends the whole run
+  // (std::terminate). Tries, and says through ok() whether `ordinal` is now current.
+  ScopedDevice(int ordinal, std::nothrow_t) noexcept;
   ~ScopedDevice();
   ScopedDevice(const ScopedDevice&) = delete;
   ScopedDevice& operator=(const ScopedDevice&) = delete;
+  bool ok() const { return ok_; }
 
  private:
-  int previous_ = 0;
+  int previous_ = -1;  // -1: unknown, nothing to restore
+  bool ok_ = false;
 };
 
 class Stream {

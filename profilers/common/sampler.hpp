@@ -14,7 +14,14 @@ namespace gpubench::profilers {
 class PeriodicSampler {
  public:
   PeriodicSampler() = default;
-  ~PeriodicSampler() { stop(); }
+  // Never throws (an exception leaving a destructor ends the run): a last reading that fails is
+  // left out.
+  ~PeriodicSampler() {
+    try {
+      stop();
+    } catch (...) {
+    }
+  }
   PeriodicSampler(const PeriodicSampler&) = delete;
   PeriodicSampler& operator=(const PeriodicSampler&) = delete;
 

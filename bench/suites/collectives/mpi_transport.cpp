@@ -171,7 +171,9 @@ class MpiTransport final : public Transport {
  public:
   MpiTransport(mpi::Session* session, double timeout_s) : session_(session), timeout_s_(timeout_s) {}
   ~MpiTransport() override {
-    Watchdog::get().disarm();
+    // Only when armed here: the first Watchdog::get() starts a thread, which may throw, and a
+    // destructor must not.
+    if (armed_) Watchdog::get().disarm();
     if (user_op_ != MPI_OP_NULL) MPI_Op_free(&user_op_);
   }
 
@@ -202,6 +204,7 @@ class MpiTransport final : public Transport {
     }
     Watchdog::get().arm(fmt::format("{} ({} bytes, {})", c.op->name, c.size_bytes, info(c.input.dtype).name),
                         timeout_s_, session_);
+    armed_ = true;
   }
 
   void run() override {
@@ -288,6 +291,7 @@ class MpiTransport final : public Transport {
   std::vector<unsigned char> send_, recv_;
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
   MPI_Op op_ = MPI_OP_NULL, user_op_ = MPI_OP_NULL;
+  bool armed_ = false;  // the watchdog watches this transport's collectives
 };
 
 }  // namespace
