@@ -113,19 +113,19 @@ class GpuConsumer final : public Consumer {
   void finish() override { compute_.synchronize(); }
   unsigned long long last_checksum() override {
     unsigned long long v = 0;
-    GPUBENCH_CUDA_CHECK(cudaMemcpy(&v, checksum_ + last_, sizeof v, cudaMemcpyDeviceToHost));
+    read_back(&v, checksum_ + last_, sizeof v);
     return v;
   }
   bool last_augmented(std::vector<std::uint8_t>& out) override {
     if (!spec_.augment) return false;
     out.resize(tensor_bytes_[last_]);
-    GPUBENCH_CUDA_CHECK(cudaMemcpy(out.data(), augmented_[last_].get(), out.size(), cudaMemcpyDeviceToHost));
+    read_back(out.data(), augmented_[last_].get(), out.size());
     return true;
   }
   std::string check_training(const void* tensors, int samples) override {
     if (!model_) return {};
     std::vector<float> features(features_.bytes() / sizeof(float));
-    GPUBENCH_CUDA_CHECK(cudaMemcpy(features.data(), features_.get(), features_.bytes(), cudaMemcpyDeviceToHost));
+    read_back(features.data(), features_.get(), features_.bytes());
     return check_training_step(features, model_->loss(), tensors, spec_.type, samples, spec_.train_grid);
   }
   std::string describe() const override {
@@ -140,6 +140,13 @@ class GpuConsumer final : public Consumer {
   }
 
  private:
+  // Results of the compute stream, read on it: the legacy default stream a plain cudaMemcpy
+  // uses does not wait for non-blocking streams.
+  void read_back(void* host, const void* device, std::size_t bytes) {
+    GPUBENCH_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, compute_.get()));
+    compute_.synchronize();
+  }
+
   cuda::ScopedDevice current_;  // first: the streams and buffers below belong to this device
   int device_;
   GpuConsumerSpec spec_;
@@ -218,7 +225,10 @@ class GpuAugmentCase final : public CudaCase {
  private:
   cuda::DeviceBuffer upload(const void* data, std::size_t bytes) {
     cuda::DeviceBuffer b(std::max<std::size_t>(bytes, 1));
-    GPUBENCH_CUDA_CHECK(cudaMemcpy(b.get(), data, bytes, cudaMemcpyHostToDevice));
+    // On the case's stream: a cudaMemcpy from pageable memory may return before its DMA has
+    // landed, and the legacy stream it runs on does not order with the case's non-blocking one.
+    GPUBENCH_CUDA_CHECK(cudaMemcpyAsync(b.get(), data, bytes, cudaMemcpyHostToDevice, stream()));
+    synchronize();
     return b;
   }
 
@@ -253,7 +263,9 @@ class H2DCase final : public CudaCase {
     for (int i = 0; i < buffers; ++i) device_.emplace_back(bytes_);
   }
   ~H2DCase() override {
-    synchronize();
+    // Not synchronize(): it throws on a CUDA error, and after a sticky one a throwing destructor
+    // would end the whole run (std::terminate).
+    (void)cudaStreamSynchronize(stream());
     for (void* p : host_) c_.pinned ? pinned_.release(p) : plain_->release(p);
   }
 
