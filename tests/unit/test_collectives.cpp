@@ -13,6 +13,7 @@
 #include "bench/core/harness.hpp"
 #include "bench/core/launch.hpp"
 #include "bench/suites/collectives/collectives.hpp"
+#include "bench/suites/collectives/progress.hpp"
 #include "fake_suite.hpp"
 #include "test_util.hpp"
 
@@ -186,6 +187,87 @@ TEST(CollectivesExact, SumsStayExactWithManyRanks) {
   double total = 0;
   for (int r = 0; r < 8; ++r) total += input_value(f, r, 5);
   EXPECT_EQ(reduced_value(f, 5), total);
+}
+
+// --- waiting for non-blocking communicators (progress.hpp) -------------------------------
+
+// A fake NCCL: each communicator answers "in progress" a given number of times, then its final
+// state; a fake clock advances by a millisecond on every pause.
+struct FakeComms {
+  std::vector<int> in_progress_polls;  // polls left before the final state; -1: never done
+  std::vector<CommStatus> final_state;
+  std::vector<int> polls;
+  std::chrono::steady_clock::time_point clock{};
+  int pauses = 0;
+
+  explicit FakeComms(std::vector<int> in_progress, std::vector<CommStatus> final = {})
+      : in_progress_polls(std::move(in_progress)), final_state(std::move(final)), polls(in_progress_polls.size(), 0) {
+    final_state.resize(in_progress_polls.size(), {CommState::Ready, 0});
+  }
+  Settled wait(std::chrono::milliseconds timeout) {
+    const auto deadline = clock + timeout;
+    return wait_until_settled(
+        in_progress_polls.size(),
+        [&](std::size_t i) {
+          ++polls[i];
+          if (in_progress_polls[i] != 0) {
+            if (in_progress_polls[i] > 0) --in_progress_polls[i];
+            return CommStatus{CommState::InProgress, 7};  // ncclInProgress
+          }
+          return final_state[i];
+        },
+        deadline, [&] { return clock; },
+        [&](std::int64_t) {
+          ++pauses;
+          clock += std::chrono::milliseconds(1);
+        });
+  }
+};
+
+TEST(NcclProgress, ReadyCommunicatorsReturnAtOnce) {
+  FakeComms f({0, 0, 0, 0});
+  const Settled s = f.wait(std::chrono::milliseconds(100));
+  EXPECT_EQ(s.outcome, Settled::Outcome::Ready);
+  EXPECT_EQ(s.rounds, 1);
+  EXPECT_EQ(f.pauses, 0);
+  EXPECT_EQ(f.polls, std::vector<int>({1, 1, 1, 1}));
+}
+
+TEST(NcclProgress, WaitsUntilNoCommunicatorIsInProgress) {
+  // ncclGroupEnd answered ncclInProgress: GPU 2's communicator needs 5 more polls, GPU 0's 2.
+  // Returning before that (as the old code did) would time an idle stream.
+  FakeComms f({2, 0, 5, 0});
+  const Settled s = f.wait(std::chrono::milliseconds(100));
+  EXPECT_EQ(s.outcome, Settled::Outcome::Ready);
+  EXPECT_EQ(s.rounds, 6);
+  EXPECT_EQ(f.in_progress_polls, std::vector<int>({0, 0, 0, 0}));
+  // A communicator found ready is not polled again.
+  EXPECT_EQ(f.polls, std::vector<int>({3, 1, 6, 1}));
+}
+
+TEST(NcclProgress, AnErrorNamesTheCommunicator) {
+  FakeComms f({1, 3, 0}, {{CommState::Ready, 0}, {CommState::Failed, 6}, {CommState::Ready, 0}});  // 6: ncclRemoteError
+  const Settled s = f.wait(std::chrono::milliseconds(100));
+  EXPECT_EQ(s.outcome, Settled::Outcome::Failed);
+  EXPECT_EQ(s.comm, 1u);
+  EXPECT_EQ(s.code, 6);
+}
+
+TEST(NcclProgress, ACommunicatorThatNeverFinishesTimesOutNamingIt) {
+  FakeComms f({0, -1, 2});
+  const Settled s = f.wait(std::chrono::milliseconds(50));
+  EXPECT_EQ(s.outcome, Settled::Outcome::TimedOut);
+  EXPECT_EQ(s.comm, 1u);
+  EXPECT_EQ(s.code, 7);
+  EXPECT_EQ(f.pauses, 51);  // polled until the clock passed the deadline, not forever
+}
+
+TEST(NcclProgress, WorkDoneAtTheDeadlineCountsAsDone) {
+  FakeComms f({10});
+  const Settled s = f.wait(std::chrono::milliseconds(10));  // ready on the poll at exactly the deadline
+  EXPECT_EQ(s.outcome, Settled::Outcome::Ready);
+  FakeComms none({});
+  EXPECT_EQ(none.wait(std::chrono::milliseconds(0)).outcome, Settled::Outcome::Ready);
 }
 
 TEST(CollectivesLaunch, DetectsLaunchersFromTheEnvironment) {

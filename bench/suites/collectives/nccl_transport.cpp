@@ -4,8 +4,13 @@
 // - one rank per GPU under MPI: the rank's GPU is its local rank (host-name order), rank 0
 //   creates the NCCL unique id and the MPI session broadcasts it (ncclCommInitRank).
 // Timing as nccl-tests: the host clock around a batch of calls and the wait for every stream.
-// Waits poll the streams with a deadline (and ncclCommGetAsyncError): a collective that does not
+// Communicators under MPI are non-blocking (a rank that never joins must not hang the run), so
+// every NCCL call that may answer ncclInProgress (init, ncclGroupEnd, also inside a graph
+// capture) is followed by a wait until ncclCommGetAsyncError no longer says so (progress.hpp):
+// only then is the work on the stream. Waits poll with a deadline: a collective that does not
 // complete aborts the communicators (ncclCommAbort) and ends the run naming the operation.
+// Buffers are filled and read on the communicator's own stream (the legacy default stream does
+// not order with the non-blocking streams NCCL runs on).
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <nccl.h>
@@ -19,6 +24,7 @@
 #include "bench/core/errors.hpp"
 #include "bench/mpi/session.hpp"
 #include "bench/suites/collectives/collectives.hpp"
+#include "bench/suites/collectives/progress.hpp"
 
 #ifndef NCCL_VERSION
 #define NCCL_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
@@ -82,16 +88,31 @@ std::map<std::string, std::vector<ncclComm_t>>& comm_cache() {
   return cache;
 }
 
-// Waits for a non-blocking communicator to finish initialising, within the deadline.
-bool wait_ready(ncclComm_t comm, std::chrono::steady_clock::time_point deadline) {
-  while (true) {
-    ncclResult_t state = ncclSuccess;
-    GPUBENCH_NCCL_CHECK(ncclCommGetAsyncError(comm, &state));
-    if (state == ncclSuccess) return true;
-    nccl_check(state, "ncclCommInitRank");
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+// NCCL's state of a communicator: ready, still working on the last call, or failed.
+CommStatus comm_status(ncclComm_t comm) {
+  ncclResult_t state = ncclSuccess;
+  const ncclResult_t r = ncclCommGetAsyncError(comm, &state);
+  if (r != ncclSuccess) return {CommState::Failed, static_cast<int>(r)};
+  if (state == ncclInProgress) return {CommState::InProgress, static_cast<int>(state)};
+  if (state != ncclSuccess) return {CommState::Failed, static_cast<int>(state)};
+  return {CommState::Ready, 0};
+}
+
+std::chrono::steady_clock::time_point deadline_after(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// Waits until none of `comms` is in progress, or the deadline. The first rounds only yield:
+// this wait sits inside timed calls, and an enqueue finishes in microseconds.
+Settled settle(const std::vector<ncclComm_t>& comms, std::chrono::steady_clock::time_point deadline) {
+  return wait_until_settled(
+      comms.size(), [&](std::size_t i) { return comm_status(comms[i]); }, deadline,
+      [] { return std::chrono::steady_clock::now(); },
+      [](std::int64_t rounds) {
+        if (rounds < 10000) std::this_thread::yield();
+        else std::this_thread::sleep_for(std::chrono::microseconds(100));
+      });
 }
 
 struct Local {
@@ -136,8 +157,10 @@ class NcclTransport final : public Transport {
   }
 
   ~NcclTransport() override {
+    // Never throws (a throwing destructor ends the whole run): after a sticky error CUDA refuses
+    // even the device switch, and the frees below then fail quietly.
     for (Local& l : locals_) {
-      cuda::ScopedDevice on(l.device);
+      cuda::ScopedDevice on(l.device, std::nothrow);
       if (l.graph != nullptr) (void)cudaGraphExecDestroy(l.graph);
       if (l.stream != nullptr) (void)cudaStreamDestroy(l.stream);
     }
@@ -165,17 +188,20 @@ class NcclTransport final : public Transport {
         l.send_ptr = base + static_cast<std::size_t>(send_off) * esize;
         l.recv_ptr = base + static_cast<std::size_t>(recv_off) * esize;
         fill_input(c, l.rank, host.data(), c.counts.send);
-        GPUBENCH_CUDA_CHECK(cudaMemset(base, 0, host.size()));
-        GPUBENCH_CUDA_CHECK(cudaMemcpy(l.send_ptr, host.data(), send_bytes, cudaMemcpyHostToDevice));
+        GPUBENCH_CUDA_CHECK(cudaMemsetAsync(base, 0, host.size(), l.stream));
+        GPUBENCH_CUDA_CHECK(cudaMemcpyAsync(l.send_ptr, host.data(), send_bytes, cudaMemcpyHostToDevice, l.stream));
       } else {
         if (l.send.bytes() == 0) l.send = cuda::DeviceBuffer(send_bytes);
         if (l.recv.bytes() == 0) l.recv = cuda::DeviceBuffer(recv_bytes);
         l.send_ptr = l.send.get();
         l.recv_ptr = l.recv.get();
         fill_input(c, l.rank, host.data(), c.counts.send);
-        GPUBENCH_CUDA_CHECK(cudaMemcpy(l.send_ptr, host.data(), send_bytes, cudaMemcpyHostToDevice));
-        GPUBENCH_CUDA_CHECK(cudaMemset(l.recv_ptr, 0, recv_bytes));
+        GPUBENCH_CUDA_CHECK(cudaMemcpyAsync(l.send_ptr, host.data(), send_bytes, cudaMemcpyHostToDevice, l.stream));
+        GPUBENCH_CUDA_CHECK(cudaMemsetAsync(l.recv_ptr, 0, recv_bytes, l.stream));
       }
+      // On the stream the collectives run on, so ordered before them; waited for here since
+      // `host` goes away (and a pageable source is not guaranteed copied at return).
+      GPUBENCH_CUDA_CHECK(cudaStreamSynchronize(l.stream));
     }
     if (c.graph && locals_.front().graph == nullptr) capture();
   }
@@ -188,12 +214,11 @@ class NcclTransport final : public Transport {
     GPUBENCH_NCCL_CHECK(ncclGroupStart());
     for (Local& l : locals_) issue(l);
     GPUBENCH_NCCL_CHECK(ncclGroupEnd());
+    await_enqueued(c_.op->name.c_str());
   }
 
   void synchronize() override {
-    const auto deadline =
-        std::chrono::steady_clock::now() +
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
+    const auto deadline = deadline_after(timeout_s_);
     for (Local& l : locals_) {
       while (true) {
         const cudaError_t e = cudaStreamQuery(l.stream);
@@ -221,7 +246,9 @@ class NcclTransport final : public Transport {
     cuda::ScopedDevice on(l.device);
     std::vector<unsigned char> host(static_cast<std::size_t>(c_.counts.recv) *
                                     static_cast<std::size_t>(info(c_.input.dtype).bytes));
-    GPUBENCH_CUDA_CHECK(cudaMemcpy(host.data(), l.recv_ptr, host.size(), cudaMemcpyDeviceToHost));
+    // On the collective's stream: the legacy default stream does not wait for a non-blocking one.
+    GPUBENCH_CUDA_CHECK(cudaMemcpyAsync(host.data(), l.recv_ptr, host.size(), cudaMemcpyDeviceToHost, l.stream));
+    GPUBENCH_CUDA_CHECK(cudaStreamSynchronize(l.stream));
     return host;
   }
 
@@ -306,9 +333,34 @@ class NcclTransport final : public Transport {
     GPUBENCH_NCCL_CHECK(ncclGroupStart());
     issue(l);
     GPUBENCH_NCCL_CHECK(ncclGroupEnd());
+    await_enqueued("graph capture");  // the capture must hold the collective before it ends
     GPUBENCH_CUDA_CHECK(cudaStreamEndCapture(l.stream, &graph));
     GPUBENCH_CUDA_CHECK(cudaGraphInstantiate(&l.graph, graph, 0));
     GPUBENCH_CUDA_CHECK(cudaGraphDestroy(graph));
+  }
+
+  std::vector<ncclComm_t> comms() const {
+    std::vector<ncclComm_t> out;
+    for (const Local& l : locals_) out.push_back(l.comm);
+    return out;
+  }
+
+  // After ncclGroupEnd: waits until NCCL has put the calls on the streams (at once with blocking
+  // communicators; ncclInProgress first with non-blocking ones). An error or the deadline
+  // aborts the communicators and ends the case (and an MPI run) naming the operation.
+  void await_enqueued(const char* what) {
+    const Settled s = settle(comms(), deadline_after(timeout_s_));
+    if (s.outcome == Settled::Outcome::Ready) return;
+    const Local& l = locals_[s.comm];
+    const std::string message =
+        s.outcome == Settled::Outcome::Failed
+            ? fmt::format("{} on rank {} (GPU {}): {} ({})", what, l.rank, l.device,
+                          ncclGetErrorString(static_cast<ncclResult_t>(s.code)), ncclGetLastError(l.comm))
+            : fmt::format("{} ({} bytes) on rank {} (GPU {}): NCCL did not enqueue it within {} s", what,
+                          c_.size_bytes, l.rank, l.device, timeout_s_);
+    abort_all();
+    if (session_ != nullptr && s.outcome == Settled::Outcome::TimedOut) session_->abort_run(message);
+    throw std::runtime_error(message);
   }
 
   void abort_all() {
@@ -326,6 +378,15 @@ class NcclTransport final : public Transport {
     for (int g = 0; g < gpus; ++g) devices.push_back(first_gpu + g);
     std::vector<ncclComm_t> comms(static_cast<std::size_t>(gpus));
     GPUBENCH_NCCL_CHECK(ncclCommInitAll(comms.data(), gpus, devices.data()));
+    // Blocking by default; NCCL_COMM_BLOCKING=0 in the environment makes them non-blocking.
+    const Settled s = settle(comms, deadline_after(timeout_s_));
+    if (s.outcome != Settled::Outcome::Ready) {
+      for (ncclComm_t c : comms) (void)ncclCommAbort(c);
+      throw std::runtime_error(fmt::format(
+          "ncclCommInitAll over GPUs {}..{}: {}", first_gpu, first_gpu + gpus - 1,
+          s.outcome == Settled::Outcome::Failed ? ncclGetErrorString(static_cast<ncclResult_t>(s.code))
+                                                : fmt::format("not ready within {} s", timeout_s_)));
+    }
     comm_cache()[key] = comms;
     return comms;
   }
@@ -348,10 +409,15 @@ class NcclTransport final : public Transport {
     config.blocking = 0;
     ncclComm_t comm = nullptr;
     GPUBENCH_NCCL_CHECK(ncclCommInitRankConfig(&comm, session_->size(), id, session_->rank(), &config));
-    const auto deadline =
-        std::chrono::steady_clock::now() +
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
-    if (!wait_ready(comm, deadline)) {
+    const Settled s = settle({comm}, deadline_after(timeout_s_));
+    if (s.outcome == Settled::Outcome::Failed) {
+      const std::string why = fmt::format("ncclCommInitRank (rank {} of {}, GPU {}): {} ({})", session_->rank(),
+                                          session_->size(), device,
+                                          ncclGetErrorString(static_cast<ncclResult_t>(s.code)), ncclGetLastError(comm));
+      (void)ncclCommAbort(comm);
+      throw std::runtime_error(why);
+    }
+    if (s.outcome == Settled::Outcome::TimedOut) {
       (void)ncclCommAbort(comm);
       session_->abort_run(
           fmt::format("ncclCommInitRank (rank {} of {}, GPU {}) did not complete within {} s: a rank "
