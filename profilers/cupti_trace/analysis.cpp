@@ -30,14 +30,6 @@ std::string demangle(std::string_view mangled) {
   return status == 0 && out ? std::string(out.get()) : text;
 }
 
-std::uint64_t kernel_time_ns(const std::vector<KernelRecord>& kernels, Window w) {
-  std::uint64_t sum = 0;
-  for (const KernelRecord& k : kernels) {
-    if (w.contains_start(k.start) && k.end > k.start) sum += k.end - k.start;
-  }
-  return sum;
-}
-
 namespace {
 
 using Interval = std::pair<std::uint64_t, std::uint64_t>;
@@ -54,6 +46,14 @@ std::vector<Interval> merge(std::vector<Interval> v) {
   return out;
 }
 
+std::uint64_t total_length(const std::vector<Interval>& merged) {
+  std::uint64_t sum = 0;
+  for (const Interval& i : merged) sum += i.second - i.first;
+  return sum;
+}
+
+bool counts(const DeviceSet& devices, std::uint32_t device) { return devices.empty() || devices.count(device) > 0; }
+
 auto launch_config(const KernelRecord& k) {
   return std::make_tuple(k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
                          k.static_shared_bytes + k.dynamic_shared_bytes);
@@ -61,11 +61,28 @@ auto launch_config(const KernelRecord& k) {
 
 }  // namespace
 
-CaseActivity analyze(const ActivityBatch& batch, Window w) {
+std::uint64_t kernel_time_ns(const std::vector<KernelRecord>& kernels, Window w, const DeviceSet& devices) {
+  std::vector<Interval> ran;
+  for (const KernelRecord& k : kernels) {
+    if (w.contains_start(k.start) && counts(devices, k.device)) ran.emplace_back(k.start, k.end);
+  }
+  return total_length(merge(std::move(ran)));
+}
+
+DeviceSet kernel_devices(const std::vector<KernelRecord>& kernels, Window w) {
+  DeviceSet out;
+  for (const KernelRecord& k : kernels) {
+    if (w.contains_start(k.start)) out.insert(k.device);
+  }
+  return out;
+}
+
+CaseActivity analyze(const ActivityBatch& batch, Window w, const DeviceSet& devices) {
   CaseActivity a;
   a.wall_ns = w.length();
   a.dropped = batch.dropped;
-  std::vector<Interval> busy;
+  a.devices = devices;
+  std::vector<Interval> busy, kernel_busy;
   auto clip = [&](std::uint64_t s, std::uint64_t e) { busy.emplace_back(std::max(s, w.start), std::min(e, w.end)); };
 
   struct Group {
@@ -74,11 +91,12 @@ CaseActivity analyze(const ActivityBatch& batch, Window w) {
   };
   std::map<std::string_view, Group> by_name;
   for (const KernelRecord& k : batch.kernels) {
-    if (!w.contains_start(k.start)) continue;
+    if (!w.contains_start(k.start) || !counts(devices, k.device)) continue;
     const std::uint64_t d = k.end > k.start ? k.end - k.start : 0;
     ++a.launches;
     a.kernel_ns += d;
     clip(k.start, k.end);
+    kernel_busy.push_back(busy.back());
     Group& g = by_name[k.name];
     if (g.summary.count == 0) {
       std::copy(std::begin(k.grid), std::end(k.grid), g.summary.grid);
@@ -99,7 +117,7 @@ CaseActivity analyze(const ActivityBatch& batch, Window w) {
             [](const KernelSummary& x, const KernelSummary& y) { return x.total_ns > y.total_ns || (x.total_ns == y.total_ns && x.name < y.name); });
 
   for (const CopyRecord& c : batch.copies) {
-    if (!w.contains_start(c.start)) continue;
+    if (!w.contains_start(c.start) || !counts(devices, c.device)) continue;
     CopySummary& s = a.copies[std::string(c.kind)];
     ++s.count;
     s.bytes += c.bytes;
@@ -107,6 +125,7 @@ CaseActivity analyze(const ActivityBatch& batch, Window w) {
     clip(c.start, c.end);
   }
 
+  a.kernel_busy_ns = total_length(merge(std::move(kernel_busy)));
   const std::vector<Interval> merged = merge(std::move(busy));
   for (std::size_t i = 0; i < merged.size(); ++i) {
     a.busy_ns += merged[i].second - merged[i].first;
@@ -131,6 +150,7 @@ nlohmann::ordered_json to_json(const CaseActivity& a, std::size_t max_kernels) {
   nlohmann::ordered_json j;
   j["wall_us"] = wall / 1e3;
   j["kernel_us"] = static_cast<double>(a.kernel_ns) / 1e3;
+  j["kernel_busy_us"] = static_cast<double>(a.kernel_busy_ns) / 1e3;
   j["gpu_busy_us"] = static_cast<double>(a.busy_ns) / 1e3;
   j["gpu_busy_pct"] = pct(a.busy_ns);
   j["launch_bound"] = a.launch_bound();
@@ -173,6 +193,7 @@ nlohmann::ordered_json to_json(const CaseActivity& a, std::size_t max_kernels) {
   }
   j["overhead"] = {{"cupti_us", static_cast<double>(a.overhead_ns) / 1e3}, {"cupti_pct_of_wall", pct(a.overhead_ns)}};
   j["dropped_records"] = a.dropped;
+  if (!a.devices.empty()) j["devices"] = a.devices;
   return j;
 }
 

@@ -46,10 +46,16 @@ struct CopySummary {
 // pace, not the GPU. A heuristic threshold, stated in docs/results-format.md.
 constexpr double kLaunchBoundBusyFraction = 0.5;
 
+// The devices (CUPTI's deviceId: the CUDA ordinal) whose records belong to a case; empty: every
+// device. A single-process collective spans several.
+using DeviceSet = std::set<std::uint32_t>;
+
 struct CaseActivity {
   std::uint64_t wall_ns = 0;    // the window's length
   std::uint64_t kernel_ns = 0;  // sum of kernel durations (overlapping kernels count twice)
+  std::uint64_t kernel_busy_ns = 0;  // union of kernel intervals within the window (each instant once)
   std::uint64_t busy_ns = 0;    // union of kernel, copy and memset intervals within the window
+  DeviceSet devices;            // the filter the records went through (empty: every device)
   std::int64_t launches = 0;
   std::vector<KernelSummary> kernels;  // by total time, largest first
   std::map<std::string, CopySummary> copies;  // by kind
@@ -63,11 +69,18 @@ struct CaseActivity {
   }
 };
 
-// Records whose start lies in the window count; busy time is clipped to it.
-CaseActivity analyze(const ActivityBatch& batch, Window window);
+// Records whose start lies in the window and whose device is in `devices` count; busy time is
+// clipped to the window.
+CaseActivity analyze(const ActivityBatch& batch, Window window, const DeviceSet& devices = {});
 
-// Sum of the durations of the kernels that started in the window (the `cupti` timer).
-std::uint64_t kernel_time_ns(const std::vector<KernelRecord>& kernels, Window window);
+// The `cupti` timer: the time during which at least one kernel on `devices` ran, over the kernels
+// that started in the window (the length of the union of their intervals). Not their sum: a
+// collective on N GPUs of one process runs N kernels at once, and kernels on concurrent streams
+// overlap; a sum would count those instants N times.
+std::uint64_t kernel_time_ns(const std::vector<KernelRecord>& kernels, Window window, const DeviceSet& devices = {});
+
+// The devices of the kernels that started in the window.
+DeviceSet kernel_devices(const std::vector<KernelRecord>& kernels, Window window);
 
 // gpubench.profile.trace fields; at most `max_kernels` kernels listed (the rest summed as
 // `other_kernels`).

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <deque>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "bench/core/errors.hpp"
@@ -17,8 +18,10 @@ namespace {
 
 class TraceInstrument;
 
-// Times a batch as the sum of the durations of the kernels it ran (CUPTI's GPU timestamps),
-// leaving out launch gaps and host time. The wrapped timer still waits for the work.
+// Times a batch as the time the case's GPUs spent running its kernels (CUPTI's GPU timestamps):
+// the union of the kernels' intervals on the case's devices, leaving out launch gaps and host
+// time, and counting once an instant when several kernels ran (concurrent streams, or one
+// collective's kernel on each of N GPUs). The wrapped timer still waits for the work.
 class CuptiKernelTimer final : public Timer {
  public:
   CuptiKernelTimer(std::unique_ptr<Timer> base, TraceInstrument& owner) : base_(std::move(base)), owner_(owner) {}
@@ -53,6 +56,9 @@ class TraceInstrument final : public Instrument {
     names_.clear();
     open_.clear();
     window_ = {};
+    verify_ = {};
+    device_ = static_cast<std::uint32_t>(info.device->ordinal);
+    devices_.reset();
     take_ns_ = 0;
     (void)take();  // whatever ran between cases belongs to none
     batch_ = {};
@@ -63,11 +69,13 @@ class TraceInstrument final : public Instrument {
     if (!active_) return;
     const std::uint64_t now = source_->now_ns();
     if (tracker_.begin(phase)) window_.start = now;
+    if (open_.size() == 1 && std::string_view(phase) == "verify") verify_.start = now;
     open_.push_back({phase, now});
   }
   void end_phase() override {
     if (!active_ || open_.size() <= 1) return;
     const std::uint64_t now = source_->now_ns();
+    if (open_.size() == 2 && open_.back().name == "verify") verify_.end = now;
     close_range(now);
     if (tracker_.end()) window_.end = now;
   }
@@ -82,7 +90,7 @@ class TraceInstrument final : public Instrument {
     while (!open_.empty()) close_range(now);
     batch_.append(take());
     if (window_.end > window_.start) {
-      profile = to_json(analyze(batch_, window_));
+      profile = to_json(analyze(batch_, window_, case_devices({})));
       profile["overhead"]["flush_us"] = static_cast<double>(take_ns_) / 1e3;
     }
     if (file_) {
@@ -96,10 +104,10 @@ class TraceInstrument final : public Instrument {
 
   // For the cupti timer.
   std::uint64_t now() { return source_->now_ns(); }
-  // Takes the records so far, keeps them for the case, and sums the kernels in [t0, t1).
+  // Takes the records so far, keeps them for the case, and measures the kernels in [t0, t1).
   double kernel_seconds(std::uint64_t t0, std::uint64_t t1) {
     ActivityBatch b = take();
-    const std::uint64_t ns = kernel_time_ns(b.kernels, {t0, t1});
+    const std::uint64_t ns = kernel_time_ns(b.kernels, {t0, t1}, case_devices(b.kernels));
     batch_.append(std::move(b));
     if (ns == 0) throw CaseSkipped("the cupti timer saw no kernel in a timed batch (this case runs none)");
     return static_cast<double>(ns) * 1e-9;
@@ -116,6 +124,20 @@ class TraceInstrument final : public Instrument {
     own_.push_back({names_.back(), "gpubench", open_.back().start, now, static_cast<std::uint32_t>(::syscall(SYS_gettid))});
     open_.pop_back();
   }
+  // The case's devices: its own, and every device its verification run (one run of the work,
+  // before any timing) launched kernels on: a single-process collective spans several GPUs.
+  // Records of any other device are not the case's. Known once verification has ended and its records were taken (by the first timed batch):
+  // the case's records so far are batch_ and `taken`, not yet appended to it.
+  const DeviceSet& case_devices(const std::vector<KernelRecord>& taken) {
+    if (!devices_) {
+      devices_ = DeviceSet{device_};
+      if (verify_.end > verify_.start) {
+        devices_->merge(kernel_devices(batch_.kernels, verify_));
+        devices_->merge(kernel_devices(taken, verify_));
+      }
+    }
+    return *devices_;
+  }
   // The host time spent flushing and copying records is the tracing overhead gpubench adds.
   ActivityBatch take() {
     const auto t = std::chrono::steady_clock::now();
@@ -131,6 +153,9 @@ class TraceInstrument final : public Instrument {
   std::string case_name_;
   MeasureTracker tracker_;
   Window window_;
+  Window verify_;  // the case's verify phase
+  std::uint32_t device_ = 0;
+  std::optional<DeviceSet> devices_;
   ActivityBatch batch_;
   std::vector<Open> open_;
   std::vector<RangeRecord> own_;

@@ -140,6 +140,56 @@ TEST(Activity, LaunchBoundWhenTheGpuIdlesMostOfTheTime) {
   EXPECT_FALSE(analyze({}, {0, 1000}).launch_bound());  // no kernels: nothing to say
 }
 
+KernelRecord on_device(std::uint32_t device, std::uint64_t start, std::uint64_t end, std::uint32_t stream = 7) {
+  KernelRecord k = kernel("k", start, end, stream);
+  k.device = device;
+  return k;
+}
+
+TEST(Activity, CuptiTimeIsTheUnionOfKernelIntervalsNotTheirSum) {
+  // One stream, back to back: the union is the sum.
+  EXPECT_EQ(kernel_time_ns({kernel("a", 1000, 2000), kernel("b", 2000, 2500), kernel("c", 3000, 3100)}, {0, 10000}),
+            1600u);
+  // Two streams overlapping 1500-2000: that stretch counts once (the sum would be 2000).
+  const std::vector<KernelRecord> streams = {kernel("a", 1000, 2000, 7), kernel("b", 1500, 2500, 9)};
+  EXPECT_EQ(kernel_time_ns(streams, {0, 10000}), 1500u);
+  // A kernel nested inside another adds nothing.
+  EXPECT_EQ(kernel_time_ns({kernel("a", 1000, 5000, 7), kernel("b", 2000, 3000, 9)}, {0, 10000}), 4000u);
+  // Only kernels that started in the window count (a kernel running into it from before does not).
+  EXPECT_EQ(kernel_time_ns({kernel("early", 0, 1500), kernel("a", 1000, 2000)}, {1000, 10000}), 1000u);
+  EXPECT_EQ(kernel_time_ns({}, {0, 10000}), 0u);
+}
+
+TEST(Activity, CuptiTimeOfACollectiveOnFourGpusIsOneCollectiveNotFour) {
+  // A single-process all_reduce on GPUs 0-3: one kernel per GPU, nearly simultaneous (a little
+  // launch skew), and a stray kernel on GPU 5 that is not the case's.
+  std::vector<KernelRecord> k;
+  for (std::uint32_t d = 0; d < 4; ++d) k.push_back(on_device(d, 1000 + 10 * d, 11000 + 10 * d));
+  k.push_back(on_device(5, 20000, 90000));
+  const DeviceSet gpus{0, 1, 2, 3};
+  EXPECT_EQ(kernel_time_ns(k, {0, 100000}, gpus), 10030u);  // 1000 .. 11030: once, not 4 x 10000
+  EXPECT_EQ(kernel_time_ns(k, {0, 100000}, {0}), 10000u);   // GPU 0 alone
+  EXPECT_EQ(kernel_time_ns(k, {0, 100000}), 80030u);        // every device: the stray kernel too
+  EXPECT_EQ(kernel_devices(k, {0, 15000}), gpus);
+  EXPECT_EQ(kernel_devices(k, {0, 100000}), (DeviceSet{0, 1, 2, 3, 5}));
+
+  // The case's profile through the same filter: copies of another device do not count either.
+  ActivityBatch b;
+  b.kernels = k;
+  b.copies = {{"DtoH", 12000, 13000, 4096, 0, 7, 0}, {"DtoH", 14000, 15000, 4096, 5, 7, 0}};
+  const CaseActivity a = analyze(b, {0, 100000}, gpus);
+  EXPECT_EQ(a.launches, 4);
+  EXPECT_EQ(a.kernel_ns, 40000u);       // the plain sum, as documented
+  EXPECT_EQ(a.kernel_busy_ns, 10030u);  // each instant once
+  EXPECT_EQ(a.busy_ns, 11030u);         // + the copy on GPU 0
+  ASSERT_EQ(a.copies.count("DtoH"), 1u);
+  EXPECT_EQ(a.copies.at("DtoH").count, 1);
+  const nlohmann::ordered_json j = to_json(a);
+  EXPECT_DOUBLE_EQ(j["kernel_busy_us"].get<double>(), 10.03);
+  EXPECT_EQ(j["devices"], nlohmann::ordered_json({0, 1, 2, 3}));
+  EXPECT_FALSE(to_json(analyze(b, {0, 100000})).contains("devices"));  // no filter: not listed
+}
+
 // Reads a JSON Array Format trace back and checks every event against the trace-event format.
 nlohmann::json load_trace(const std::string& path) {
   std::ifstream in(path);
@@ -301,6 +351,32 @@ TEST(TraceInstrument, CaseFieldsFromARecordedSourceAndTheCuptiTimer) {
   int ranges = 0;
   for (const auto& e : events) ranges += e["ph"] == "X" && e["cat"] == "gpubench";
   EXPECT_EQ(ranges, 2);  // the case and its measure phase
+}
+
+TEST(TraceInstrument, CuptiTimerCountsTheCaseDevicesOnceEach) {
+  auto source = std::make_shared<RecordedSource>();
+  TraceOptions o;
+  o.cupti_timer = true;
+  auto trace = make_trace_instrument(source, o);
+  const DeviceInfo dev = cuda_device();  // cuda:0
+  trace->begin_case({"collectives/all_reduce", "collectives", &dev});  // clock 1000
+  trace->begin_phase("verify");                                        // 2000
+  trace->end_phase();                                                  // 3000
+  trace->begin_phase("measure");  // 4000
+  auto timer = trace->timer(std::make_unique<CountingTimer>());
+  timer->start();  // t0 = 5000
+  // The first take holds what verification ran: the collective's kernel on GPUs 0 and 1 (the
+  // case spans both). Then one timed batch: two collectives, each a kernel on GPU 0 and on GPU 1
+  // at the same time, and a kernel on GPU 2 (not the case's) that a sum over every device adds.
+  source->next.kernels = {on_device(0, 2100, 2900), on_device(1, 2100, 2950),
+                          on_device(0, 5100, 5400), on_device(1, 5110, 5400), on_device(0, 5500, 5800),
+                          on_device(1, 5500, 5810), on_device(2, 5100, 5900)};
+  EXPECT_DOUBLE_EQ(timer->stop(), 610e-9);  // 5100-5400 and 5500-5810, not 1220 ns (sum) or 800 (all GPUs)
+  trace->end_phase();
+  nlohmann::ordered_json profile = nlohmann::ordered_json::object();
+  trace->end_case({}, profile);
+  EXPECT_EQ(profile["devices"], nlohmann::ordered_json({0, 1}));
+  EXPECT_EQ(profile["launches"], 4);
 }
 
 TEST(TraceInstrument, OffWhenTheSourceIsAndForCpuCases) {
