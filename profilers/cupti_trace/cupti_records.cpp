@@ -90,8 +90,20 @@ void RecordConverter::add(const CUpti_Activity* record, ActivityBatch& into) {
       const auto* o = reinterpret_cast<const OverheadActivity*>(record);
       const std::uint32_t thread = o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? o->objectId.pt.threadId : 0;
       into.overheads.push_back({overhead_kind(o->overheadKind), o->start, o->end, thread});
+#if CUPTI_API_VERSION >= 130000
+      // Details of some kinds (CUpti_ActivityOverheadCommandBufferFullData); gpubench reads none.
+      if (o->overheadData != nullptr) release_(o->overheadData);
+#endif
       break;
     }
+#if CUPTI_API_VERSION >= 130000
+    case CUPTI_ACTIVITY_KIND_DEVICE: {
+      // Not enabled by gpubench; should one come (another subscriber's settings), its name is ours to free.
+      const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(record);
+      if (d->name != nullptr) release_(const_cast<char*>(d->name));
+      break;
+    }
+#endif
     default:
       break;
   }
