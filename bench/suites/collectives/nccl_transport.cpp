@@ -82,7 +82,9 @@ ncclRedOp_t nccl_op(RedOp op) {
 }
 
 // Communicators live for the process (creating one costs far more than a case): keyed by the
-// GPUs they span. Aborted ones are dropped.
+// GPUs they span. Aborted ones are dropped. None is finalized or destroyed before exit (as a
+// process that ends may leave them to the driver); code that adds ncclCommFinalize must poll it
+// with settle() like init, since it too answers ncclInProgress on a non-blocking communicator.
 std::map<std::string, std::vector<ncclComm_t>>& comm_cache() {
   static std::map<std::string, std::vector<ncclComm_t>> cache;
   return cache;
