@@ -6,7 +6,8 @@
 // Why it matters: a non-blocking communicator (ncclConfig_t::blocking = 0, or NCCL_COMM_BLOCKING=0
 // in the environment) may answer any call (ncclCommInitRankConfig, ncclGroupEnd and the
 // collectives it ends, ncclCommFinalize) with ncclInProgress before the work is on the stream.
-// NCCL's rule (user guide, "Fault Tolerance" and the ncclCommGetAsyncError reference): then poll
+// NCCL's rule (user guide, "Fault Tolerance", and the communicator status reference,
+// docs.nvidia.com/deeplearning/nccl/user-guide/docs/nccl4py/communicator/status.html): then poll
 // ncclCommGetAsyncError until it no longer says ncclInProgress before the next NCCL call or any
 // use of the stream; an error there means the communicator must be aborted. A stream queried
 // before that is idle: a timer around it reads the enqueue time, not the collective's, and a
