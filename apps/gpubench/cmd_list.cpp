@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "apps/gpubench/commands.hpp"
+#include "apps/gpubench/dry_run.hpp"
 #include "apps/gpubench/options.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/suites/all_suites.hpp"
@@ -72,16 +73,11 @@ int cmd_list(const std::vector<std::string>& args) {
     describe_suites(select_suites(suites::all(), request.suites));
     return 0;
   }
-  const DeviceInventory inventory = discover_devices();
+  const DeviceInventory inventory = inventory_for(sel, reports::SpecSheet::builtin());
   const DeviceSelection selection = select_devices(sel.device, inventory);
   if (!selection.notice.empty()) fmt::print(stderr, "{}\n", selection.notice);
   const std::vector<PlannedCase> plan = make_plan(suites::all(), request, selection.devices);
-  for (const PlannedCase& c : plan) {
-    std::vector<std::string> axes;
-    for (const auto& [name, v] : c.point.values()) axes.push_back(name + "=" + to_string(v));
-    fmt::print("{}  [{} {}]{}\n", c.name(), c.suite->name(), fmt::join(axes, " "),
-               c.skip_reason ? " skipped: " + *c.skip_reason : "");
-  }
+  print_plan(plan);
   fmt::print(stderr, "{} case(s)\n", plan.size());
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "apps/gpubench/commands.hpp"
+#include "apps/gpubench/dry_run.hpp"
 #include "apps/gpubench/options.hpp"
 #include "bench/core/busy.hpp"
 #include "bench/core/context.hpp"
@@ -72,6 +73,24 @@ nlohmann::ordered_json profile_context(const std::vector<std::unique_ptr<Instrum
   return j;
 }
 
+// --dry-run: the plan for these arguments and its estimated wall time; nothing runs, nothing is
+// written (a --tuning-cache that a tune step has yet to write is not read either).
+int dry_run(const RunOptions& o, const reports::SpecSheet& specs) {
+  const DeviceInventory inventory = inventory_for(o.selection, specs);
+  const DeviceSelection selection = select_devices(o.selection.device, inventory);
+  if (!selection.notice.empty()) fmt::print(stderr, "{}\n", selection.notice);
+  const std::vector<PlannedCase> plan =
+      make_plan(suites::all(), to_plan_request(o.selection, o.benchmark.filter.value_or("")), selection.devices);
+  print_plan(plan);
+  DryRunSettings s;
+  s.measure = o.measure;
+  s.repetitions = repetitions_from(o.benchmark.passthrough);
+  s.isolate = o.isolate;
+  s.metrics = o.profile.metrics;
+  fmt::print("{}\n", dry_run_line(estimate_plan(plan, s)));
+  return 0;
+}
+
 }  // namespace
 
 RunOptions parse_run_options(const std::vector<std::string>& all_args) {
@@ -120,6 +139,9 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
        "under mpirun/srun: seconds a rank may take to join, to reach each agreement step, or to complete a collective "
        "before the run ends naming it")
       ("quiet,q", po::bool_switch(), "no progress on stderr")
+      ("dry-run", po::bool_switch(&o.dry_run),
+       "print the cases and the plan's estimated wall time (last line: 'dry-run: N to run, K skipped, about S s'); "
+       "run nothing, write nothing")
       ("help,h", "show this help");
   // Used by --isolate to start one case in a child process; not for people.
   po::options_description internal;
@@ -163,6 +185,10 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
     }
   }
   if (o.benchmark.min_time_s) m.min_time_s = *o.benchmark.min_time_s;
+  if (!sel.assume.empty() && !o.dry_run) {
+    throw UsageError(fmt::format("--assume {}: a run cannot measure a GPU that is not here; add --dry-run to plan for it",
+                                 sel.assume));
+  }
   o.quiet = vm["quiet"].as<bool>();
   return o;
 }
@@ -191,6 +217,8 @@ int cmd_run(const std::vector<std::string>& all_args) {
     h.team = team;
   }
   const bool leader = team == nullptr || team->rank() == 0;
+
+  if (o.dry_run) return dry_run(o, specs);
 
   const DeviceInventory inventory = discover_devices();
   DeviceSelection selection = select_devices(sel.device, inventory);

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "apps/gpubench/commands.hpp"
+#include "apps/gpubench/dry_run.hpp"
 #include "apps/gpubench/options.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/suites/all_suites.hpp"
@@ -38,6 +39,7 @@ struct TuneOptions {
   std::string cache = "gemm-tuning.json";
   int lt_candidates = 32;
   bool quiet = false;
+  bool dry_run = false;
 };
 
 TuneOptions parse_tune_options(const std::vector<std::string>& args) {
@@ -51,6 +53,9 @@ TuneOptions parse_tune_options(const std::vector<std::string>& args) {
       ("lt-candidates", po::value(&o.lt_candidates)->default_value(o.lt_candidates),
        "cuBLASLt heuristic algorithms to time per shape")
       ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr")
+      ("dry-run", po::bool_switch(&o.dry_run),
+       "print the shapes and the estimated wall time (last line: 'dry-run: N to run, K skipped, about S s'); "
+       "tune nothing, write nothing")
       ("help,h", "show this help");
   po::options_description hidden;
   hidden.add_options()("target", po::value(&o.target));
@@ -73,7 +78,48 @@ TuneOptions parse_tune_options(const std::vector<std::string>& args) {
     throw UsageError(fmt::format("--lt-candidates {}: expected 1 to {}", o.lt_candidates, suites::gemm::kMaxLtCandidates));
   }
   if (o.cache.empty()) throw UsageError("--cache: empty file name");
+  if (!o.selection.assume.empty() && !o.dry_run) {
+    throw UsageError(fmt::format("--assume {}: cannot tune a GPU that is not here; add --dry-run to plan for it",
+                                 o.selection.assume));
+  }
   return o;
+}
+
+PlanRequest tune_request(const TuneOptions& o) {
+  PlanRequest request = to_plan_request(o.selection, "");
+  request.suites = {"gemm"};
+  request.axis_overrides.push_back("provider=cublaslt-tuned");  // the last --axis for a name wins
+  return request;
+}
+
+// --dry-run: the shapes a tune would time (one line per planned case, as `list`) and the
+// estimated wall time: a process start, and per distinct shape its setup, verification and
+// --lt-candidates timed algorithms.
+int dry_run(const TuneOptions& o) {
+  const DeviceInventory inventory = inventory_for(o.selection, reports::SpecSheet::builtin());
+  const DeviceSelection selection = select_devices(o.selection.device, inventory);
+  std::vector<DeviceInfo> gpus;
+  for (const DeviceInfo& d : selection.devices)
+    if (d.is_cuda()) gpus.push_back(d);
+  const std::vector<PlannedCase> plan = make_plan(suites::all(), tune_request(o), gpus);
+  print_plan(plan);
+  const CostModel costs;
+  PlanEstimate e;
+  e.seconds = costs.process_start_s;
+  std::vector<suites::gemm::TuningKey> keys;
+  for (const PlannedCase& c : plan) {
+    if (c.skip_reason) {
+      ++e.skipped;
+      continue;
+    }
+    const suites::gemm::TuningKey key = suites::gemm::tuning_key(c.device, suites::gemm::spec_from(c.point));
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;  // tuned once, as below
+    keys.push_back(key);
+    ++e.to_run;
+    e.seconds += costs.case_setup_s + o.lt_candidates * costs.tune_candidate_s;
+  }
+  fmt::print("{}\n", dry_run_line(e));
+  return 0;
 }
 
 }  // namespace
@@ -81,6 +127,7 @@ TuneOptions parse_tune_options(const std::vector<std::string>& args) {
 int cmd_tune(const std::vector<std::string>& args) {
   const TuneOptions o = parse_tune_options(args);
   if (o.help) return print_help(o.help_text);
+  if (o.dry_run) return dry_run(o);
 
   // An existing cache must be readable before any GPU time is spent.
   suites::gemm::TuningCache cache;
@@ -103,10 +150,7 @@ int cmd_tune(const std::vector<std::string>& args) {
     return 1;
   }
 
-  PlanRequest request = to_plan_request(o.selection, "");
-  request.suites = {"gemm"};
-  request.axis_overrides.push_back("provider=cublaslt-tuned");  // the last --axis for a name wins
-  const std::vector<PlannedCase> plan = make_plan(suites::all(), request, gpus);
+  const std::vector<PlannedCase> plan = make_plan(suites::all(), tune_request(o), gpus);
 
   std::vector<suites::gemm::TuningEntry> tuned;
   int failed = 0;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "apps/gpubench/dry_run.hpp"
 #include "bench/core/errors.hpp"
 
 namespace gpubench::app {
@@ -18,7 +19,10 @@ void add_selection_options(po::options_description& desc, SelectionOptions& o) {
       ("axis,a", po::value(&o.axes)->composing(),
        "override an axis: NAME=VALUES; VALUES is a comma list of values, ranges start:stop:step, "
        "geometric ranges start:stop:xFACTOR, names (dtype=bf16,fp16), or @OTHER to copy axis OTHER")
-      ("device,d", po::value(&o.device)->default_value(o.device), "devices: all, cuda, cuda:N, cpu (comma-separated)");
+      ("device,d", po::value(&o.device)->default_value(o.device), "devices: all, cuda, cuda:N, cpu (comma-separated)")
+      ("assume", po::value(&o.assume),
+       "plan against this GPU model of the spec sheet (a key such as h200-sxm, or a unique prefix: h200) as cuda:0 "
+       "instead of the devices here; run and tune need --dry-run with it");
 }
 
 namespace {
@@ -113,6 +117,11 @@ PlanRequest to_plan_request(const SelectionOptions& o, const std::string& filter
   r.axis_overrides = o.axes;
   r.filter = filter;
   return r;
+}
+
+DeviceInventory inventory_for(const SelectionOptions& o, const reports::SpecSheet& specs) {
+  if (o.assume.empty()) return discover_devices();
+  return assumed_inventory(o.assume, specs);
 }
 
 std::string join_args(const std::vector<std::string>& args) {

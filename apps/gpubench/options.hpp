@@ -11,6 +11,7 @@
 #include "bench/core/plan.hpp"
 #include "profilers/profile.hpp"
 #include "reports/outputs.hpp"
+#include "reports/spec_sheet.hpp"
 
 namespace gpubench::app {
 
@@ -21,6 +22,7 @@ struct SelectionOptions {
   std::string preset = "quick";
   std::vector<std::string> axes;
   std::string device = "all";
+  std::string assume;  // --assume MODEL: plan against this spec-sheet GPU model (dry runs only)
 };
 
 void add_selection_options(po::options_description& desc, SelectionOptions& opts);
@@ -38,6 +40,10 @@ po::variables_map parse_with_inputs(const std::vector<std::string>& args, const 
 void merge_output_alias(std::string& out, const std::string& output);
 
 PlanRequest to_plan_request(const SelectionOptions& opts, const std::string& filter);
+
+// The devices to plan for: those discovered here, or with --assume the host CPU and the named
+// GPU model (apps/gpubench/dry_run.hpp).
+DeviceInventory inventory_for(const SelectionOptions& opts, const reports::SpecSheet& specs);
 
 std::string join_args(const std::vector<std::string>& args);
 
@@ -71,6 +77,7 @@ struct RunOptions {
   std::string isolated_out;
   int lt_candidates = 32;      // gemm: cuBLASLt algorithms cublaslt-tuned times
   std::string tuning_cache;    // gemm: --tuning-cache FILE (read by cmd_run, not by the parser)
+  bool dry_run = false;        // --dry-run: print the plan and its estimated time, run nothing
 };
 RunOptions parse_run_options(const std::vector<std::string>& args);  // cmd_run.cpp
 

@@ -116,7 +116,9 @@ class CollectivesSuite final : public Suite {
         if (gpus > 1) return "under MPI each rank drives one GPU: use gpus=0 or 1 and one rank per GPU";
         ranks = s->size();
       } else {
-        const int count = cuda_device_count();
+        // A device with ordinal N means at least N + 1 GPUs, also where the runtime reports none:
+        // a plan for a GPU that is not here (run --dry-run --assume MODEL) plans one.
+        const int count = std::max(cuda_device_count(), device.ordinal + 1);
         ranks = static_cast<int>(gpus == 0 ? count - device.ordinal : gpus);
         if (gpus < 0 || device.ordinal + ranks > count) {
           return fmt::format("gpus={} from cuda:{}: this machine has {} GPUs", gpus, device.ordinal, count);

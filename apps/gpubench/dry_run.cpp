@@ -1,0 +1,143 @@
+#include "apps/gpubench/dry_run.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "bench/core/errors.hpp"
+
+namespace gpubench::app {
+namespace {
+
+// Compute capability per architecture of the spec sheet's keys (an entry matches its key
+// exactly or as "<prefix>-..."). Source: NVIDIA, "CUDA GPU Compute Capability",
+// https://developer.nvidia.com/cuda-gpus (V100 7.0, T4 7.5, A100 8.0, A40 8.6, L4/L40S/RTX 4090
+// 8.9, H100/H200 9.0, B200 10.0).
+struct ArchEntry {
+  const char* key;
+  int major, minor;
+};
+constexpr ArchEntry kComputeCapabilities[] = {
+    {"v100", 7, 0}, {"t4", 7, 5},   {"a100", 8, 0},     {"a40", 8, 6},  {"l40s", 8, 9},
+    {"l4", 8, 9},   {"rtx-4090", 8, 9}, {"h100", 9, 0}, {"h200", 9, 0}, {"b200", 10, 0},
+};
+
+bool key_is(std::string_view key, std::string_view prefix) {
+  return key == prefix || (key.size() > prefix.size() && key.substr(0, prefix.size()) == prefix && key[prefix.size()] == '-');
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+DeviceInfo assumed_device(std::string_view model, const reports::SpecSheet& specs) {
+  const std::string wanted = lower(model);
+  std::vector<std::string> keys;
+  for (const reports::GpuSpec& g : specs.gpus()) keys.push_back(g.key);
+  const reports::GpuSpec* found = nullptr;
+  std::vector<std::string> candidates;
+  for (const reports::GpuSpec& g : specs.gpus()) {
+    if (g.key == wanted) {
+      found = &g;
+      candidates = {g.key};
+      break;
+    }
+    if (!wanted.empty() && g.key.rfind(wanted, 0) == 0) {
+      found = &g;
+      candidates.push_back(g.key);
+    }
+  }
+  if (candidates.size() != 1) {
+    throw UsageError(fmt::format("--assume '{}': {} (models: {})", model,
+                                 candidates.empty() ? "no GPU model of the spec sheet has this key"
+                                                    : fmt::format("matches {}; name one", fmt::join(candidates, ", ")),
+                                 fmt::join(keys, ", ")));
+  }
+  const ArchEntry* arch = nullptr;
+  for (const ArchEntry& a : kComputeCapabilities) {
+    if (key_is(found->key, a.key)) arch = &a;
+  }
+  if (arch == nullptr) {
+    throw UsageError(fmt::format("--assume '{}': the compute capability of {} is not known to gpubench", model, found->key));
+  }
+  DeviceInfo d;
+  d.kind = DeviceKind::Cuda;
+  d.ordinal = 0;
+  d.name = found->name;
+  d.cc_major = arch->major;
+  d.cc_minor = arch->minor;
+  d.sm_count = found->sm_count ? static_cast<int>(*found->sm_count) : 0;
+  d.memory_bytes = found->memory_gb ? static_cast<std::int64_t>(*found->memory_gb * 1e9) : 0;
+  return d;
+}
+
+DeviceInventory assumed_inventory(std::string_view model, const reports::SpecSheet& specs) {
+  DeviceInventory inv;
+  inv.cpu = describe_cpu();
+  inv.cuda = {assumed_device(model, specs)};
+  return inv;
+}
+
+double estimate_case_seconds(const MeasureOptions& m, int repetitions, const CostModel& costs) {
+  const double timed = std::max(m.min_time_s, static_cast<double>(m.min_samples) * m.batch_s);
+  // Warm-up doubles its batch until warmup_s has passed, so it ends before 2 x warmup_s.
+  return static_cast<double>(std::max(1, repetitions)) * (2 * m.warmup_s + timed + costs.case_setup_s);
+}
+
+PlanEstimate estimate_plan(const std::vector<PlannedCase>& plan, const DryRunSettings& s) {
+  PlanEstimate e;
+  e.seconds = s.costs.process_start_s;
+  const double per_case = estimate_case_seconds(s.measure, s.repetitions, s.costs) +
+                          (s.metrics ? s.costs.metrics_replay_s : 0) + (s.isolate ? s.costs.process_start_s : 0);
+  for (const PlannedCase& c : plan) {
+    if (c.skip_reason) {
+      ++e.skipped;
+      continue;
+    }
+    ++e.to_run;
+    e.seconds += per_case;
+  }
+  return e;
+}
+
+int repetitions_from(const std::vector<std::string>& flags) {
+  int reps = 1;
+  const std::string name = "--benchmark_repetitions=";
+  for (const std::string& f : flags) {
+    if (f.rfind(name, 0) != 0) continue;
+    const std::string v = f.substr(name.size());
+    std::size_t used = 0;
+    long n = 0;
+    try {
+      n = std::stol(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != v.size() || v.empty() || n < 1 || n > 1000000) {
+      throw UsageError(fmt::format("{}: expected a positive integer", f));
+    }
+    reps = static_cast<int>(n);
+  }
+  return reps;
+}
+
+std::string dry_run_line(const PlanEstimate& e) {
+  return fmt::format("dry-run: {} to run, {} skipped, about {:.1f} s", e.to_run, e.skipped, e.seconds);
+}
+
+void print_plan(const std::vector<PlannedCase>& plan) {
+  for (const PlannedCase& c : plan) {
+    std::vector<std::string> axes;
+    for (const auto& [name, v] : c.point.values()) axes.push_back(name + "=" + to_string(v));
+    fmt::print("{}  [{} {}]{}\n", c.name(), c.suite->name(), fmt::join(axes, " "),
+               c.skip_reason ? " skipped: " + *c.skip_reason : "");
+  }
+}
+
+}  // namespace gpubench::app

@@ -1,0 +1,109 @@
+// `run --dry-run`, `tune gemm --dry-run` and `--assume MODEL`: plans against a named GPU model
+// on a machine without one, with the estimate scripts/gpu-smoke.sh --dry-run sums.
+#include <regex>
+
+#include "cli_fixture.hpp"
+
+namespace gpubench::e2e {
+namespace {
+
+using DryRun = CliTest;
+
+std::string last_line(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  return t.substr(t.rfind('\n') == std::string::npos ? 0 : t.rfind('\n') + 1);
+}
+
+constexpr const char* kShort = "--min-time 0.02 --warmup 0.01 --min-samples 5";
+
+TEST_F(DryRun, PlansHopperPeaksAgainstAnAssumedH200) {
+  // Per case: 2 x 0.01 warm-up + max(0.02, 5 x 0.002) timed + 0.1 setup = 0.14 s; one process start 2 s.
+  const Output o = gpubench(fmt::format("run --dry-run --assume h200 --device cuda --suite memory --axis test=mma_fp8,mma_bf16 {}", kShort));
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(last_line(o.out), "dry-run: 2 to run, 0 skipped, about 2.3 s") << o.out;
+  EXPECT_NE(o.out.find("memory/test=mma_fp8"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("skipped:"), std::string::npos) << o.out;
+}
+
+TEST_F(DryRun, AnAmpereModelSkipsWgmmaWithTheReason) {
+  const Output o = gpubench(
+      "run --dry-run --assume a100-sxm-80gb --device cuda --suite gemm --axis provider=custom:wgmma,cublas --axis dtype=bf16 --axis m=256");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(last_line(o.out).rfind("dry-run: 1 to run, 1 skipped, about ", 0), 0u) << o.out;
+  EXPECT_NE(o.out.find("skipped: "), std::string::npos) << o.out;
+}
+
+TEST_F(DryRun, RepetitionsAndIsolationCount) {
+  // 3 repetitions of 0.14 s, plus a process per case under --isolate: 2 + 3 x 0.14 + 2 = 4.42.
+  const Output o = gpubench(fmt::format(
+      "run --dry-run --assume h200 --device cuda --suite memory --axis test=triad --axis size=1M {} --isolate "
+      "--benchmark_repetitions=3", kShort));
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(last_line(o.out), "dry-run: 1 to run, 0 skipped, about 4.4 s") << o.out;
+}
+
+TEST_F(DryRun, CollectivesPlanOnTheAssumedGpu) {
+  // gpus=0 (every GPU from the case's) on a machine whose runtime reports none once divided by
+  // zero ranks; the assumed device is one GPU.
+  const Output o = gpubench("run --dry-run --assume h200 --device cuda --suite collectives --preset quick");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(last_line(o.out).rfind("dry-run: ", 0), 0u) << o.out;
+  EXPECT_EQ(last_line(o.out).find(" 0 to run"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("skipped: gpus="), std::string::npos) << o.out;
+}
+
+TEST_F(DryRun, WritesNothing) {
+  const fs::path out = dir / "results.json";
+  const Output o = gpubench(fmt::format("run --dry-run --device cpu --suite memory --axis test=triad --axis size=1M --out {} "
+                                        "--trace-dir {}",
+                                        out.string(), (dir / "traces").string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(last_line(o.out).rfind("dry-run: 1 to run, 0 skipped, about ", 0), 0u) << o.out;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(dir / "traces"));
+}
+
+TEST_F(DryRun, TunePlansEachShapeOnce) {
+  // Per shape: 0.1 s setup + 8 candidates x 0.006 s; one process start: 2 + 2 x 0.148 = 2.296.
+  const Output o = gpubench("tune gemm --dry-run --assume h200 --axis dtype=bf16,fp8-e4m3 --axis m=256 --lt-candidates 8 "
+                            "--cache " + (dir / "never-written.json").string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(last_line(o.out), "dry-run: 2 to run, 0 skipped, about 2.3 s") << o.out;
+  EXPECT_FALSE(fs::exists(dir / "never-written.json"));
+}
+
+TEST_F(DryRun, ListAcceptsAnAssumedModel) {
+  const Output o = gpubench("list --assume h200 --suite memory --axis test=mma_fp8 --device cuda");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("memory/test=mma_fp8"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("skipped"), std::string::npos) << o.out;
+}
+
+TEST_F(DryRun, UnknownOrAmbiguousModelsAreUsageErrors) {
+  Output o = gpubench("run --dry-run --assume h100 --suite memory");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("--assume 'h100': matches h100-pcie, h100-sxm; name one"), std::string::npos) << o.err;
+  o = gpubench("run --dry-run --assume tpu-v5 --suite memory");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("no GPU model of the spec sheet has this key"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("h200-sxm"), std::string::npos) << o.err;  // the models are listed
+}
+
+TEST_F(DryRun, AssumeWithoutDryRunIsRefused) {
+  Output o = gpubench("run --assume h200 --suite memory --out " + (dir / "r.json").string());
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("add --dry-run"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir / "r.json"));
+  o = gpubench("tune gemm --assume h200");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("add --dry-run"), std::string::npos) << o.err;
+}
+
+TEST_F(DryRun, BadRepetitionsAreUsageErrors) {
+  const Output o = gpubench("run --dry-run --device cpu --suite memory --benchmark_repetitions=x");
+  EXPECT_EQ(o.code, 2) << o.out;
+}
+
+}  // namespace
+}  // namespace gpubench::e2e
