@@ -5,12 +5,13 @@
 // Bare and harnessed measurements alternate (ROUNDS, default 5) and the best round of each
 // side is compared, as harness_overhead.cpp does. Without a CUDA device it says so and exits 0
 // (nothing was checked).
-//   build/<preset>/perf/gpubench_perf_cublaslt [ROUNDS] [SIZE]
+//   build/<preset>/perf/gpubench_perf_cublaslt [--plan] [ROUNDS] [SIZE]
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "bench/core/cuda.hpp"
@@ -68,8 +69,17 @@ double bare_loop(const gb::DeviceInfo& device, std::int64_t n, double min_time) 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --plan: the wall time this run plans for, without touching a GPU (gpu-smoke.sh --dry-run):
+  // per round 2 s bare and 2 s through gpubench, plus an allowance of 3 s for the CUDA context,
+  // cuBLASLt's handle, the inputs and the harness's verification against the reference GEMM.
+  const bool plan = argc > 1 && std::string(argv[1]) == "--plan";
+  if (plan) --argc, ++argv;
   const int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
   const std::int64_t n = argc > 2 ? std::max(64, std::atoi(argv[2])) : 8192;
+  if (plan) {
+    fmt::print("plan: 1 case, about {:.1f} s\n", rounds * (2.0 + 2.0) + 3.0);
+    return 0;
+  }
   gb::parse_benchmark_flags({});
   const gb::DeviceInventory inventory = gb::discover_devices();
   if (inventory.cuda.empty()) {
