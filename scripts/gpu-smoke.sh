@@ -1,163 +1,405 @@
 #!/usr/bin/env bash
-# Runs every GPU code path at a small size with verification on, then the quick preset, on the
-# first CUDA device; exits non-zero on any failure. Meant to finish within 5 minutes on one GPU.
-# Works from a checkout (builds if needed) or from a bundle (uses the gpubench beside it).
-# Results and reports go to $OUT (default: smoke-results/).
-set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-if [ -n "${GPUBENCH:-}" ]; then
-  gpubench="$GPUBENCH"
-elif [ -x "$here/gpubench" ]; then
-  gpubench="$here/gpubench"  # inside a bundle
-else
-  source "$here/lib.sh"
-  ensure_packages "${GPUBENCH_BUILD_PACKAGES[@]}"
-  build=$(build_preset "${GPUBENCH_PRESET:-release}" -DGPUBENCH_BUILD_TESTS=OFF)
-  gpubench="$build/apps/gpubench/gpubench"
-fi
-out="${OUT:-smoke-results}"
-mkdir -p "$out"
-device="${GPUBENCH_SMOKE_DEVICE:-cuda:0}"
-fail=0
-step() {
-  local name="$1"; shift
-  echo "== $name: gpubench $*"
-  if "$gpubench" "$@"; then echo "== $name: ok"; else echo "== $name: FAILED"; fail=1; fi
+# gpu-smoke.sh: one call on a GPU host that proves or disproves every GPU path of gpubench.
+# Every path runs at a small size with verification on; the assertions read the results files
+# (scripts/smoke_check.py), not only exit codes; bare peers (cuBLASLt, cudaMemcpy) run beside the
+# suites. Sized for one call of at most 8 minutes on one H200, start-up included.
+#
+#   scripts/gpu-smoke.sh [--out DIR] [--device cuda:N] [--only REGEX]
+#   scripts/gpu-smoke.sh --dry-run [--assume MODEL] [--only REGEX]
+#
+# --dry-run prints every step with the case count and wall time that the binaries plan for it
+# (gpubench run/tune --dry-run, the peers' --plan) and ends with "planned: N cases, about S s";
+# it needs no GPU. --assume MODEL plans against a spec-sheet GPU model (h200, h100-sxm, a100-sxm-80gb,
+# ...; `gpubench run --assume x --dry-run` lists them) instead of the GPUs here.
+# A real run ends with one table: step, cases ok/skipped/failed, planned and measured seconds,
+# PASS/FAIL/SKIP; exit status 1 when a step failed. Results go to DIR/results (results files
+# only: `gpubench report` reads them all), everything else to DIR/aux, logs to DIR/logs.
+# Works from a checkout (uses build/$GPUBENCH_PRESET, default release, building it if needed)
+# and from a bundle (scripts/bundle.sh: the `gpubench` launcher beside this script).
+# GPUBENCH=PATH overrides the binary, GPUBENCH_PERF_DIR the folder of the perf peers.
+set -uo pipefail
+here="$(cd "$(dirname "$(readlink -f "$0")")" && pwd)"
+
+# ---------------------------------------------------------------------------------------------
+# The steps, one line each: KIND NAME ARGUMENTS. Adding a step is adding a line.
+#   run      gpubench run ARGUMENTS --device D --out results/NAME.json, plus the short timing below
+#            unless the line sets its own; checked by `smoke_check.py results` (no failed or
+#            suspect entry, Hopper's wgmma/mma peaks ok, instruments on or off for a listed reason)
+#   tune     gpubench tune gemm ARGUMENTS --device D --cache aux/NAME.json
+#   gpubench gpubench ARGUMENTS (helpers such as datagen; no results file)
+#   doctor   gpubench doctor --json: no finding of severity error
+#   profile  smoke_check.py profile on the results and trace of step ARGUMENTS
+#   memcheck compute-sanitizer --tool memcheck gpubench run ARGUMENTS (one case per kernel family)
+#   peer     a bare program beside the suite: cublaslt ARGS | memcpy RESULTS-STEP ARGS
+#   mpi      mpirun -np <GPUs> gpubench run ARGUMENTS (one rank per GPU)
+#   report   gpubench report of every results file
+# In ARGUMENTS, @aux and @results are those folders; ENV:VAR=VALUE sets a variable for the step;
+# NEEDS:gpus>=N skips the step (with the reason) on a host with fewer GPUs.
+steps() {
+  cat <<'STEPS'
+gpubench datagen         datagen --out @aux/dataload-data --count 32 --tokens 0
+doctor   doctor
+# gemm: every provider and precision at an odd size; fp8 (sm_89+) and int8 run in TN only.
+run      gemm-cublas      --suite gemm --axis provider=cublas --axis dtype=fp64,fp32,tf32,fp16,bf16,fp16-acc16,int8 --axis layout=nn,tn --axis m=200
+run      gemm-cublaslt    --suite gemm --axis provider=cublaslt,cublaslt-tuned --axis dtype=fp64,fp32,tf32,fp16,bf16,fp16-acc16,fp8-e4m3,fp8-e5m2,int8 --axis layout=tn --axis m=256 --lt-candidates 8
+# Every layout with strided batches, padded leading dimensions and beta = 1, on a non-square problem.
+run      gemm-layouts     --suite gemm --axis provider=cublas,cublaslt --axis dtype=fp32,bf16 --axis layout=nn,nt,tn,tt --axis m=96 --axis n=80 --axis k=72 --axis batch=3 --axis pad=8 --axis beta=1
+run      gemm-epilogues   --suite gemm --axis provider=cublas,cublaslt --axis dtype=fp32,bf16 --axis layout=tn --axis m=256 --axis epilogue=bias,gelu,bias-gelu --axis fusion=fused,separate
+# Tuning writes its cache among the other files (never among results), then cublaslt-tuned reads it.
+tune     gemm-tune        --axis dtype=bf16,fp8-e4m3 --axis m=256 --lt-candidates 8
+run      gemm-tuned       --suite gemm --axis provider=cublaslt,cublaslt-tuned --axis dtype=bf16,fp8-e4m3 --axis layout=tn --axis m=256 --tuning-cache @aux/gemm-tune.json
+run      gemm-cold        --suite gemm --axis m=1536 --axis n=512 --axis k=256 --axis dtype=bf16,fp32 --cold
+run      gemm-llm         --suite gemm --preset llm --axis model=h256-f1024-a8-kv2-s64-b2-v1000-glu --axis tp=2
+# gpubench's own kernels beside cuBLAS (200: a size regblock does not tile, skipped with the reason).
+run      gemm-custom-fp32 --suite gemm --axis m=200,256 --axis dtype=fp32 --axis provider=cublas,custom:naive,custom:tiled,custom:regblock
+run      gemm-custom-tc   --suite gemm --axis m=512 --axis dtype=fp16,bf16 --axis provider=cublas,custom:wmma,custom:wgmma
+run      gemm-custom-rect --suite gemm --axis m=384 --axis n=512 --axis k=192 --axis dtype=bf16 --axis provider=custom:wmma,custom:wgmma
+# memory: every GPU path of the ceilings suite (each verifies its answer).
+run      memory-bandwidth --suite memory --axis test=copy,scale,add,triad,dot,fill --axis size=4000016
+run      memory-copies    --suite memory --axis test=h2d_pinned,h2d_pageable,d2h_pinned,d2h_pageable,bidir_pinned,bidir_pageable,d2d,h2d_sm,d2h_sm --axis size=1000,8M
+run      memory-peer      NEEDS:gpus>=2 --device cuda --suite memory --axis test=p2p,p2p_noaccess,p2p_bidir --axis size=8M
+run      memory-peak      --suite memory --axis test=fma_fp64,fma_fp32,fma_fp16x2,fma_bf16x2,fma_int32,mma_fp16,mma_bf16,mma_tf32,mma_int8,mma_fp8
+run      memory-overheads --suite memory --axis test=launch,launch_queue,graph_launch,graph_queue,sync,malloc,malloc_async --axis size=0,64M
+run      memory-cold      --suite memory --axis test=triad,launch --axis size=0,64M --cold
+# The copies the bare cudaMemcpy peer repeats, at a size where a copy outlasts its launch.
+run      memory-ref       --suite memory --axis test=d2d,h2d_pinned --axis size=256M --min-time 0.3
+# train: the transformer in every precision with accumulation and block recompute, the mlp in
+# every precision with and without accumulation, the plain and mlp-recompute transformer step,
+# then the largest-micro-batch search.
+run      train-paths      --suite train --axis model=transformer --axis layers=2 --axis hidden=64 --axis heads=4 --axis ffn_mult=4 --axis seq=32 --axis micro_batch=2 --axis vocab=512 --axis precision=fp32,tf32,fp16-amp,bf16-amp --axis accum=2 --axis recompute=block
+run      train-mlp        --suite train --axis model=mlp --axis layers=2 --axis hidden=64 --axis micro_batch=2 --axis vocab=512 --axis precision=fp32,tf32,fp16-amp,bf16-amp --axis accum=1,2 --axis recompute=none
+run      train-plain      --suite train --axis model=transformer --axis layers=2 --axis hidden=64 --axis heads=4 --axis ffn_mult=4 --axis seq=32 --axis micro_batch=2 --axis vocab=512 --axis precision=bf16-amp --axis accum=1 --axis recompute=none,mlp
+run      train-largest    --suite train --axis model=transformer --axis layers=1 --axis hidden=256 --axis heads=4 --axis ffn_mult=4 --axis seq=1024 --axis micro_batch=0 --axis vocab=8192 --axis precision=bf16-amp --axis accum=1 --axis recompute=none
+# Each case in its own process under a timeout.
+run      isolate          --suite gemm --axis m=256 --axis dtype=bf16,fp32 --isolate --case-timeout 120
+# Instruments: trace (with a Perfetto file), telemetry, host, hardware metrics; the CUPTI timer.
+run      profile          --suite gemm --axis m=512 --axis dtype=bf16 --profile nvtx,trace,telemetry,host,metrics --trace-dir @aux/traces
+profile  profile-checks   profile
+run      profile-cupti    --suite memory --axis test=triad --axis size=16M --timer cupti --profile nvtx,trace,telemetry,host
+# dataload: GPU augmentation, batch copies and the pipeline with the GPU consumer, then the train consumer.
+run      dataload-gpu     ENV:GPUBENCH_DATASET=@aux/dataload-data --suite dataload --axis stage=augment,h2d,pipeline --axis workers=1 --axis dtype=fp16 --axis batch=8 --axis io=memory,cached --axis prefetch=0,2 --axis pinned=0,1 --axis aug=cpu,gpu --axis step_us=2000
+run      dataload-types   ENV:GPUBENCH_DATASET=@aux/dataload-data --suite dataload --axis stage=augment --axis workers=1 --axis dtype=fp32 --axis batch=8
+run      dataload-train   ENV:GPUBENCH_DATASET=@aux/dataload-data --suite dataload --axis stage=pipeline --axis consumer=train-768 --axis workers=1 --axis dtype=fp16 --axis batch=8 --axis io=memory --axis prefetch=2 --axis pinned=1 --axis aug=cpu,gpu
+# collectives on one GPU (a one-rank communicator): every op in fp32 (two sizes, both layouts),
+# then one case of each other type and reduction, then a CUDA Graph launch.
+run      coll-ops         --suite collectives --axis gpus=1 --axis dtype=fp32 --axis redop=sum --axis inplace=0,1 --axis size=8,1M
+run      coll-dtypes      --suite collectives --axis gpus=1 --axis op=all_reduce --axis dtype=fp16,bf16,fp64,int32,fp8_e4m3,fp8_e5m2 --axis redop=sum --axis inplace=0 --axis size=1M
+run      coll-redops      --suite collectives --axis gpus=1 --axis op=all_reduce --axis dtype=fp32 --axis redop=prod,max,min,avg --axis inplace=0 --axis size=1M
+run      coll-graph       --suite collectives --axis gpus=1 --axis op=all_reduce,all_gather --axis graph=1 --axis size=1M
+run      coll-multi       NEEDS:gpus>=2 --device cuda --suite collectives --axis size=8,1M,64M
+mpi      coll-mpi         NEEDS:gpus>=2 --device cuda --suite collectives --axis size=8,1M,64M --axis graph=0,1
+# One case per kernel family under compute-sanitizer's memcheck (where the tool exists), three
+# processes: suites whose axes do not share a name run together.
+memcheck memcheck-gemm-mem --suite gemm,memory --axis m=256 --axis dtype=fp32,bf16 --axis provider=custom:naive,custom:tiled,custom:regblock,custom:wmma,custom:wgmma --axis test=triad,dot,h2d_sm,fma_fp32,mma_bf16 --axis size=0,1M
+memcheck memcheck-train-data ENV:GPUBENCH_DATASET=@aux/dataload-data --suite train,dataload --axis model=mlp,transformer --axis layers=1 --axis hidden=64 --axis heads=4 --axis ffn_mult=4 --axis seq=32 --axis micro_batch=2 --axis vocab=512 --axis precision=bf16-amp --axis accum=1 --axis recompute=none --axis stage=augment,pipeline --axis workers=1 --axis dtype=fp16 --axis batch=8 --axis io=memory --axis aug=gpu
+memcheck memcheck-epilogue --suite gemm --axis m=256 --axis dtype=bf16 --axis provider=cublas --axis layout=tn --axis epilogue=bias-gelu --axis fusion=separate
+# Bare peers, side by side with the suites: ratios printed.
+peer     peer-cublaslt    cublaslt 1 8192
+peer     peer-memcpy      memcpy memory-ref --size 256M --min-time 0.3 --rounds 1
+run      quick            --preset quick
+report   report
+STEPS
 }
 
-"$gpubench" version
-# gemm: every provider and precision at a tiny and an odd size (every entry checked); fp8
-# (sm_89+) and int8 run in the TN layout, the others in NN and TN. Unsupported combinations
-# are skipped with their reason.
-step gemm-cublas run --device "$device" --suite gemm --axis provider=cublas \
-  --axis dtype=fp64,fp32,tf32,fp16,bf16,fp16-acc16,int8 --axis layout=nn,tn --axis m=64,200 \
-  --min-time 0.05 --out "$out/gemm-cublas.json"
-step gemm-cublaslt run --device "$device" --suite gemm --axis provider=cublaslt,cublaslt-tuned \
-  --axis dtype=fp64,fp32,tf32,fp16,bf16,fp16-acc16,fp8-e4m3,fp8-e5m2,int8 --axis layout=tn --axis m=64,256 \
-  --lt-candidates 8 --min-time 0.05 --out "$out/gemm-cublaslt.json"
-# Every layout, strided batches, padded leading dimensions and beta = 1, on a non-square problem.
-step gemm-layouts run --device "$device" --suite gemm --axis provider=cublas,cublaslt --axis dtype=fp32,bf16 \
-  --axis layout=nn,nt,tn,tt --axis m=96 --axis n=80 --axis k=72 --axis batch=1,3 --axis pad=0,8 --axis beta=0,1 \
-  --min-time 0.02 --out "$out/gemm-layouts.json"
-# Epilogues fused into cuBLASLt and as a separate elementwise kernel after cuBLAS/cuBLASLt.
-step gemm-epilogues run --device "$device" --suite gemm --axis provider=cublas,cublaslt --axis dtype=fp32,fp16,bf16 \
-  --axis layout=tn --axis m=256 --axis epilogue=bias,gelu,bias-gelu --axis fusion=fused,separate \
-  --min-time 0.05 --out "$out/gemm-epilogues.json"
-# Tuning: search, write the cache, then run cublaslt-tuned from it.
-step gemm-tune tune gemm --device "$device" --axis dtype=bf16,fp8-e4m3 --axis m=256,1024 --lt-candidates 8 \
-  --cache "$out/gemm-tuning.json"
-step gemm-tuned run --device "$device" --suite gemm --axis provider=cublaslt,cublaslt-tuned --axis dtype=bf16,fp8-e4m3 \
-  --axis layout=tn --axis m=256,1024 --tuning-cache "$out/gemm-tuning.json" --min-time 0.05 \
-  --out "$out/gemm-tuned.json"
-# Non-square problem with sampled verification (m*n > 1024) and the cold-L2 path.
-step gemm-cold run --device "$device" --suite gemm --axis m=1536 --axis n=512 --axis k=256 --axis dtype=bf16,fp32 \
-  --cold --min-time 0.05 --out "$out/gemm-cold.json"
-# A small transformer's GEMMs by role (llm preset, gated MLP, GQA, tp=2).
-step gemm-llm run --device "$device" --suite gemm --preset llm --axis model=h256-f1024-a8-kv2-s64-b2-v1000-glu \
-  --axis tp=1,2 --min-time 0.05 --out "$out/gemm-llm.json"
-# gemm custom kernels (provider=custom:*): every rung at small sizes beside cuBLAS, verified on
-# every entry (CPU reference up to 1024 entries, device reference GEMM above). Sizes a kernel
-# does not tile (200 for regblock) and GPUs without wgmma are skipped with the reason.
-step gemm-custom-fp32 run --device "$device" --suite gemm --axis m=64,200,256 --axis dtype=fp32 \
-  --axis provider=cublas,custom:naive,custom:tiled,custom:regblock --min-time 0.05 --out "$out/gemm-custom-fp32.json"
-step gemm-custom-tc run --device "$device" --suite gemm --axis m=256,512 --axis dtype=fp16,bf16 \
-  --axis provider=cublas,custom:wmma,custom:wgmma --min-time 0.05 --out "$out/gemm-custom-tc.json"
-step gemm-custom-rect run --device "$device" --suite gemm --axis m=384 --axis n=512 --axis k=192 --axis dtype=bf16 \
-  --axis provider=custom:wmma,custom:wgmma --min-time 0.05 --out "$out/gemm-custom-rect.json"
-# memory: every GPU path of the ceilings suite at small sizes (each verifies its answer).
-step memory-bandwidth run --device "$device" --suite memory --axis test=copy,scale,add,triad,dot,fill \
-  --axis size=1M,4000016 --min-time 0.05 --out "$out/memory-bandwidth.json"
-step memory-copies run --device "$device" --suite memory \
-  --axis test=h2d_pinned,h2d_pageable,d2h_pinned,d2h_pageable,bidir_pinned,bidir_pageable,d2d,h2d_sm,d2h_sm \
-  --axis size=4k,1000,8M --min-time 0.05 --out "$out/memory-copies.json"
-# Peer copies run where there are two GPUs or more (none planned otherwise).
-step memory-peer run --device cuda --suite memory --axis test=p2p,p2p_noaccess,p2p_bidir --axis size=4k,8M \
-  --min-time 0.05 --out "$out/memory-peer.json"
-# fp8 is skipped with a reason below sm_89.
-step memory-peak run --device "$device" --suite memory \
-  --axis test=fma_fp64,fma_fp32,fma_fp16x2,fma_bf16x2,fma_int32,mma_fp16,mma_bf16,mma_tf32,mma_int8,mma_fp8 \
-  --min-time 0.05 --out "$out/memory-peak.json"
-step memory-overheads run --device "$device" --suite memory \
-  --axis test=launch,launch_queue,graph_launch,graph_queue,sync,malloc,malloc_async --axis size=0,4k,64M \
-  --min-time 0.05 --out "$out/memory-overheads.json"
-step memory-cold run --device "$device" --suite memory --axis test=triad,launch --axis size=0,64M --cold \
-  --min-time 0.05 --out "$out/memory-cold.json"
-# train: a tiny step of every precision, both models, each recompute and accumulation (each
-# case checks loss and every gradient against the CPU double reference before timing).
-step train-paths run --device "$device" --suite train --axis model=mlp,transformer --axis layers=2 --axis hidden=64 \
-  --axis heads=4 --axis ffn_mult=4 --axis seq=32 --axis micro_batch=2 --axis vocab=512 \
-  --axis precision=fp32,tf32,fp16-amp,bf16-amp --axis accum=1,2 --axis recompute=none,block \
-  --min-time 0.05 --out "$out/train-paths.json"
-# train: the largest-batch search (doubling, then bisection; out-of-memory trials released).
-step train-largest-batch run --device "$device" --suite train --axis model=transformer --axis layers=1 \
-  --axis hidden=256 --axis heads=4 --axis ffn_mult=4 --axis seq=1024 --axis micro_batch=0 --axis vocab=8192 \
-  --axis precision=bf16-amp --axis accum=1 --axis recompute=none --min-time 0.05 --out "$out/train-largest-batch.json"
-# Case isolation with CUDA: each case in a fresh child process, under a timeout.
-step isolate run --device "$device" --suite gemm --axis m=256 --axis dtype=bf16,fp32 --isolate --case-timeout 120 \
-  --min-time 0.05 --out "$out/isolate.json"
-# Instruments: a traced case with telemetry and the CUPTI timer, a Perfetto trace written, and
-# hardware metrics (off with a stated reason where counters need admin rights). The checks: the
-# case's trace lists kernels, its telemetry has non-zero power, the trace file has kernel events.
-step profile run --device "$device" --suite gemm --axis m=512 --axis dtype=bf16 --profile nvtx,trace,telemetry,host,metrics \
-  --trace-dir "$out/traces" --min-time 0.05 --out "$out/profile.json"
-step profile-cupti-timer run --device "$device" --suite memory --axis test=triad --axis size=16M --timer cupti \
-  --min-time 0.05 --out "$out/profile-cupti-timer.json"
-check_profile() {
-  python3 - "$out/profile.json" "$out/traces/profile.trace.json" <<'PY'
-import json, sys
-results, trace = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-print("profile context:", json.dumps(results["context"]["gpubench"]["profile"]))
-entry = next(b for b in results["benchmarks"] if b["run_type"] == "iteration")
-p = entry["gpubench"].get("profile", {})
-assert p.get("trace", {}).get("kernels"), f"no kernels in the case's trace: {p.get('trace')}"
-power = p.get("telemetry", {}).get("power_w", {}).get("mean", 0)
-assert power > 0, f"no power in the case's telemetry: {p.get('telemetry')}"
-kernels = [e for e in trace if e.get("ph") == "X" and e.get("cat") == "kernel"]
-assert kernels, "no kernel events in the trace file"
-print(f"profile: {len(p['trace']['kernels'])} kernel names, {power:.0f} W mean, {len(kernels)} kernel events in the trace;"
-      f" metrics: {json.dumps(p.get('metrics'))}")
-PY
-}
-if check_profile; then echo "== profile checks: ok"; else echo "== profile checks: FAILED"; fail=1; fi
-# dataload: GPU augmentation (fp32, fp16; checked against the CPU reference), batch copies
-# (pageable/pinned, synchronous/double-buffered; read back) and the pipeline with the GPU
-# consumer kernel (its checksum of each batch checked), augmenting in the workers or on the GPU
-# (aug=gpu: the augmented batch checked against the reference), on a small generated dataset.
-"$gpubench" datagen --out "$out/dataload-data" --count 32 --tokens 0 >/dev/null || fail=1
-export GPUBENCH_DATASET="$out/dataload-data"
-step dataload-gpu run --device "$device" --suite dataload \
-  --axis stage=augment,h2d,pipeline --axis workers=1 --axis dtype=fp32,fp16 --axis batch=8 --axis io=memory,cached,cold \
-  --axis prefetch=0,2 --axis pinned=0,1 --axis aug=cpu,gpu --axis step_us=0,2000 --min-time 0.05 \
-  --out "$out/dataload-gpu.json"
-# The train consumer: the mlp's bf16 step on the pooled batch (its inputs checked against the
-# host's pooling, the loss finite), with CPU and GPU augmentation.
-step dataload-train run --device "$device" --suite dataload --axis stage=pipeline --axis consumer=train-768 \
-  --axis workers=1 --axis dtype=fp16 --axis batch=8 --axis io=memory,cached --axis prefetch=2 --axis pinned=1 \
-  --axis aug=cpu,gpu --min-time 0.05 --out "$out/dataload-train.json"
-unset GPUBENCH_DATASET
-# collectives: every NCCL operation on one GPU (a one-rank communicator), every type (fp8 is
-# skipped with a reason below sm_90 or NCCL 2.24), reduction and layout, then a CUDA Graph launch.
-step collectives-nccl run --device "$device" --suite collectives --axis gpus=1 \
-  --axis dtype=fp32,fp16,bf16,fp64,int32,fp8_e4m3,fp8_e5m2 --axis redop=sum,prod,max,min,avg --axis inplace=0,1 \
-  --axis size=8,4k,1M --min-time 0.02 --out "$out/collectives-nccl.json"
-step collectives-graph run --device "$device" --suite collectives --axis gpus=1 --axis graph=1 --axis size=8,1M \
-  --min-time 0.02 --out "$out/collectives-graph.json"
-# Every GPU in one process, and (with mpirun) one rank per GPU, where there are two GPUs or more.
-gpus=$(nvidia-smi -L 2>/dev/null | wc -l || echo 0)
-if [ "$gpus" -ge 2 ]; then
-  step collectives-multi run --device cuda --suite collectives --axis size=8,1M,64M --min-time 0.05 \
-    --out "$out/collectives-multi.json"
-  if command -v mpirun >/dev/null; then
-    mpi_flags=(--oversubscribe -np "$gpus")
-    [ "$(id -u)" -eq 0 ] && mpi_flags=(--allow-run-as-root "${mpi_flags[@]}")
-    echo "== collectives-mpi: mpirun ${mpi_flags[*]} gpubench run --suite collectives"
-    if mpirun "${mpi_flags[@]}" "$gpubench" run --device cuda --suite collectives --axis size=8,1M,64M --axis graph=0,1 \
-      --min-time 0.05 --out "$out/collectives-mpi.json"; then echo "== collectives-mpi: ok"; else echo "== collectives-mpi: FAILED"; fail=1; fi
+# Short timing for every run step (a line's own --min-time etc. wins): these runs prove paths;
+# their figures are not for keeping.
+SMOKE_TIMING=(--min-time 0.02 --warmup 0.01 --min-samples 5)
+# Instruments may be off only for these reasons (INSTRUMENT=REGEX on the text after "off: ").
+# Counters need admin rights or a profiling-enabled (v)GPU; everything else must be on.
+EXPECT_OFF=(
+  "metrics=^insufficient privileges for GPU performance counters"
+  "metrics=^virtual GPU \\(vGPU\\) without profiling"
+  "metrics=^not supported on a MIG instance"
+)
+# Allowances for what no binary can plan (labelled as such in the dry run): a helper command,
+# and compute-sanitizer's start and its slowdown of the cases it watches.
+HELPER_ALLOWANCE_S=2
+MEMCHECK_START_S=5
+MEMCHECK_SLOWDOWN=10
+
+# ---------------------------------------------------------------------------------------------
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
+dry_run=0 assume="" out="${GPUBENCH_SMOKE_OUT:-smoke-results}" device="${GPUBENCH_SMOKE_DEVICE:-cuda:0}" only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dry-run) dry_run=1 ;;
+    --assume) [ $# -ge 2 ] || { echo "gpu-smoke: --assume needs a GPU model" >&2; exit 2; }; assume="$2"; shift ;;
+    --out) [ $# -ge 2 ] || { echo "gpu-smoke: --out needs a folder" >&2; exit 2; }; out="$2"; shift ;;
+    --device) [ $# -ge 2 ] || { echo "gpu-smoke: --device needs cuda:N" >&2; exit 2; }; device="$2"; shift ;;
+    --only) [ $# -ge 2 ] || { echo "gpu-smoke: --only needs a regex" >&2; exit 2; }; only="$2"; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "gpu-smoke: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -n "$assume" ] && [ "$dry_run" = 0 ] && { echo "gpu-smoke: --assume plans for a GPU that is not here: add --dry-run" >&2; exit 2; }
+
+# The binaries: from the environment, a bundle (the launcher beside this script), or a checkout.
+perf_dir="${GPUBENCH_PERF_DIR:-}"
+if [ -n "${GPUBENCH:-}" ]; then
+  gpubench=("$GPUBENCH")
+elif [ -x "$here/gpubench" ] && [ -f "$here/cuda-libs.txt" ]; then
+  gpubench=("$here/gpubench")  # a bundle: the launcher finds the host's CUDA libraries
+  bundle=1
+else
+  build="$here/../build/${GPUBENCH_PRESET:-release}"
+  if [ ! -x "$build/apps/gpubench/gpubench" ]; then
+    source "$here/lib.sh"
+    ensure_packages "${GPUBENCH_BUILD_PACKAGES[@]}"
+    build=$(build_preset "${GPUBENCH_PRESET:-release}") || exit 1
   fi
+  gpubench=("$build/apps/gpubench/gpubench")
+  perf_dir="${perf_dir:-$build/perf}"
 fi
-# The quick preset, as scripts/run.sh runs it.
-step quick run --device "$device" --preset quick --out "$out/quick.json"
-for f in "$out"/*.json; do "$gpubench" report "$f" --output "${f%.json}.md" || fail=1; done
-[ -f "$out/quick.md" ] && cat "$out/quick.md"
-if [ "$fail" = 0 ]; then echo "gpu-smoke: PASSED"; else echo "gpu-smoke: FAILED"; fi
-exit "$fail"
+# A perf peer: from the bundle's bin/ through the launcher, else from perf_dir.
+peer_cmd() {
+  local name="$1"
+  if [ "${bundle:-0}" = 1 ] && [ -z "$perf_dir" ]; then
+    [ -x "$here/bin/$name" ] || return 1
+    echo "env GPUBENCH_BIN=$name $here/gpubench"
+  else
+    [ -x "$perf_dir/$name" ] || return 1
+    echo "$perf_dir/$name"
+  fi
+}
+
+results="$out/results" aux="$out/aux" logs="$out/logs"
+if [ "$dry_run" = 0 ]; then
+  rm -rf "$results" "$aux" "$logs"
+  mkdir -p "$results" "$aux" "$logs" || exit 1
+  command -v python3 >/dev/null || { echo "gpu-smoke: python3 is needed for the checks (scripts/smoke_check.py)" >&2; exit 1; }
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+else
+  gpus=1  # the assumed model, or the plan for one GPU
+fi
+checker="$here/smoke_check.py"
+
+# ---------------------------------------------------------------------------------------------
+# Helpers. Each step appends one row: name kind ok skipped failed planned_s took_s verdict note.
+rows=() total_cases=0 total_s=0 failed_steps=0 plan_failed=0
+add_row() { rows+=("$(printf '%-20s %-8s %5s %5s %5s %8s %8s  %-4s %s' "$@")"); }
+
+# Expands @aux/@results, sets ENV: variables (exported in `step_env`), drops NEEDS: (in `needs_gpus`).
+expand_args() {
+  args=() step_env=() needs_gpus=0
+  local a
+  for a in "$@"; do
+    a="${a//@aux/$aux}"
+    a="${a//@results/$results}"
+    case "$a" in
+      ENV:*) step_env+=("${a#ENV:}") ;;
+      NEEDS:gpus\>=*) needs_gpus="${a#NEEDS:gpus>=}" ;;
+      *) args+=("$a") ;;
+    esac
+  done
+}
+has_arg() { local want="$1" a; shift; for a in "$@"; do [ "$a" = "$want" ] && return 0; done; return 1; }
+# The run flags a step gets: its own, then --device (unless given) and the short timing (each unless given).
+run_flags() {
+  flags=("${args[@]}")
+  has_arg --device "${args[@]}" || flags+=(--device "$device")
+  local i
+  for ((i = 0; i < ${#SMOKE_TIMING[@]}; i += 2)); do
+    has_arg "${SMOKE_TIMING[i]}" "${args[@]}" || flags+=("${SMOKE_TIMING[i]}" "${SMOKE_TIMING[i + 1]}")
+  done
+}
+# gpubench's own plan of a command: sets plan_cases and plan_s from its "dry-run:" line.
+plan_of() {
+  local line
+  line=$(env "${step_env[@]}" "${gpubench[@]}" "$@" --dry-run ${assume:+--assume "$assume"} 2>"$aux_err" | tail -n1)
+  if [[ "$line" =~ ^dry-run:\ ([0-9]+)\ to\ run,\ ([0-9]+)\ skipped,\ about\ ([0-9.]+)\ s$ ]]; then
+    plan_cases=${BASH_REMATCH[1]} plan_skipped=${BASH_REMATCH[2]} plan_s=${BASH_REMATCH[3]}
+  else
+    echo "gpu-smoke: could not plan '${gpubench[*]} $*': $(tail -n2 "$aux_err")" >&2
+    plan_cases=0 plan_skipped=0 plan_s=0 plan_failed=1
+    return 1
+  fi
+}
+add_s() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a + b }'; }
+mul_s() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a * b }'; }
+now() { date +%s.%N; }
+# Runs a command with its output in logs/NAME.log under a timeout (SIGINT first: gpubench keeps
+# every finished result); on failure the log's end is shown. Sets rc and took.
+run_logged() {
+  local name="$1" limit="$2"; shift 2
+  local start; start=$(now)
+  echo "== $name: $*" >"$logs/$name.log"
+  env "${step_env[@]}" timeout --signal=INT --kill-after=15 "$limit" "$@" >>"$logs/$name.log" 2>&1
+  rc=$?
+  took=$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
+  [ "$rc" = 124 ] && echo "== $name: stopped after $limit s" >>"$logs/$name.log"
+}
+show_failure() { echo "---- $1 (rc=$rc), end of $logs/$1.log:"; tail -n 25 "$logs/$1.log"; echo "----"; }
+# A step's time limit: ten times its plan, at least two minutes.
+limit_for() { awk -v p="$1" 'BEGIN { l = p * 10; if (l < 120) l = 120; printf "%d", l }'; }
+# Reads "counts: ok=.. skipped=.. failed=.." from a check's output.
+counts_of() {
+  c_ok=$(sed -n 's/^counts: ok=\([0-9]*\).*/\1/p' "$1" | tail -n1)
+  c_skip=$(sed -n 's/^counts: .*skipped=\([0-9]*\).*/\1/p' "$1" | tail -n1)
+  c_fail=$(sed -n 's/^counts: .*failed=\([0-9]*\).*/\1/p' "$1" | tail -n1)
+  c_ok=${c_ok:--} c_skip=${c_skip:--} c_fail=${c_fail:--}
+}
+check_results() {  # NAME FILE [smoke_check flags]: the results file's assertions, into the step's log
+  local name="$1" file="$2"; shift 2
+  local expect=() e
+  for e in "${EXPECT_OFF[@]}"; do expect+=(--expect-off "$e"); done
+  python3 "$checker" results "$file" "${expect[@]}" "$@" >"$aux/$name.check" 2>&1
+  local check_rc=$?
+  cat "$aux/$name.check" >>"$logs/$name.log"
+  counts_of "$aux/$name.check"
+  return $check_rc
+}
+verdict() {  # NAME KIND PLANNED OK(0/1) [NOTE]
+  local v=PASS
+  [ "$4" = 0 ] || { v=FAIL; failed_steps=$((failed_steps + 1)); }
+  add_row "$1" "$2" "$c_ok" "$c_skip" "$c_fail" "$3" "$took" "$v" "${5:-}"
+  echo "== $1: $v (ok=$c_ok skipped=$c_skip failed=$c_fail, ${took} s)"
+}
+skip_row() {  # NAME KIND PLANNED REASON
+  if [ "$dry_run" = 1 ]; then
+    printf '%-20s %-8s %5d cases %4d skipped  about %6.1f s  skip: %s\n' "$1" "$2" 0 0 0 "$4"
+  else
+    add_row "$1" "$2" - - - "${3:-0}" - SKIP "$4"
+    echo "== $1: SKIP ($4)"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# One step: plan it (dry run) or run and check it.
+aux_err=$(mktemp)
+trap 'rm -f "$aux_err"' EXIT
+do_step() {
+  local kind="$1" name="$2"; shift 2
+  expand_args "$@"
+  plan_cases=0 plan_skipped=0 plan_s=0 c_ok=- c_skip=- c_fail=- took=-
+  local note=""
+  if [ "$needs_gpus" -gt "$gpus" ]; then
+    skip_row "$name" "$kind" 0 "needs $needs_gpus GPUs, $gpus here"
+    return
+  fi
+  # A dry run plans without the step's variables: they name files earlier steps would write.
+  [ "$dry_run" = 1 ] && step_env=()
+  case "$kind" in
+    run) run_flags; plan_of run "${flags[@]}" ;;
+    memcheck)
+      run_flags; plan_of run "${flags[@]}" --profile none
+      plan_s=$(add_s "$(mul_s "$plan_s" "$MEMCHECK_SLOWDOWN")" "$MEMCHECK_START_S"); note="allowance: x$MEMCHECK_SLOWDOWN + ${MEMCHECK_START_S} s" ;;
+    mpi) run_flags; plan_of run "${flags[@]}" ;;
+    tune) plan_of tune gemm "${args[@]}" --device "$device" ;;
+    peer)
+      local cmd
+      if cmd=$(peer_cmd "gpubench_perf_${args[0]}"); then
+        local line
+        if [ "${args[0]}" = memcpy ]; then line=$($cmd "${args[@]:2}" --plan); else line=$($cmd --plan "${args[@]:1}"); fi
+        [[ "$line" =~ ^plan:\ ([0-9]+)\ cases?,\ about\ ([0-9.]+)\ s$ ]] && plan_cases=${BASH_REMATCH[1]} plan_s=${BASH_REMATCH[2]}
+      else
+        note="gpubench_perf_${args[0]} not found"
+      fi ;;
+    gpubench|doctor|profile|report) plan_s=$HELPER_ALLOWANCE_S; note="allowance" ;;
+    *) echo "gpu-smoke: step $name: unknown kind '$kind'" >&2; exit 2 ;;
+  esac
+  if [ "$dry_run" = 1 ]; then
+    printf '%-20s %-8s %5d cases %4d skipped  about %6.1f s  %s\n' "$name" "$kind" "$plan_cases" "$plan_skipped" "$plan_s" "$note"
+    total_cases=$((total_cases + plan_cases))
+    total_s=$(add_s "$total_s" "$plan_s")
+    return
+  fi
+  local limit; limit=$(limit_for "$plan_s")
+  case "$kind" in
+    run)
+      run_logged "$name" "$limit" "${gpubench[@]}" run "${flags[@]}" --out "$results/$name.json"
+      local require=(--require-on telemetry)
+      has_arg --profile "${flags[@]}" && [[ " ${flags[*]} " == *trace* ]] && require=(--require-on telemetry,trace)
+      has_arg --timer "${flags[@]}" && require=(--require-on telemetry,trace)
+      if [ -f "$results/$name.json" ]; then check_results "$name" "$results/$name.json" "${require[@]}"; local crc=$?; else local crc=1; fi
+      [ "$rc" = 0 ] && [ "$crc" = 0 ] && verdict "$name" run "$plan_s" 0 || { show_failure "$name"; verdict "$name" run "$plan_s" 1; } ;;
+    memcheck)
+      local sanitizer; sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+      if [ -z "$sanitizer" ]; then skip_row "$name" "$kind" "$plan_s" "compute-sanitizer not found"; return; fi
+      run_logged "$name" "$limit" "$sanitizer" --tool memcheck --error-exitcode 3 --print-limit 20 \
+        "${gpubench[@]}" run "${flags[@]}" --profile none --out "$results/$name.json"
+      if grep -q "Device not supported" "$logs/$name.log" && ! grep -q "ERROR SUMMARY: [1-9]" "$logs/$name.log"; then
+        skip_row "$name" "$kind" "$plan_s" "compute-sanitizer refused the device (Device not supported)"; return
+      fi
+      check_results "$name" "$results/$name.json" >/dev/null 2>&1; local crc=$?
+      [ "$rc" = 0 ] && [ "$crc" = 0 ] && verdict "$name" memcheck "$plan_s" 0 || { show_failure "$name"; verdict "$name" memcheck "$plan_s" 1; } ;;
+    mpi)
+      if ! command -v mpirun >/dev/null; then skip_row "$name" "$kind" "$plan_s" "mpirun not found"; return; fi
+      local mpi=(mpirun --oversubscribe -np "$gpus"); [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+      run_logged "$name" "$limit" "${mpi[@]}" "${gpubench[@]}" run "${flags[@]}" --out "$results/$name.json"
+      check_results "$name" "$results/$name.json" --require-on telemetry; local crc=$?
+      [ "$rc" = 0 ] && [ "$crc" = 0 ] && verdict "$name" mpi "$plan_s" 0 || { show_failure "$name"; verdict "$name" mpi "$plan_s" 1; } ;;
+    tune)
+      run_logged "$name" "$limit" "${gpubench[@]}" tune gemm "${args[@]}" --device "$device" --cache "$aux/$name.json"
+      # Its last line: "gpubench tune: N shape(s) tuned, M failed; cache FILE".
+      c_ok=$(sed -n 's/^gpubench tune: \([0-9]*\) shape(s) tuned, .*/\1/p' "$logs/$name.log" | tail -n1)
+      c_fail=$(sed -n 's/^gpubench tune: .* tuned, \([0-9]*\) failed.*/\1/p' "$logs/$name.log" | tail -n1)
+      c_ok=${c_ok:-0} c_fail=${c_fail:--} c_skip=$(grep -c '\] skipped ' "$logs/$name.log")
+      [ "$rc" = 0 ] && [ "${c_ok:-0}" -gt 0 ] && verdict "$name" tune "$plan_s" 0 || { show_failure "$name"; verdict "$name" tune "$plan_s" 1; } ;;
+    gpubench)
+      run_logged "$name" "$limit" "${gpubench[@]}" "${args[@]}"
+      [ "$rc" = 0 ] && verdict "$name" "$kind" "$plan_s" 0 || { show_failure "$name"; verdict "$name" "$kind" "$plan_s" 1; } ;;
+    doctor)
+      run_logged "$name" "$limit" "${gpubench[@]}" doctor --json --results-dir "$results"
+      sed -n '/^{/,$p' "$logs/$name.log" >"$aux/doctor.json"
+      python3 "$checker" doctor "$aux/doctor.json" >>"$logs/$name.log" 2>&1
+      [ $? = 0 ] && verdict "$name" doctor "$plan_s" 0 || { show_failure "$name"; verdict "$name" doctor "$plan_s" 1; } ;;
+    profile)
+      local of="${args[0]}"
+      took=0
+      python3 "$checker" profile "$results/$of.json" "$aux/traces/$of.trace.json" >"$logs/$name.log" 2>&1
+      rc=$?
+      grep '^profile' "$logs/$name.log"
+      [ "$rc" = 0 ] && verdict "$name" profile "$plan_s" 0 || { show_failure "$name"; verdict "$name" profile "$plan_s" 1; } ;;
+    peer)
+      local cmd; cmd=$(peer_cmd "gpubench_perf_${args[0]}") || { verdict "$name" peer "$plan_s" 1 "$note"; return; }
+      if [ "${args[0]}" = memcpy ]; then
+        run_logged "$name" "$limit" $cmd "${args[@]:2}"
+        python3 "$checker" peer-memcpy "$logs/$name.log" "$results/${args[1]}.json" >"$aux/$name.check" 2>&1
+      else
+        run_logged "$name" "$limit" $cmd "${args[@]:1}"
+        python3 "$checker" peer-cublaslt "$logs/$name.log" >"$aux/$name.check" 2>&1
+      fi
+      local crc=$?
+      cat "$aux/$name.check" | tee -a "$logs/$name.log" | grep '^peer\|problem'
+      [ "$rc" = 0 ] && [ "$crc" = 0 ] && verdict "$name" peer "$plan_s" 0 || { show_failure "$name"; verdict "$name" peer "$plan_s" 1; } ;;
+    report)
+      local f bad=0 start; start=$(now)
+      mkdir -p "$out/reports"
+      echo "== report" >"$logs/$name.log"
+      for f in "$results"/*.json; do
+        "${gpubench[@]}" report "$f" --output "$out/reports/$(basename "${f%.json}").md" >>"$logs/$name.log" 2>&1 || { echo "report failed: $f" >>"$logs/$name.log"; bad=1; }
+      done
+      took=$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }') rc=$bad
+      [ "$bad" = 0 ] && verdict "$name" report "$plan_s" 0 || { show_failure "$name"; verdict "$name" report "$plan_s" 1; } ;;
+  esac
+}
+
+# ---------------------------------------------------------------------------------------------
+if [ "$dry_run" = 1 ]; then
+  echo "gpu-smoke dry run: ${assume:+planned for $assume with }$("${gpubench[@]}" version 2>/dev/null | head -n1)"
+else
+  echo "gpu-smoke: $("${gpubench[@]}" version | head -n1); results in $out"
+  nvidia-smi -L 2>/dev/null || echo "gpu-smoke: nvidia-smi not found"
+fi
+started=$(now)
+set -f  # step arguments are words, never globs
+while read -r kind name rest; do
+  [ -z "$kind" ] || [[ "$kind" == \#* ]] && continue
+  [ -n "$only" ] && ! [[ "$name" =~ $only ]] && continue
+  read -ra words <<<"$rest"
+  do_step "$kind" "$name" "${words[@]}"
+done < <(steps)
+set +f
+
+if [ "$dry_run" = 1 ]; then
+  [ "$plan_failed" = 0 ] || { echo "gpu-smoke: a step could not be planned (above)" >&2; exit 2; }
+  echo "planned: $total_cases cases, about $(printf '%.0f' "$total_s") s"
+  exit 0
+fi
+echo
+printf '%-20s %-8s %5s %5s %5s %8s %8s  %-4s %s\n' step kind ok skip fail planned took result note
+printf '%s\n' "${rows[@]}"
+echo "gpu-smoke: $(awk -v a="$started" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }') s in all;" \
+  "$([ "$failed_steps" = 0 ] && echo PASSED || echo "FAILED ($failed_steps step(s))")"
+[ "$failed_steps" = 0 ]

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""The assertions gpu-smoke.sh makes, read from the files gpubench wrote (not from exit codes).
+
+  smoke_check.py results FILE [--expect-off INSTRUMENT=REGEX ...] [--require-on NAME,...] [--min-cases N]
+      One results file: counts its entries (ok/skipped/failed; aggregates ignored) and fails on
+      - a failed entry (its reason is printed);
+      - an entry whose gpubench.suspect is non-empty (issue 15, common.md's contract);
+      - on a device of compute capability 9.x, a custom:wgmma gemm entry or an mma_* memory peak
+        that is not ok (skipped counts as a failure there: Hopper must run them);
+      - an instrument of context.gpubench.profile that is neither "on" nor "off: <reason>" with a
+        reason matching an --expect-off REGEX for it; one named in --require-on that is not "on";
+      - fewer than --min-cases entries ran (ok), when given.
+      Last line: "counts: ok=N skipped=N failed=N" (gpu-smoke.sh reads it), exit status 1 on a problem.
+  smoke_check.py doctor FILE
+      `gpubench doctor --json` output: fails on any finding of severity "error".
+  smoke_check.py profile RESULTS TRACE
+      The traced case lists kernels, its telemetry has non-zero power, the trace file has kernel events.
+  smoke_check.py peer-memcpy BARE_OUTPUT RESULTS
+      The bare cudaMemcpy loop's lines (perf/memcpy_bare.cpp) beside the memory suite's d2d and
+      h2d_pinned entries of the same size: prints gpubench / bare for each; fails when the suite is
+      more than 10% off the bare loop either way (or a side is missing).
+  smoke_check.py peer-cublaslt OUTPUT
+      gpubench_perf_cublaslt's output: prints its comparison line; fails on FAIL or no line.
+Exit status 2 on bad usage or an unreadable file.
+"""
+import argparse
+import json
+import re
+import sys
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"smoke_check: {path}: {e}", file=sys.stderr)
+        sys.exit(2)
+
+
+def entries(doc):
+    for b in doc.get("benchmarks", []):
+        if b.get("run_type", "iteration") == "aggregate":
+            continue
+        g = b.get("gpubench")
+        if isinstance(g, dict):
+            yield b, g
+
+
+def compute_capabilities(doc):
+    devices = doc.get("context", {}).get("gpubench", {}).get("devices", [])
+    return {d.get("id"): str(d.get("compute_capability", "")) for d in devices if d.get("kind") == "cuda"}
+
+
+def hopper_must_run(g, cc):
+    """Why this entry must be ok on this device (compute capability 9.x), or None."""
+    if not cc.startswith("9."):
+        return None
+    axes = g.get("axes", {})
+    if g.get("suite") == "gemm" and axes.get("provider") == "custom:wgmma":
+        return f"custom:wgmma on compute capability {cc}"
+    if g.get("suite") == "memory" and str(axes.get("test", "")).startswith("mma_"):
+        return f"{axes['test']} peak on compute capability {cc}"
+    return None
+
+
+def check_results(args):
+    doc = load(args.file)
+    problems = []
+    counts = {"ok": 0, "skipped": 0, "failed": 0}
+    ccs = compute_capabilities(doc)
+    for b, g in entries(doc):
+        status = g.get("status", "failed" if b.get("error_occurred") else "ok")
+        counts[status if status in counts else "failed"] += 1
+        name = b.get("name", "?")
+        if status == "failed" or status not in counts:
+            problems.append(f"{name}: failed: {g.get('reason', b.get('error_message', 'no reason given'))}")
+        suspect = g.get("suspect")
+        if suspect:
+            reasons = suspect if isinstance(suspect, list) else [suspect]
+            problems.append(f"{name}: suspect: {'; '.join(map(str, reasons))}")
+        why = hopper_must_run(g, ccs.get(g.get("device"), ""))
+        if why and status != "ok":
+            problems.append(f"{name}: {why} must be ok, is {status}: {g.get('reason', '')}")
+    expect_off = {}
+    for item in args.expect_off:
+        inst, sep, regex = item.partition("=")
+        if not sep:
+            print(f"smoke_check: --expect-off {item}: expected INSTRUMENT=REGEX", file=sys.stderr)
+            sys.exit(2)
+        expect_off.setdefault(inst, []).append(regex)
+    required = [r for r in ",".join(args.require_on).split(",") if r]
+    profile = doc.get("context", {}).get("gpubench", {}).get("profile", {}) or {}
+    for inst, state in profile.items():
+        if inst in ("sample_interval_ms", "timer"):
+            continue
+        state = str(state)
+        if state == "on":
+            continue
+        if inst in required:
+            problems.append(f"instrument {inst} must be on, is '{state}'")
+        elif not (state.startswith("off: ") and any(re.search(r, state[5:]) for r in expect_off.get(inst, []))):
+            problems.append(f"instrument {inst}: '{state}' is not an expected state (on, or an expected off reason)")
+    for inst in required:
+        if inst not in profile:
+            problems.append(f"instrument {inst} must be on, is absent from the results context")
+    if args.min_cases is not None and counts["ok"] < args.min_cases:
+        problems.append(f"only {counts['ok']} case(s) ran ok, expected at least {args.min_cases}")
+    for p in problems:
+        print(f"  problem: {p}")
+    print(f"counts: ok={counts['ok']} skipped={counts['skipped']} failed={counts['failed']}")
+    return 1 if problems else 0
+
+
+def check_doctor(args):
+    doc = load(args.file)
+    findings = doc if isinstance(doc, list) else doc.get("findings", [])
+    errors = [f for f in findings if isinstance(f, dict) and f.get("severity") == "error"]
+    for f in errors:
+        print(f"  problem: doctor error: {f.get('check', f.get('name', '?'))}: {f.get('message', f.get('detail', ''))}")
+    print(f"doctor: {len(findings)} finding(s), {len(errors)} error(s)")
+    return 1 if errors or not findings else 0
+
+
+def check_profile(args):
+    results, trace = load(args.results), load(args.trace)
+    print("profile context:", json.dumps(results.get("context", {}).get("gpubench", {}).get("profile")))
+    ok = [g for _, g in entries(results) if g.get("status") == "ok"]
+    if not ok:
+        print("  problem: no case ran ok")
+        return 1
+    p = ok[0].get("profile", {})
+    problems = []
+    kernels = p.get("trace", {}).get("kernels")
+    if not kernels:
+        problems.append(f"no kernels in the case's trace: {p.get('trace')}")
+    power = p.get("telemetry", {}).get("power_w", {}).get("mean", 0) or 0
+    if not power > 0:
+        problems.append(f"no power in the case's telemetry: {p.get('telemetry')}")
+    events = trace if isinstance(trace, list) else trace.get("traceEvents", [])
+    kernel_events = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    if not kernel_events:
+        problems.append("no kernel events in the trace file")
+    for pr in problems:
+        print(f"  problem: {pr}")
+    print(f"profile: {len(kernels or [])} kernel names, {power:.0f} W mean, {len(kernel_events)} kernel events in the "
+          f"trace; metrics: {json.dumps(p.get('metrics'))}")
+    return 1 if problems else 0
+
+
+def check_peer_memcpy(args):
+    bare = {}
+    with open(args.bare_output) as f:
+        for line in f:
+            m = re.match(r"memcpy-bare (\S+) size=(\d+) s_per_copy=(\S+) gbps=(\S+)", line)
+            if m:
+                bare[m.group(1)] = (int(m.group(2)), float(m.group(3)), float(m.group(4)))
+    suite = {}
+    for _, g in entries(load(args.results)):
+        test = g.get("axes", {}).get("test")
+        if g.get("status") == "ok" and test in ("d2d", "h2d_pinned"):
+            suite[(test, int(g["axes"].get("size", 0)))] = g.get("measurement", {}).get("mean_s")
+    problems = 0
+    for test in ("d2d", "h2d_pinned"):
+        if test not in bare:
+            print(f"  problem: the bare loop printed no {test} line")
+            problems += 1
+            continue
+        size, bare_s, gbps = bare[test]
+        mine = suite.get((test, size))
+        if not mine:
+            print(f"  problem: no ok memory/{test} entry of size {size} in {args.results}")
+            problems += 1
+            continue
+        ratio = bare_s / mine  # gpubench's rate / the bare loop's rate
+        verdict = "ok" if 0.9 <= ratio <= 1.1 else "FAIL"
+        print(f"peer memcpy {test} {size} B: bare {gbps:.1f} GB/s, gpubench {gbps * ratio:.1f} GB/s, "
+              f"gpubench/bare {ratio:.3f} {verdict}")
+        problems += verdict != "ok"
+    return 1 if problems else 0
+
+
+def check_peer_cublaslt(args):
+    with open(args.output) as f:
+        text = f.read()
+    lines = [l for l in text.splitlines() if l.startswith("cuBLASLt bf16")]
+    for l in lines:
+        print(f"peer {l}")
+    if not lines:
+        print("  problem: gpubench_perf_cublaslt printed no comparison")
+        return 1
+    if "not checked" in lines[-1]:
+        return 1  # no GPU: the peer proved nothing
+    return 1 if lines[-1].rstrip().endswith("FAIL") else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("results")
+    r.add_argument("file")
+    r.add_argument("--expect-off", action="append", default=[])
+    r.add_argument("--require-on", action="append", default=[])
+    r.add_argument("--min-cases", type=int)
+    d = sub.add_parser("doctor")
+    d.add_argument("file")
+    p = sub.add_parser("profile")
+    p.add_argument("results")
+    p.add_argument("trace")
+    m = sub.add_parser("peer-memcpy")
+    m.add_argument("bare_output")
+    m.add_argument("results")
+    c = sub.add_parser("peer-cublaslt")
+    c.add_argument("output")
+    args = parser.parse_args()
+    handlers = {"results": check_results, "doctor": check_doctor, "profile": check_profile,
+                "peer-memcpy": check_peer_memcpy, "peer-cublaslt": check_peer_cublaslt}
+    sys.exit(handlers[args.command](args))
+
+
+if __name__ == "__main__":
+    main()

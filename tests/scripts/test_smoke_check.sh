@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# scripts/smoke_check.py against fixture files (tests/fixtures/smoke), passing and failing ones:
+# each case states the exit status and a line the output must hold.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+check="$root/scripts/smoke_check.py"
+fx="$root/tests/fixtures/smoke"
+off=(--expect-off "metrics=^insufficient privileges for GPU performance counters")
+failures=0
+expect() {  # STATUS PATTERN ARGS...: smoke_check.py ARGS exits STATUS and prints a line matching PATTERN
+  local want="$1" pattern="$2"; shift 2
+  local out rc
+  out=$(python3 "$check" "$@" 2>&1); rc=$?
+  if [ "$rc" != "$want" ] || ! grep -Eq -- "$pattern" <<<"$out"; then
+    echo "FAIL: smoke_check.py $* -> exit $rc (expected $want), output:"; echo "$out" | sed 's/^/    /'
+    echo "    (expected a line matching: $pattern)"
+    failures=$((failures + 1))
+  else
+    echo "ok: $* -> $rc"
+  fi
+}
+# Results files.
+expect 0 '^counts: ok=2 skipped=2 failed=0$' results "$fx/results_ok.json" "${off[@]}" --require-on telemetry
+expect 1 'suspect: 312 TFLOP/s is 118%' results "$fx/results_suspect.json" "${off[@]}"
+expect 1 'failed: loss is NaN at step 1' results "$fx/results_failed.json" "${off[@]}"
+expect 1 '^counts: ok=2 skipped=2 failed=1$' results "$fx/results_failed.json" "${off[@]}"
+expect 1 'custom:wgmma on compute capability 9.0 must be ok, is skipped' results "$fx/results_wgmma_skipped.json" "${off[@]}"
+expect 0 '^counts: ok=1 skipped=3 failed=0$' results "$fx/results_wgmma_skipped_sm80.json" "${off[@]}"
+expect 1 'mma_fp8 peak on compute capability 9.0 must be ok' results "$fx/results_mma_skipped.json" "${off[@]}"
+expect 1 "instrument telemetry must be on, is 'off: NVML unavailable" results "$fx/results_telemetry_off.json" "${off[@]}" --require-on telemetry
+expect 1 "instrument metrics: 'off: CUPTI failed: CUPTI_ERROR_UNKNOWN' is not an expected state" results "$fx/results_metrics_unexpected_off.json" "${off[@]}"
+# An off reason not listed is a failure, also for the permission one when it is not listed.
+expect 1 "instrument metrics: 'off: insufficient privileges" results "$fx/results_ok.json"
+expect 1 'instrument trace must be on, is absent' results "$fx/results_ok.json" "${off[@]}" --require-on telemetry,trace
+expect 1 'only 2 case\(s\) ran ok, expected at least 3' results "$fx/results_ok.json" "${off[@]}" --min-cases 3
+expect 2 'No such file' results "$fx/does_not_exist.json"
+expect 2 'expected INSTRUMENT=REGEX' results "$fx/results_ok.json" --expect-off metrics
+# doctor --json
+expect 0 '^doctor: 2 finding\(s\), 0 error\(s\)$' doctor "$fx/doctor_ok.json"
+expect 1 'doctor error: ecc: uncorrectable ECC errors: 3' doctor "$fx/doctor_error.json"
+# The profile step
+expect 0 '^profile: 1 kernel names, 312 W mean, 1 kernel events' profile "$fx/profile.json" "$fx/profile.trace.json"
+expect 1 'no power in the case' profile "$fx/profile_no_power.json" "$fx/profile.trace.json"
+# Bare memcpy peer vs the memory suite: within 10% passes, 23% off fails.
+expect 0 'peer memcpy d2d 268435456 B: bare 4295.0 GB/s, gpubench 4129.8 GB/s, gpubench/bare 0.962 ok' peer-memcpy "$fx/memcpy_bare_close.txt" "$fx/memory_ref.json"
+expect 1 'peer memcpy d2d .* gpubench/bare 0.769 FAIL' peer-memcpy "$fx/memcpy_bare_far.txt" "$fx/memory_ref.json"
+expect 1 'no ok memory/d2d entry of size 268435456' peer-memcpy "$fx/memcpy_bare_close.txt" "$fx/results_ok.json"
+# The cuBLASLt peer: its own verdict; no GPU proves nothing.
+expect 0 '^peer cuBLASLt bf16 8192\^3 on NVIDIA H200: .* PASS$' peer-cublaslt "$fx/cublaslt_pass.txt"
+expect 1 'difference \+6.11% \(goal < 2%\) FAIL$' peer-cublaslt "$fx/cublaslt_fail.txt"
+expect 1 'not checked, no CUDA device' peer-cublaslt "$fx/cublaslt_no_gpu.txt"
+[ "$failures" = 0 ] && echo "smoke_check fixtures: all passed" || { echo "smoke_check fixtures: $failures failed"; exit 1; }
