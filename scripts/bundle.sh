@@ -1,52 +1,122 @@
 #!/usr/bin/env bash
-# Makes a relocatable bundle for GPU hosts that lack the build dependencies:
-#   bundle/gpubench-<version>/{gpubench, lib/*.so*, gpu-smoke.sh} and a .tar.gz of it.
-# The binary finds lib/ through its RPATH ($ORIGIN/lib). CUDA libraries (cuBLAS) are not
-# bundled unless --with-cuda-libs is given: GPU hosts normally have them with the toolkit or
-# the driver's CUDA runtime packages. cudart is linked statically; libcuda comes from the driver.
+# Makes a relocatable bundle for GPU hosts that lack gpubench's build dependencies:
+#   bundle/gpubench-<version>/
+#     gpubench          launcher: finds the host's CUDA libraries, then runs bin/gpubench
+#     bin/              gpubench and the perf peers gpu-smoke.sh runs (gpubench_perf_cublaslt, _memcpy)
+#     lib/              every non-CUDA, non-glibc shared library they load (fmt, Boost.Program_options,
+#                       Google Benchmark, OpenBLAS and libgfortran, libjpeg-turbo, Open MPI, libstdc++, ...)
+#     cuda-libs.txt     the CUDA libraries left to the host: "required SONAME" (linked) or
+#                       "optional SONAME" (loaded at run time: CUPTI, Perfworks)
+#     cuda-libs.sh, gpu-smoke.sh, smoke_check.py
+#   and bundle/gpubench-<version>.tar.gz of it.
+# CUDA libraries (cuBLAS, cuBLASLt, NCCL, CUPTI) are never copied unless --with-cuda-libs is given
+# (libnccl alone is ~218 MB): GPU hosts have them with the toolkit (lib64) or as pip's
+# nvidia-* wheels, and the launcher finds them there or names the one that is missing. cudart is
+# linked statically; libcuda and libnvidia-ml come from the driver. MPI runs (mpirun) use the
+# host's Open MPI launcher and plugins: the bundle carries only the libraries a single process loads.
+#
+#   scripts/bundle.sh [--build DIR] [--out DIR] [--with-cuda-libs] [--max-mib N]
+#     --build DIR   use this existing build folder (default: build/$GPUBENCH_PRESET, release, built here)
+#     --out DIR     where bundle/ goes (default: the checkout's bundle/)
+#     --max-mib N   fail when the unpacked bundle is larger (default 64: what one device call carries)
+# Prints the measured sizes: the folder, each part, and the .tar.gz.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-with_cuda=0
-for a in "$@"; do
-  case "$a" in
+with_cuda=0 build="" out_dir="$GPUBENCH_ROOT/bundle" max_mib=64
+while [ $# -gt 0 ]; do
+  case "$1" in
     --with-cuda-libs) with_cuda=1 ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
-    *) die "bundle.sh: unknown argument '$a' (accepted: --with-cuda-libs)" ;;
+    --build) [ $# -ge 2 ] || die "bundle.sh: --build needs a folder"; build="$2"; shift ;;
+    --out) [ $# -ge 2 ] || die "bundle.sh: --out needs a folder"; out_dir="$2"; shift ;;
+    --max-mib) [[ "${2:-}" =~ ^[0-9]+$ ]] || die "bundle.sh: --max-mib needs a number"; max_mib="$2"; shift ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "bundle.sh: unknown argument '$1' (accepted: --build DIR, --out DIR, --with-cuda-libs, --max-mib N)" ;;
   esac
+  shift
 done
 
-ensure_packages "${GPUBENCH_BUILD_PACKAGES[@]}"
-build=$(build_preset "${GPUBENCH_PRESET:-release}" -DGPUBENCH_BUILD_TESTS=OFF)
+if [ -z "$build" ]; then
+  ensure_packages "${GPUBENCH_BUILD_PACKAGES[@]}"
+  build=$(build_preset "${GPUBENCH_PRESET:-release}" -DGPUBENCH_BUILD_TESTS=ON)
+fi
 bin="$build/apps/gpubench/gpubench"
-version=$("$bin" version | head -n1 | awk '{print $2}')
-dest="$GPUBENCH_ROOT/bundle/gpubench-$version"
-rm -rf "$dest"
-mkdir -p "$dest/lib"
-cp "$bin" "$dest/gpubench"
-cp "$GPUBENCH_ROOT/scripts/gpu-smoke.sh" "$dest/"
-
-# Copy every shared library the binary loads except glibc's, the C++ runtime's loader basics,
-# and (unless asked) CUDA's.
-ldd "$bin" | awk '/=> \// {print $1, $3}' | while read -r name path; do
-  case "$name" in
-    libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|ld-linux*|libgcc_s.so*) continue ;;
-    libcublas*|libcudart*|libcuda.so*) [ "$with_cuda" = 1 ] || continue ;;
-  esac
-  cp -L "$path" "$dest/lib/$name"
+[ -x "$bin" ] || die "bundle.sh: no gpubench binary in $build (build it first, or leave out --build)"
+programs=("$bin")
+for p in gpubench_perf_cublaslt gpubench_perf_memcpy; do
+  if [ -x "$build/perf/$p" ]; then programs+=("$build/perf/$p"); else log "bundle: $p not built: gpu-smoke.sh's peer step will fail"; fi
 done
-# libcupti is loaded at run time (--profile trace,metrics), so ldd does not list it.
+version=$("$bin" version | head -n1 | awk '{print $2}')
+[ -n "$version" ] || die "bundle.sh: '$bin version' printed no version"
+mkdir -p "$out_dir"
+out_dir="$(cd "$out_dir" && pwd)"
+dest="$out_dir/gpubench-$version"
+rm -rf "$dest" "$dest.tar.gz"
+mkdir -p "$dest/bin" "$dest/lib"
+
+is_cuda_lib() {
+  case "$1" in libcublas*|libcublasLt*|libnccl*|libcudart*|libcupti*|libnvperf*|libnvrtc*|libnvJitLink*) return 0 ;; esac
+  return 1
+}
+# The C library and its loader come from the host (a glibc at least as new as the build's; the
+# build machine is Debian 12, glibc 2.36), as do the driver's libraries.
+is_host_lib() {
+  case "$1" in
+    linux-vdso.so*|ld-linux*|libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|libresolv.so*|libutil.so*) return 0 ;;
+    libcuda.so*|libnvidia-ml.so*) return 0 ;;
+  esac
+  return 1
+}
+
+declare -A required=()
+for prog in "${programs[@]}"; do
+  cp "$prog" "$dest/bin/"
+  # ldd lists the whole closure; "not found" is fine for CUDA libraries only (they stay on the host).
+  while read -r name arrow path _; do
+    [ "$arrow" = "=>" ] || continue
+    is_host_lib "$name" && continue
+    if is_cuda_lib "$name"; then
+      required[$name]=1
+      [ "$with_cuda" = 1 ] && [ "$path" != not ] && cp -L "$path" "$dest/lib/$name"
+      continue
+    fi
+    [ "$path" = not ] && die "bundle.sh: $(basename "$prog") needs $name, which is not found on this machine"
+    [ -f "$dest/lib/$name" ] || cp -L "$path" "$dest/lib/$name"
+  done < <(ldd "$prog")
+done
+# Loaded at run time (dlopen), so ldd does not list them: CUPTI (trace, metrics, --timer cupti)
+# and the Perfworks libraries CUPTI loads for hardware metrics. The CUPTI soname follows the
+# CUDA major version gpubench was built with (profilers/cupti/cupti_api.cpp).
+cuda_major=$("$bin" version | sed -n 's/.*CUDA runtime \([0-9]*\)\..*/\1/p' | head -n1)
+[ -n "$cuda_major" ] || die "bundle.sh: '$bin version' names no CUDA runtime version"
+optional=("libcupti.so.$cuda_major" libnvperf_host.so libnvperf_target.so)
+{
+  echo "# CUDA libraries gpubench-$version leaves to the host (scripts/bundle-launcher.sh finds them)."
+  for name in $(printf '%s\n' "${!required[@]}" | sort); do echo "required $name"; done
+  for name in "${optional[@]}"; do echo "optional $name"; done
+} >"$dest/cuda-libs.txt"
 if [ "$with_cuda" = 1 ]; then
-  cupti=$(ldconfig -p | awk '/libcupti\.so\.[0-9]+ / {print $NF; exit}')
+  cupti=$(ldconfig -p | awk -v n="${optional[0]}" '$1 == n {print $NF; exit}')
+  [ -n "$cupti" ] || cupti=$(ls /usr/local/cuda/lib64/"${optional[0]}" /usr/local/cuda/extras/CUPTI/lib64/"${optional[0]}" 2>/dev/null | head -n1)
   if [ -n "$cupti" ]; then
-    cp -L "$cupti" "$dest/lib/$(basename "$cupti")"
-    # CUPTI loads the Perfworks libraries itself for hardware metrics.
-    for f in "$(dirname "$cupti")"/libnvperf_host.so "$(dirname "$cupti")"/libnvperf_target.so; do
-      [ -f "$f" ] && cp -L "$f" "$dest/lib/"
+    for f in "$cupti" "$(dirname "$cupti")"/libnvperf_host.so "$(dirname "$cupti")"/libnvperf_target.so; do
+      [ -f "$f" ] && cp -L "$f" "$dest/lib/$(basename "$f")"
     done
   fi
 fi
-# libstdc++ is bundled too (copied above) so older distributions run it.
-tar -C "$GPUBENCH_ROOT/bundle" -czf "$GPUBENCH_ROOT/bundle/gpubench-$version.tar.gz" "gpubench-$version"
-log "bundle: $dest (and bundle/gpubench-$version.tar.gz)"
+cp "$GPUBENCH_ROOT/scripts/bundle-launcher.sh" "$dest/gpubench"
+cp "$GPUBENCH_ROOT/scripts/cuda-libs.sh" "$GPUBENCH_ROOT/scripts/gpu-smoke.sh" "$GPUBENCH_ROOT/scripts/smoke_check.py" "$dest/"
+chmod +x "$dest/gpubench" "$dest/gpu-smoke.sh" "$dest/smoke_check.py"
+tar -C "$out_dir" -czf "$dest.tar.gz" "gpubench-$version"
+
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
+total=$(du -sb "$dest" | awk '{print $1}')
+log "bundle: $dest"
+log "  bin/: $(mib "$(du -sb "$dest/bin" | awk '{print $1}')") ($(cd "$dest/bin" && ls | paste -sd' ' -))"
+log "  lib/: $(mib "$(du -sb "$dest/lib" | awk '{print $1}')") in $(ls "$dest/lib" | wc -l) libraries; largest: $(cd "$dest/lib" && ls -S | head -n3 | paste -sd' ' -)"
+log "  unpacked: $(mib "$total"); $dest.tar.gz: $(mib "$(stat -c %s "$dest.tar.gz")")"
+log "  left to the host: $(grep -v '^#' "$dest/cuda-libs.txt" | paste -sd',' - | sed 's/,/, /g')"
 log "on the GPU host: tar xzf gpubench-$version.tar.gz && gpubench-$version/gpu-smoke.sh"
+if [ "$total" -gt $((max_mib * 1048576)) ]; then
+  die "bundle.sh: the bundle is $(mib "$total"), over the limit of $max_mib MiB (--max-mib)"
+fi
