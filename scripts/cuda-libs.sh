@@ -6,8 +6,9 @@
 #     REQUIRED, OPTIONAL: space-separated sonames. Looks for each in, in this order:
 #     $GPUBENCH_CUDA_LIBS (a colon list of folders), $CUDA_HOME/lib64, $CUDA_PATH/lib64,
 #     /usr/local/cuda/lib64 and its extras/CUPTI/lib64, /usr/local/cuda-*/lib64 (newest first),
-#     the folders of pip's NVIDIA wheels (site-packages/nvidia/*/lib and nvidia/cu*/lib, for every
-#     python3 on PATH and the usual prefixes), the folders already on LD_LIBRARY_PATH, then
+#     the folders of pip's NVIDIA wheels (site-packages/nvidia/*/lib: nvidia/cublas/lib for CUDA
+#     12 wheels, nvidia/cu13/lib for CUDA 13 ones; for every python3 on PATH, and the usual prefixes
+#     /usr, /usr/local, /opt/*, /opt/*/.venv where there is none), the folders already on LD_LIBRARY_PATH, then
 #     ldconfig's cache. Sets CUDA_LIBS_PATH (the folders, colon-separated, no duplicates),
 #     CUDA_LIBS_FOUND ("soname=path" lines) and CUDA_LIBS_MISSING (required sonames not found,
 #     space-separated) and CUDA_LIBS_OPTIONAL_MISSING. Returns 1 when a required one is missing.
@@ -37,8 +38,9 @@ for r in roots:
             print(d)
 PY
   done
-  ls -d /usr/lib/python3*/site-packages/nvidia/*/lib /usr/local/lib/python3*/dist-packages/nvidia/*/lib \
-    /usr/local/lib/python3*/site-packages/nvidia/*/lib /opt/conda/lib/python3*/site-packages/nvidia/*/lib 2>/dev/null || true
+  # The same folders where no python3 is on PATH: system, /usr/local, conda and /opt virtual environments.
+  ls -d /usr/lib/python3*/*-packages/nvidia/*/lib /usr/local/lib/python3*/*-packages/nvidia/*/lib \
+    /opt/*/lib/python3*/site-packages/nvidia/*/lib /opt/*/.venv/lib/python3*/site-packages/nvidia/*/lib 2>/dev/null || true
   IFS=:
   for d in ${LD_LIBRARY_PATH:-}; do [ -n "$d" ] && echo "$d"; done
   unset IFS

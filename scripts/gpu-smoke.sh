@@ -177,7 +177,10 @@ checker="$here/smoke_check.py"
 # ---------------------------------------------------------------------------------------------
 # Helpers. Each step appends one row: name kind ok skipped failed planned_s took_s verdict note.
 rows=() total_cases=0 total_s=0 failed_steps=0 plan_failed=0
-add_row() { rows+=("$(printf '%-20s %-8s %5s %5s %5s %8s %8s  %-4s %s' "$@")"); }
+add_row() {  # NAME KIND OK SKIPPED FAILED PLANNED_S TOOK_S VERDICT NOTE
+  local planned; planned=$(printf '%.1f' "$6")
+  rows+=("$(printf '%-20s %-8s %5s %5s %5s %8s %8s  %-4s %s' "$1" "$2" "$3" "$4" "$5" "$planned" "$7" "$8" "${9:-}")")
+}
 
 # Expands @aux/@results, sets ENV: variables (exported in `step_env`), drops NEEDS: (in `needs_gpus`).
 expand_args() {
@@ -367,7 +370,10 @@ do_step() {
       local f bad=0 start; start=$(now)
       mkdir -p "$out/reports"
       echo "== report" >"$logs/$name.log"
-      for f in "$results"/*.json; do
+      local files=()
+      set +f; shopt -s nullglob; files=("$results"/*.json); shopt -u nullglob; set -f
+      [ ${#files[@]} -gt 0 ] || { echo "no results file to report" >>"$logs/$name.log"; bad=1; }
+      for f in "${files[@]}"; do
         "${gpubench[@]}" report "$f" --output "$out/reports/$(basename "${f%.json}").md" >>"$logs/$name.log" 2>&1 || { echo "report failed: $f" >>"$logs/$name.log"; bad=1; }
       done
       took=$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }') rc=$bad

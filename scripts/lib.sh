@@ -6,8 +6,9 @@ GPUBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # Debian/Ubuntu packages the build needs (the CUDA Toolkit itself comes from NVIDIA).
 GPUBENCH_BUILD_PACKAGES=(cmake ninja-build g++ pkg-config ccache libbenchmark-dev libfmt-dev
   libboost-program-options-dev nlohmann-json3-dev libopenblas-dev libturbojpeg0-dev libopenmpi-dev openmpi-bin)
-# Extra packages for the tests: GoogleTest, and Google Benchmark's compare.py with scipy.
-GPUBENCH_TEST_PACKAGES=(libgtest-dev libgmock-dev libbenchmark-tools python3-scipy libjpeg-turbo-progs chromium)
+# Extra packages for the tests: GoogleTest, Google Benchmark's compare.py with scipy, ...;
+# debootstrap: the bundle's test in a minimal Debian root (tests: bundle_debian_root).
+GPUBENCH_TEST_PACKAGES=(libgtest-dev libgmock-dev libbenchmark-tools python3-scipy libjpeg-turbo-progs chromium debootstrap)
 
 log() { printf '[gpubench] %s\n' "$*" >&2; }
 die() { printf '[gpubench] error: %s\n' "$*" >&2; exit 1; }

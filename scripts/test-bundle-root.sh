@@ -8,7 +8,9 @@
 #   2. with the folder (GPUBENCH_CUDA_LIBS): ldd of every bundled program finds every library;
 #   3. `gpubench version`;
 #   4. a CPU run (memory triad and OpenBLAS sgemm): status ok in the results file;
-#   5. `gpu-smoke.sh --dry-run --assume h200`: the plan's closing line.
+#   5. `gpu-smoke.sh --dry-run --assume h200`: the plan's closing line;
+#   6. without GPUBENCH_CUDA_LIBS, the libraries in pip's folders of a virtual environment
+#      (nvidia/cu13/lib, nvidia/nccl/lib under /opt/venv): found there.
 #
 #   scripts/test-bundle-root.sh [--build DIR] [--bundle DIR] [--root DIR]
 #     --build DIR    make the bundle from this build folder (default build/ci)
@@ -65,6 +67,7 @@ echo "== root: $debroot, Debian $suite, $(in_root dpkg-query -W -f '${Package}\n
 if [ -z "$bundle" ]; then
   [ -x "$build/apps/gpubench/gpubench" ] || fail "no gpubench in $build (build it, or give --bundle)"
   out=$(mktemp -d)
+  made_bundle="$out"
   "$here/bundle.sh" --build "$build" --out "$out" || fail "bundle.sh failed"
   bundle=$(ls -d "$out"/gpubench-*/ | head -n1)
 fi
@@ -95,7 +98,11 @@ if ! [ -e "$debroot/proc/self" ]; then
   $sudo mount -t proc proc "$debroot/proc" || fail "cannot mount /proc in the root"
   mounted=1
 fi
-cleanup() { [ "$mounted" = 1 ] && $sudo umount "$debroot/proc"; }
+cleanup() {
+  [ "$mounted" = 1 ] && $sudo umount "$debroot/proc"
+  [ -n "${made_bundle:-}" ] && rm -rf "$made_bundle"
+  $sudo rm -rf "$debroot/opt/$name" "$debroot/opt/host-cuda-libs" "$debroot/opt/venv" "$debroot/tmp/smoke"
+}
 trap cleanup EXIT
 
 failures=0
@@ -158,6 +165,28 @@ dry_run_case() {
   [[ "$(tail -n1 <<<"$text")" =~ ^planned:\ [1-9][0-9]*\ cases,\ about\ [0-9]+\ s$ ]]
 }
 check "gpu-smoke.sh --dry-run --assume h200 inside the root" dry_run_case
+
+# 6. No folder given: the launcher finds the libraries where pip's CUDA 13 wheels put them in a
+#    virtual environment (nvidia/cu13/lib, nvidia/nccl/lib), as on a PyTorch GPU host.
+pip_layout_case() {
+  local venv="$debroot/opt/venv/lib/python3.12/site-packages/nvidia" s dir
+  $sudo rm -rf "$debroot/opt/venv"
+  while read -r kind s; do
+    [ "$kind" = required ] || [ "$kind" = optional ] || continue
+    [ -e "$debroot/opt/host-cuda-libs/$s" ] || continue
+    case "$s" in libnccl*) dir=nccl ;; *) dir=cu13 ;; esac
+    $sudo mkdir -p "$venv/$dir/lib"
+    $sudo ln "$debroot/opt/host-cuda-libs/$s" "$venv/$dir/lib/$s" 2>/dev/null || $sudo cp "$debroot/opt/host-cuda-libs/$s" "$venv/$dir/lib/"
+  done <"$bundle/cuda-libs.txt"
+  local text
+  text=$(in_root env GPUBENCH_LAUNCHER_VERBOSE=1 "$launcher" version 2>&1) || { echo "$text"; return 1; }
+  grep 'launcher' <<<"$text"
+  grep -q "libcublasLt.so.13 from /opt/venv/lib/python3.12/site-packages/nvidia/cu13/lib/" <<<"$text" &&
+    grep -q "libnccl.so.2 from /opt/venv/lib/python3.12/site-packages/nvidia/nccl/lib/" <<<"$text" &&
+    grep -q "^gpubench [0-9]" <<<"$text"
+}
+check "launcher with the libraries in pip's folders of a virtual environment" pip_layout_case
+$sudo rm -rf "$debroot/opt/venv"
 
 if [ "$failures" = 0 ]; then echo "test-bundle-root: PASSED (Debian $suite minbase root, bundle $name)"; exit 0; fi
 fail "$failures check(s)"
