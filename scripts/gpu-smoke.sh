@@ -348,10 +348,10 @@ do_step() {
       python3 "$checker" doctor "$aux/doctor.json" >>"$logs/$name.log" 2>&1
       [ $? = 0 ] && verdict "$name" doctor "$plan_s" 0 || { show_failure "$name"; verdict "$name" doctor "$plan_s" 1; } ;;
     profile)
-      local of="${args[0]}"
-      took=0
+      local of="${args[0]}" start; start=$(now)
       python3 "$checker" profile "$results/$of.json" "$aux/traces/$of.trace.json" >"$logs/$name.log" 2>&1
       rc=$?
+      took=$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
       grep '^profile' "$logs/$name.log"
       [ "$rc" = 0 ] && verdict "$name" profile "$plan_s" 0 || { show_failure "$name"; verdict "$name" profile "$plan_s" 1; } ;;
     peer)
@@ -365,6 +365,7 @@ do_step() {
       fi
       local crc=$?
       cat "$aux/$name.check" | tee -a "$logs/$name.log" | grep '^peer\|problem'
+      c_ok=$(grep -c '^peer.* \(ok\|PASS\)$' "$aux/$name.check") c_fail=$(grep -c '^peer.* FAIL$\|problem' "$aux/$name.check") c_skip=0
       [ "$rc" = 0 ] && [ "$crc" = 0 ] && verdict "$name" peer "$plan_s" 0 || { show_failure "$name"; verdict "$name" peer "$plan_s" 1; } ;;
     report)
       local f bad=0 start; start=$(now)

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# scripts/gpu-smoke.sh's real-run path (not the dry run) on a stand-in GPU host
+# (tests/scripts/fake_gpu_host: gpubench, the perf peers, compute-sanitizer and nvidia-smi that
+# write what the real ones would): every step runs and is checked from its files, the table
+# ends PASSED, results/ holds results files only (the tuning cache lives in aux/), each results
+# file has its report; a suspect entry or a failed case fails its step and the run (exit 1).
+set -uo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+fake="$root/tests/scripts/fake_gpu_host"
+export PATH="$fake:$PATH" GPUBENCH="$fake/gpubench" GPUBENCH_PERF_DIR="$fake"
+smoke="$root/scripts/gpu-smoke.sh"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+"$smoke" --out "$work/pass" >"$work/pass.log" 2>&1; rc=$?
+sed -n '/^step /,$p' "$work/pass.log"
+[ "$rc" = 0 ] || { fail "exit status $rc on a passing host"; tail -n 40 "$work/pass.log"; }
+tail -n1 "$work/pass.log" | grep -q 'PASSED$' || fail "no PASSED line"
+steps=$(sed -n '/^steps() {/,/^STEPS$/p' "$smoke" | awk 'NF >= 2 && $1 !~ /^#/ && $1 != "steps()" && $1 != "cat" {print $2}')
+for n in $steps; do
+  row=$(grep "^$n " <<<"$(sed -n '/^step /,$p' "$work/pass.log")")
+  [ -n "$row" ] || { fail "step $n has no row"; continue; }
+  [[ "$row" == *" PASS "* || "$row" == *" PASS" || "$row" == *" SKIP needs 2 GPUs, 1 here" ]] || fail "step $n: $row"
+done
+extra=$(cd "$work/pass/results" && ls | grep -v '\.json$'); [ -z "$extra" ] || fail "results/ holds other files: $extra"
+[ -f "$work/pass/aux/gemm-tune.json" ] || fail "the tuning cache is not in aux/"
+[ ! -e "$work/pass/results/gemm-tune.json" ] || fail "the tuning cache is among the results"
+for f in "$work/pass/results"/*.json; do
+  [ -f "$work/pass/reports/$(basename "${f%.json}").md" ] || fail "no report of $(basename "$f")"
+done
+grep -q '^peer memcpy d2d .* gpubench/bare 0.962 ok$' "$work/pass.log" || fail "no memcpy peer ratio printed"
+
+# A suspect figure fails its step and the run.
+FAKE_SUSPECT=gemm-llm "$smoke" --out "$work/suspect" --only '^(gemm-llm|report)$' >"$work/suspect.log" 2>&1; rc=$?
+[ "$rc" = 1 ] || fail "a suspect entry: exit $rc, expected 1"
+grep -Eq '^gemm-llm +run +1 +0 +0 .* FAIL' "$work/suspect.log" || fail "gemm-llm is not FAIL: $(grep '^gemm-llm' "$work/suspect.log")"
+grep -q 'suspect: above the datasheet peak (fake)' "$work/suspect/logs/gemm-llm.log" || fail "the suspect reason is not in the log"
+tail -n1 "$work/suspect.log" | grep -q 'FAILED (1 step(s))$' || fail "no FAILED line: $(tail -n1 "$work/suspect.log")"
+
+# A failed case (exit 1 and a failed entry) fails its step, with its reason shown.
+FAKE_FAIL=coll-ops "$smoke" --out "$work/failed" --only '^coll-ops$' >"$work/failed.log" 2>&1; rc=$?
+[ "$rc" = 1 ] || fail "a failed case: exit $rc, expected 1"
+grep -Eq '^coll-ops +run +1 +0 +1 .* FAIL' "$work/failed.log" || fail "coll-ops row: $(grep '^coll-ops' "$work/failed.log")"
+grep -q 'failed: verification failed: 3 entries differ' "$work/failed.log" || fail "the failure's reason is not shown"
+
+[ "$failures" = 0 ] && echo "gpu-smoke on a stand-in host: all checks passed" || { echo "gpu-smoke on a stand-in host: $failures check(s) failed"; exit 1; }
