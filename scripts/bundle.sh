@@ -38,7 +38,7 @@ done
 
 if [ -z "$build" ]; then
   ensure_packages "${GPUBENCH_BUILD_PACKAGES[@]}"
-  build=$(build_preset "${GPUBENCH_PRESET:-release}" -DGPUBENCH_BUILD_TESTS=ON)
+  build=$(build_preset "${GPUBENCH_PRESET:-release}" -DGPUBENCH_BUILD_TESTS=OFF)  # perf/ (the peers) is built regardless
 fi
 bin="$build/apps/gpubench/gpubench"
 [ -x "$bin" ] || die "bundle.sh: no gpubench binary in $build (build it first, or leave out --build)"

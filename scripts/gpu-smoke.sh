@@ -146,7 +146,7 @@ else
   if [ ! -x "$build/apps/gpubench/gpubench" ]; then
     source "$here/lib.sh"
     ensure_packages "${GPUBENCH_BUILD_PACKAGES[@]}"
-    build=$(build_preset "${GPUBENCH_PRESET:-release}") || exit 1
+    build=$(build_preset "${GPUBENCH_PRESET:-release}" -DGPUBENCH_BUILD_TESTS=OFF) || exit 1
   fi
   gpubench=("$build/apps/gpubench/gpubench")
   perf_dir="${perf_dir:-$build/perf}"
