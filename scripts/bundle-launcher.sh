@@ -20,6 +20,8 @@ while read -r kind soname; do
     optional) optional+=" $soname" ;;
   esac
 done <"$here/cuda-libs.txt"
+# A bundle made with --with-cuda-libs carries them in lib/: looked at first, as the loader will.
+GPUBENCH_CUDA_LIBS="$here/lib${GPUBENCH_CUDA_LIBS:+:$GPUBENCH_CUDA_LIBS}"
 if ! cuda_libs_find "$required" "$optional"; then
   for s in $CUDA_LIBS_MISSING; do
     echo "gpubench: missing CUDA library $(cuda_libs_describe "$s")" >&2

@@ -91,7 +91,11 @@ cuda_major=$("$bin" version | sed -n 's/.*CUDA runtime \([0-9]*\)\..*/\1/p' | he
 [ -n "$cuda_major" ] || die "bundle.sh: '$bin version' names no CUDA runtime version"
 optional=("libcupti.so.$cuda_major" libnvperf_host.so libnvperf_target.so)
 {
-  echo "# CUDA libraries gpubench-$version leaves to the host (scripts/bundle-launcher.sh finds them)."
+  if [ "$with_cuda" = 1 ]; then
+    echo "# CUDA libraries gpubench-$version loads: copied into lib/ (--with-cuda-libs); the launcher checks them."
+  else
+    echo "# CUDA libraries gpubench-$version leaves to the host (scripts/bundle-launcher.sh finds them)."
+  fi
   for name in $(printf '%s\n' "${!required[@]}" | sort); do echo "required $name"; done
   for name in "${optional[@]}"; do echo "optional $name"; done
 } >"$dest/cuda-libs.txt"
@@ -104,6 +108,9 @@ if [ "$with_cuda" = 1 ]; then
     done
   fi
 fi
+# bin/gpubench's RPATH is $ORIGIN/lib (apps/gpubench/CMakeLists.txt): through this link it finds
+# the bundle's libraries when started directly too (the CUDA ones then need LD_LIBRARY_PATH).
+ln -s ../lib "$dest/bin/lib"
 cp "$GPUBENCH_ROOT/scripts/bundle-launcher.sh" "$dest/gpubench"
 cp "$GPUBENCH_ROOT/scripts/cuda-libs.sh" "$GPUBENCH_ROOT/scripts/gpu-smoke.sh" "$GPUBENCH_ROOT/scripts/smoke_check.py" "$dest/"
 chmod +x "$dest/gpubench" "$dest/gpu-smoke.sh" "$dest/smoke_check.py"
@@ -112,10 +119,10 @@ tar -C "$out_dir" -czf "$dest.tar.gz" "gpubench-$version"
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
 total=$(du -sb "$dest" | awk '{print $1}')
 log "bundle: $dest"
-log "  bin/: $(mib "$(du -sb "$dest/bin" | awk '{print $1}')") ($(cd "$dest/bin" && ls | paste -sd' ' -))"
+log "  bin/: $(mib "$(du -sb "$dest/bin" | awk '{print $1}')") ($(cd "$dest/bin" && ls | grep -vx lib | paste -sd' ' -))"
 log "  lib/: $(mib "$(du -sb "$dest/lib" | awk '{print $1}')") in $(ls "$dest/lib" | wc -l) libraries; largest: $(cd "$dest/lib" && ls -S | head -n3 | paste -sd' ' -)"
 log "  unpacked: $(mib "$total"); $dest.tar.gz: $(mib "$(stat -c %s "$dest.tar.gz")")"
-log "  left to the host: $(grep -v '^#' "$dest/cuda-libs.txt" | paste -sd',' - | sed 's/,/, /g')"
+log "  CUDA libraries $([ "$with_cuda" = 1 ] && echo "bundled" || echo "left to the host"): $(grep -v '^#' "$dest/cuda-libs.txt" | paste -sd',' - | sed 's/,/, /g')"
 log "on the GPU host: tar xzf gpubench-$version.tar.gz && gpubench-$version/gpu-smoke.sh"
 if [ "$total" -gt $((max_mib * 1048576)) ]; then
   die "bundle.sh: the bundle is $(mib "$total"), over the limit of $max_mib MiB (--max-mib)"

@@ -129,7 +129,7 @@ with_cuda=(env GPUBENCH_CUDA_LIBS=/opt/host-cuda-libs)
 # 2. Every library of every bundled program resolves inside the root.
 resolve_case() {
   local prog bad=0
-  for prog in "$debroot/opt/$name"/bin/*; do
+  for prog in "$debroot/opt/$name"/bin/gpubench*; do
     local out
     out=$(in_root env LD_LIBRARY_PATH="/opt/$name/lib:/opt/host-cuda-libs" ldd "/opt/$name/bin/$(basename "$prog")" 2>&1)
     if grep -q "not found" <<<"$out"; then echo "$(basename "$prog"): $(grep 'not found' <<<"$out" | paste -sd' ' -)"; bad=1; fi
