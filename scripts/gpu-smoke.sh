@@ -133,6 +133,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$assume" ] && [ "$dry_run" = 0 ] && { echo "gpu-smoke: --assume plans for a GPU that is not here: add --dry-run" >&2; exit 2; }
+[[ "$device" =~ ^cuda(:[0-9]+)?$ ]] || [ "$device" = cpu ] || { echo "gpu-smoke: --device '$device': expected cuda:N" >&2; exit 2; }
 
 # The binaries: from the environment, a bundle (the launcher beside this script), or a checkout.
 perf_dir="${GPUBENCH_PERF_DIR:-}"
@@ -169,6 +170,11 @@ if [ "$dry_run" = 0 ]; then
   mkdir -p "$results" "$aux" "$logs" || exit 1
   command -v python3 >/dev/null || { echo "gpu-smoke: python3 is needed for the checks (scripts/smoke_check.py)" >&2; exit 1; }
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+  # The planned column of a real run comes from the same dry runs, for the GPU's model by name:
+  # no CUDA context per step (where gpubench does not know the model, each step plans on the GPU).
+  gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader -i "${device#cuda:}" 2>/dev/null | head -n1)
+  [ "$device" = cuda:0 ] && [ -n "$gpu_name" ] && "${gpubench[@]}" list --assume "$gpu_name" --suite memory --axis test=launch >/dev/null 2>&1 &&
+    assume="$gpu_name"
 else
   gpus=1  # the assumed model, or the plan for one GPU
 fi

@@ -53,6 +53,13 @@ DeviceInfo assumed_device(std::string_view model, const reports::SpecSheet& spec
       candidates.push_back(g.key);
     }
   }
+  // A CUDA device name ("NVIDIA H200", as nvidia-smi prints it) picks the entry that matches it.
+  if (candidates.empty()) {
+    if (const reports::GpuSpec* by_name = specs.find(model)) {
+      found = by_name;
+      candidates = {by_name->key};
+    }
+  }
   if (candidates.size() != 1) {
     throw UsageError(fmt::format("--assume '{}': {} (models: {})", model,
                                  candidates.empty() ? "no GPU model of the spec sheet has this key"

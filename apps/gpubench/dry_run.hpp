@@ -16,7 +16,8 @@
 namespace gpubench::app {
 
 // The CUDA device a model of the spec sheet would show the planner: `model` is an entry's key
-// ("h200-sxm") or a prefix that only one key starts with ("h200"), case-insensitive. The
+// ("h200-sxm") or a prefix that only one key starts with ("h200"), case-insensitive, or a CUDA
+// device name the entry matches ("NVIDIA H200", as nvidia-smi prints it). The
 // device's name, memory and SM count come from the spec sheet entry, its compute capability
 // from the architecture table in dry_run.cpp. UsageError (listing the keys) when the model is
 // unknown, ambiguous, or of an architecture the table lacks.

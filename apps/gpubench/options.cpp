@@ -21,7 +21,8 @@ void add_selection_options(po::options_description& desc, SelectionOptions& o) {
        "geometric ranges start:stop:xFACTOR, names (dtype=bf16,fp16), or @OTHER to copy axis OTHER")
       ("device,d", po::value(&o.device)->default_value(o.device), "devices: all, cuda, cuda:N, cpu (comma-separated)")
       ("assume", po::value(&o.assume),
-       "plan against this GPU model of the spec sheet (a key such as h200-sxm, or a unique prefix: h200) as cuda:0 "
+       "plan against this GPU model of the spec sheet (a key such as h200-sxm, a unique prefix: h200, or a device "
+       "name: 'NVIDIA H200') as cuda:0 "
        "instead of the devices here; run and tune need --dry-run with it");
 }
 

@@ -80,6 +80,15 @@ TEST_F(DryRun, ListAcceptsAnAssumedModel) {
   EXPECT_EQ(o.out.find("skipped"), std::string::npos) << o.out;
 }
 
+TEST_F(DryRun, ADeviceNameNamesItsModel) {
+  // As nvidia-smi prints it: gpu-smoke.sh plans a real run's steps this way, without a CUDA context.
+  const Output o = gpubench("list --assume 'NVIDIA H100 80GB HBM3' --device cuda --suite gemm --axis provider=custom:wgmma "
+                            "--axis dtype=bf16 --axis m=256");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("provider=custom:wgmma"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("skipped"), std::string::npos) << o.out;
+}
+
 TEST_F(DryRun, UnknownOrAmbiguousModelsAreUsageErrors) {
   Output o = gpubench("run --dry-run --assume h100 --suite memory");
   EXPECT_EQ(o.code, 2);
