@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
     --build) [ $# -ge 2 ] || die "bundle.sh: --build needs a folder"; build="$2"; shift ;;
     --out) [ $# -ge 2 ] || die "bundle.sh: --out needs a folder"; out_dir="$2"; shift ;;
     --max-mib) [[ "${2:-}" =~ ^[0-9]+$ ]] || die "bundle.sh: --max-mib needs a number"; max_mib="$2"; shift ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "bundle.sh: unknown argument '$1' (accepted: --build DIR, --out DIR, --with-cuda-libs, --max-mib N)" ;;
   esac
   shift

@@ -118,7 +118,7 @@ MEMCHECK_START_S=5
 MEMCHECK_SLOWDOWN=10
 
 # ---------------------------------------------------------------------------------------------
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 dry_run=0 assume="" out="${GPUBENCH_SMOKE_OUT:-smoke-results}" device="${GPUBENCH_SMOKE_DEVICE:-cuda:0}" only=""
 while [ $# -gt 0 ]; do
   case "$1" in
