@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
     --build) build="$2"; shift ;;
     --bundle) bundle="$2"; shift ;;
     --root) debroot="$2"; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test-bundle-root: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
