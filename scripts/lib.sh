@@ -50,11 +50,24 @@ ensure_nvml_header() {
     nvidia-nvml-dev==13.0.87 >/dev/null 2>&1 || log "nvml.h not installed (pip failed): NVML declarations go unchecked"
 }
 
+# cuobjdump and nvdisasm (PyPI nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm) in
+# build/deps/sass-tools, where the CUDA Toolkit lacks them: the peak_kernels_sass test reads the
+# peak kernels' SASS with them (skipped without). Optional, like the NVML header.
+ensure_sass_tools() {
+  local bin="${CUDA_HOME:-/usr/local/cuda}/bin"
+  [ -x "$bin/cuobjdump" ] && [ -x "$bin/nvdisasm" ] && return 0
+  [ -x "$GPUBENCH_ROOT/build/deps/sass-tools/nvidia/cu13/bin/nvdisasm" ] && return 0
+  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$GPUBENCH_ROOT/build/deps/sass-tools" \
+    nvidia-cuda-cuobjdump==13.2.51 nvidia-cuda-nvdisasm==13.2.51 >/dev/null 2>&1 ||
+    log "cuobjdump/nvdisasm not installed (pip failed): the peak SASS check will be skipped"
+}
+
 # build_preset NAME [extra cmake -D...]: configure (once) and build; prints the build folder.
 build_preset() {
   local preset="$1"; shift
   find_cuda
   ensure_nvml_header
+  ensure_sass_tools
   if command -v ccache >/dev/null; then
     export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
   fi

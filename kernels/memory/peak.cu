@@ -2,41 +2,21 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include "kernels/common/device_code.hpp"
 #include "kernels/memory/peak.cuh"
+#include "kernels/memory/peak_clock.cuh"
 #include "kernels/memory/peak_inputs.hpp"
 
 namespace gpubench::kernels {
 namespace {
 
-__device__ inline unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-struct ClockProbe {
-  long long c0 = 0;
-  unsigned long long t0 = 0;
-  bool on = false;
-  __device__ explicit ClockProbe(unsigned long long* out) : on(out != nullptr && blockIdx.x == 0 && threadIdx.x == 0) {
-    if (on) {
-      t0 = global_ns();
-      c0 = clock64();
-    }
-  }
-  __device__ void finish(unsigned long long* out) const {
-    if (!on) return;
-    const long long c1 = clock64();
-    const unsigned long long t1 = global_ns();
-    out[0] = static_cast<unsigned long long>(c1 - c0);
-    out[1] = t1 - t0;
-  }
-};
-
 // ---- FMA chains: kFmaChainsPerThread independent x = x*a + b per thread -------------------
 // FLOP per thread: chains * iterations * (2, or 4 for the packed 16-bit pairs).
 // Fma<T> gives each type's start value, step (with its coefficients, converted once before the
 // loop), the loop's unroll factor, and how a thread folds its chains into its output.
+// The coefficients arrive as kernel arguments (FmaCoefficients), never as literals: with known
+// constants a compiler may fold unrolled steps (x*a+b twice is x*a^2 + (ab+b) for integers), and
+// then the loop would do less work than is counted. tests/sass checks the loops' SASS.
 
 template <FmaType T>
 struct Fma;
@@ -45,11 +25,13 @@ template <>
 struct Fma<FmaType::F64> {
   using V = double;
   using Acc = double;
-  struct Coeffs {};
+  struct Coeffs {
+    V a, b;
+  };
   static constexpr int kUnroll = 4;
   __device__ static V start(long long t, int k) { return fma_start_value(t, k, 0); }
-  __device__ static Coeffs coeffs() { return {}; }
-  __device__ static V step(V x, Coeffs) { return fma(x, 0.999, 0.001); }
+  __device__ static Coeffs coeffs(const FmaCoefficients& c) { return {c.a64, c.b64}; }
+  __device__ static V step(V x, Coeffs c) { return fma(x, c.a, c.b); }
   __device__ static Acc fold(Acc acc, V x) { return acc + x; }
 };
 
@@ -57,11 +39,13 @@ template <>
 struct Fma<FmaType::F32> {
   using V = float;
   using Acc = double;
-  struct Coeffs {};
+  struct Coeffs {
+    V a, b;
+  };
   static constexpr int kUnroll = 8;
   __device__ static V start(long long t, int k) { return static_cast<float>(fma_start_value(t, k, 0)); }
-  __device__ static Coeffs coeffs() { return {}; }
-  __device__ static V step(V x, Coeffs) { return fmaf(x, 0.999f, 0.001f); }
+  __device__ static Coeffs coeffs(const FmaCoefficients& c) { return {c.a32, c.b32}; }
+  __device__ static V step(V x, Coeffs c) { return fmaf(x, c.a, c.b); }
   __device__ static Acc fold(Acc acc, V x) { return acc + x; }
 };
 
@@ -77,7 +61,7 @@ struct Fma<FmaType::F16x2> {
     return __halves2half2(__float2half_rn(static_cast<float>(fma_start_value(t, k, 0))),
                           __float2half_rn(static_cast<float>(fma_start_value(t, k, 1))));
   }
-  __device__ static Coeffs coeffs() { return {__float2half2_rn(0.99f), __float2half2_rn(0.01f)}; }
+  __device__ static Coeffs coeffs(const FmaCoefficients& c) { return {__float2half2_rn(c.a16), __float2half2_rn(c.b16)}; }
   __device__ static V step(V x, Coeffs c) { return __hfma2(x, c.a, c.b); }
   __device__ static Acc fold(Acc acc, V x) { return acc + __low2float(x) + __high2float(x); }
 };
@@ -93,7 +77,9 @@ struct Fma<FmaType::BF16x2> {
   __device__ static V start(long long t, int k) {
     return __floats2bfloat162_rn(static_cast<float>(fma_start_value(t, k, 0)), static_cast<float>(fma_start_value(t, k, 1)));
   }
-  __device__ static Coeffs coeffs() { return {__float2bfloat162_rn(0.99f), __float2bfloat162_rn(0.01f)}; }
+  __device__ static Coeffs coeffs(const FmaCoefficients& c) {
+    return {__float2bfloat162_rn(c.a16), __float2bfloat162_rn(c.b16)};
+  }
   __device__ static V step(V x, Coeffs c) { return __hfma2(x, c.a, c.b); }
   __device__ static Acc fold(Acc acc, V x) { return acc + __low2float(x) + __high2float(x); }
 };
@@ -102,28 +88,30 @@ template <>
 struct Fma<FmaType::I32> {
   using V = unsigned;
   using Acc = unsigned;  // chains are combined with xor: the output checks every bit
-  struct Coeffs {};
+  struct Coeffs {
+    V a, b;
+  };
   static constexpr int kUnroll = 8;
   __device__ static V start(long long t, int k) { return fma_int_start(t, k); }
-  __device__ static Coeffs coeffs() { return {}; }
-  __device__ static V step(V x, Coeffs) {
-    // In PTX: integer arithmetic wraps, so the compiler may legally fold unrolled steps of
-    // x*a+b into one (x*a^8 + c), which would do an eighth of the counted work.
-    asm volatile("mad.lo.u32 %0, %0, %1, %2;" : "+r"(x) : "r"(kIntA), "r"(kIntB));
+  __device__ static Coeffs coeffs(const FmaCoefficients& c) { return {c.ia, c.ib}; }
+  __device__ static V step(V x, Coeffs c) {
+    // In PTX, with runtime coefficients: integer arithmetic wraps, so a compiler may legally
+    // fold unrolled steps of x*a+b into one (x*a^8 + c), an eighth of the counted work.
+    asm volatile("mad.lo.u32 %0, %0, %1, %2;" : "+r"(x) : "r"(c.a), "r"(c.b));
     return x;
   }
   __device__ static Acc fold(Acc acc, V x) { return acc ^ x; }
 };
 
 template <FmaType T>
-__global__ void fma_chain(double* out, long long iterations, unsigned long long* clock) {
+__global__ void fma_chain(double* out, long long iterations, FmaCoefficients coefficients, unsigned long long* clock) {
   using F = Fma<T>;
   ClockProbe probe(clock);
   const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   typename F::V x[kFmaChainsPerThread];
 #pragma unroll
   for (int k = 0; k < kFmaChainsPerThread; ++k) x[k] = F::start(t, k);
-  const typename F::Coeffs c = F::coeffs();
+  const typename F::Coeffs c = F::coeffs(coefficients);
 #pragma unroll F::kUnroll
   for (long long i = 0; i < iterations; ++i) {
 #pragma unroll
@@ -213,6 +201,15 @@ struct Mma<MmaType::I8> {
   }
 };
 
+// Native fp8 mma.sync (QMMA) exists on sm_89 and sm_12x only. sm_90 and sm_10x accept the PTX but
+// emulate it through fp16, and with operands the compiler could prove constant ptxas hoisted
+// the product out of the loop (a loop of FADDs). Hopper's fp8 peak is peak_wgmma.cu's.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 890 || (__CUDA_ARCH__ >= 1200 && __CUDA_ARCH__ < 1300))
+#define GPUBENCH_NATIVE_FP8_MMA 1
+#else
+#define GPUBENCH_NATIVE_FP8_MMA 0
+#endif
+
 template <>
 struct Mma<MmaType::FP8> {
   using Acc = float;
@@ -227,13 +224,14 @@ struct Mma<MmaType::FP8> {
     return v;
   }
   __device__ static void step(Acc* d, const unsigned* a, unsigned b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#if GPUBENCH_NATIVE_FP8_MMA
     asm volatile(
         "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b), "r"(b));
 #else
-    // No fp8 mma before sm_89: poison the result so verification fails if this ever runs.
+    // No native fp8 mma.sync here (peak_reference.hpp, choose_fp8_peak): the host never runs
+    // this; poison the result so that verification fails if it ever does.
     (void)a;
     (void)b;
     d[0] = __int_as_float(0x7fc00000);
@@ -241,8 +239,12 @@ struct Mma<MmaType::FP8> {
   }
 };
 
+// `salt` is 0 at run time, but the compiler cannot know it: every iteration's operands are
+// A ^ (i & salt) and B ^ (i & salt), which it cannot prove loop-invariant, so no part of the
+// product can be hoisted out of the loop (one LOP3 per register and iteration, on the integer
+// pipe, beside mma.sync's many cycles on the Tensor Cores).
 template <MmaType T>
-__global__ void mma_kernel(double* warp_sums, long long iterations, unsigned long long* clock) {
+__global__ void mma_kernel(double* warp_sums, long long iterations, unsigned salt, unsigned long long* clock) {
   using M = Mma<T>;
   ClockProbe probe(clock);
   const long long warp = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) / 32;
@@ -256,8 +258,13 @@ __global__ void mma_kernel(double* warp_sums, long long iterations, unsigned lon
   typename M::Acc d[kMmaAccumulators][4] = {};
 #pragma unroll 2
   for (long long i = 0; i < iterations; ++i) {
+    const unsigned z = static_cast<unsigned>(i) & salt;
+    unsigned ai[4];
 #pragma unroll
-    for (int j = 0; j < kMmaAccumulators; ++j) M::step(d[j], a, M::kB);
+    for (int r = 0; r < 4; ++r) ai[r] = a[r] ^ z;
+    const unsigned b = M::kB ^ z;
+#pragma unroll
+    for (int j = 0; j < kMmaAccumulators; ++j) M::step(d[j], ai, b);
   }
   double sum = 0;
 #pragma unroll
@@ -277,12 +284,13 @@ __global__ void empty_kernel(int* flag) {
 
 cudaError_t launch_fma_chain(FmaType t, double* out, std::int64_t iterations, unsigned grid, unsigned block,
                              unsigned long long* clock, cudaStream_t stream) {
+  const FmaCoefficients k;
   switch (t) {
-    case FmaType::F64: fma_chain<FmaType::F64><<<grid, block, 0, stream>>>(out, iterations, clock); break;
-    case FmaType::F32: fma_chain<FmaType::F32><<<grid, block, 0, stream>>>(out, iterations, clock); break;
-    case FmaType::F16x2: fma_chain<FmaType::F16x2><<<grid, block, 0, stream>>>(out, iterations, clock); break;
-    case FmaType::BF16x2: fma_chain<FmaType::BF16x2><<<grid, block, 0, stream>>>(out, iterations, clock); break;
-    case FmaType::I32: fma_chain<FmaType::I32><<<grid, block, 0, stream>>>(out, iterations, clock); break;
+    case FmaType::F64: fma_chain<FmaType::F64><<<grid, block, 0, stream>>>(out, iterations, k, clock); break;
+    case FmaType::F32: fma_chain<FmaType::F32><<<grid, block, 0, stream>>>(out, iterations, k, clock); break;
+    case FmaType::F16x2: fma_chain<FmaType::F16x2><<<grid, block, 0, stream>>>(out, iterations, k, clock); break;
+    case FmaType::BF16x2: fma_chain<FmaType::BF16x2><<<grid, block, 0, stream>>>(out, iterations, k, clock); break;
+    case FmaType::I32: fma_chain<FmaType::I32><<<grid, block, 0, stream>>>(out, iterations, k, clock); break;
   }
   return cudaGetLastError();
 }
@@ -290,12 +298,13 @@ cudaError_t launch_fma_chain(FmaType t, double* out, std::int64_t iterations, un
 cudaError_t launch_mma(MmaType t, double* warp_sums, std::int64_t iterations, unsigned grid, unsigned block,
                        unsigned long long* clock, cudaStream_t stream) {
   if (block % 32 != 0) return cudaErrorInvalidValue;
+  const unsigned salt = 0;  // see mma_kernel
   switch (t) {
-    case MmaType::F16: mma_kernel<MmaType::F16><<<grid, block, 0, stream>>>(warp_sums, iterations, clock); break;
-    case MmaType::BF16: mma_kernel<MmaType::BF16><<<grid, block, 0, stream>>>(warp_sums, iterations, clock); break;
-    case MmaType::TF32: mma_kernel<MmaType::TF32><<<grid, block, 0, stream>>>(warp_sums, iterations, clock); break;
-    case MmaType::I8: mma_kernel<MmaType::I8><<<grid, block, 0, stream>>>(warp_sums, iterations, clock); break;
-    case MmaType::FP8: mma_kernel<MmaType::FP8><<<grid, block, 0, stream>>>(warp_sums, iterations, clock); break;
+    case MmaType::F16: mma_kernel<MmaType::F16><<<grid, block, 0, stream>>>(warp_sums, iterations, salt, clock); break;
+    case MmaType::BF16: mma_kernel<MmaType::BF16><<<grid, block, 0, stream>>>(warp_sums, iterations, salt, clock); break;
+    case MmaType::TF32: mma_kernel<MmaType::TF32><<<grid, block, 0, stream>>>(warp_sums, iterations, salt, clock); break;
+    case MmaType::I8: mma_kernel<MmaType::I8><<<grid, block, 0, stream>>>(warp_sums, iterations, salt, clock); break;
+    case MmaType::FP8: mma_kernel<MmaType::FP8><<<grid, block, 0, stream>>>(warp_sums, iterations, salt, clock); break;
   }
   return cudaGetLastError();
 }
@@ -331,6 +340,18 @@ int mma_blocks_per_sm(MmaType t, unsigned block) {
     case MmaType::FP8: return occupancy(reinterpret_cast<const void*>(&mma_kernel<MmaType::FP8>), block);
   }
   return 0;
+}
+
+cudaError_t mma_code_arch(MmaType t, int* arch) {
+  const void* f = nullptr;
+  switch (t) {
+    case MmaType::F16: f = reinterpret_cast<const void*>(&mma_kernel<MmaType::F16>); break;
+    case MmaType::BF16: f = reinterpret_cast<const void*>(&mma_kernel<MmaType::BF16>); break;
+    case MmaType::TF32: f = reinterpret_cast<const void*>(&mma_kernel<MmaType::TF32>); break;
+    case MmaType::I8: f = reinterpret_cast<const void*>(&mma_kernel<MmaType::I8>); break;
+    case MmaType::FP8: f = reinterpret_cast<const void*>(&mma_kernel<MmaType::FP8>); break;
+  }
+  return function_code_arch(f, arch);
 }
 
 cudaError_t launch_empty(int* flag, cudaStream_t stream) {

@@ -15,7 +15,8 @@ cudaError_t launch_fma_chain(FmaType t, double* out, std::int64_t iterations, un
                              unsigned long long* clock, cudaStream_t stream);
 
 // `warp_sums`: one double per warp (grid * block / 32), the sum of its accumulators.
-// MmaType::FP8 needs sm_89 or newer; built for older targets the kernel writes NaN.
+// MmaType::FP8 runs natively only from sm_89 or sm_12x code on such a GPU (choose_fp8_peak in
+// peak_reference.hpp decides with mma_code_arch); any other code writes NaN.
 cudaError_t launch_mma(MmaType t, double* warp_sums, std::int64_t iterations, unsigned grid, unsigned block,
                        unsigned long long* clock, cudaStream_t stream);
 
@@ -23,6 +24,8 @@ cudaError_t launch_mma(MmaType t, double* warp_sums, std::int64_t iterations, un
 // cases launch SMs x this, one full wave, so no partial second wave dilutes the rate.
 int fma_blocks_per_sm(FmaType t, unsigned block);
 int mma_blocks_per_sm(MmaType t, unsigned block);
+// function_code_arch (kernels/common/device_code.hpp) of the mma kernel of type t.
+cudaError_t mma_code_arch(MmaType t, int* arch);
 
 // An empty kernel (one block of one thread); with a non-null `flag` it stores 1 there.
 cudaError_t launch_empty(int* flag, cudaStream_t stream);

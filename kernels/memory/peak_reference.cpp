@@ -40,11 +40,12 @@ double fma_flops(FmaType t, std::int64_t threads, std::int64_t iterations) {
 double fma_start(std::int64_t thread, int chain, int lane) { return fma_start_value(thread, chain, lane); }
 
 double fma_reference(FmaType t, std::int64_t thread, std::int64_t iterations) {
+  const FmaCoefficients c;
   if (t == FmaType::I32) {
     std::uint32_t acc = 0;
     for (int k = 0; k < kFmaChains; ++k) {
       std::uint32_t x = fma_int_start(thread, k);
-      for (std::int64_t i = 0; i < iterations; ++i) x = x * kIntA + kIntB;
+      for (std::int64_t i = 0; i < iterations; ++i) x = x * c.ia + c.ib;
       acc ^= x;
     }
     return static_cast<double>(acc);
@@ -53,15 +54,15 @@ double fma_reference(FmaType t, std::int64_t thread, std::int64_t iterations) {
   for (int k = 0; k < kFmaChains; ++k) {
     if (t == FmaType::F64) {
       double x = fma_start(thread, k, 0);
-      for (std::int64_t i = 0; i < iterations; ++i) x = std::fma(x, 0.999, 0.001);
+      for (std::int64_t i = 0; i < iterations; ++i) x = std::fma(x, c.a64, c.b64);
       sum += x;
     } else if (t == FmaType::F32) {
       float x = static_cast<float>(fma_start(thread, k, 0));
-      for (std::int64_t i = 0; i < iterations; ++i) x = std::fma(x, 0.999f, 0.001f);
+      for (std::int64_t i = 0; i < iterations; ++i) x = std::fma(x, c.a32, c.b32);
       sum += x;
     } else {
       const Storage s = t == FmaType::F16x2 ? Storage::F16 : Storage::BF16;
-      const float a = static_cast<float>(round_to_storage(s, 0.99f)), b = static_cast<float>(round_to_storage(s, 0.01f));
+      const float a = static_cast<float>(round_to_storage(s, c.a16)), b = static_cast<float>(round_to_storage(s, c.b16));
       for (int lane = 0; lane < 2; ++lane) {
         float x = static_cast<float>(round_to_storage(s, static_cast<float>(fma_start(thread, k, lane))));
         // x*a+b is exact in float here (see the header), so this is one rounding to 16 bits.
@@ -116,5 +117,44 @@ double mma_warp_sum(MmaType t, std::int64_t warp, std::int64_t iterations) {
 }
 
 int mma_min_arch(MmaType t) { return t == MmaType::FP8 ? 89 : 80; }
+
+double wgmma_fp8_flops(std::int64_t warpgroups, std::int64_t iterations) {
+  return 2.0 * kWgmmaM * kWgmmaN * kWgmmaK * kWgmmaPerIteration * static_cast<double>(warpgroups) *
+         static_cast<double>(iterations);
+}
+
+double wgmma_fp8_a_value(std::int64_t group, int lane, int e) { return wgmma_fp8_a_integer(group, lane, e) / 8.0; }
+
+double wgmma_fp8_group_sum(std::int64_t group, std::int64_t iterations) {
+  static_assert(kWgmmaALanes * kWgmmaAPerLane == kWgmmaM * kWgmmaK, "A is 64 x 32, spread over 128 threads");
+  double a_sum = 0;
+  for (int lane = 0; lane < kWgmmaALanes; ++lane)
+    for (int e = 0; e < kWgmmaAPerLane; ++e) a_sum += wgmma_fp8_a_value(group, lane, e);
+  return static_cast<double>(iterations) * kWgmmaPerIteration * kWgmmaN * mma_b_constant(MmaType::FP8) * a_sum;
+}
+
+bool native_fp8_mma_arch(int arch) { return arch == 89 || (arch >= 120 && arch < 130); }
+
+Fp8PeakChoice choose_fp8_peak(int cc, int mma_code_arch, int wgmma_code_arch, const std::string& built_archs) {
+  const std::string sm = "sm_" + std::to_string(cc);
+  const std::string built = " (this binary is built for CUDA architectures " + built_archs + ")";
+  if (cc == 90) {
+    if (wgmma_code_arch == 90) return {Fp8PeakPath::Wgmma, ""};
+    return {Fp8PeakPath::None,
+            "the fp8 Tensor Core peak on sm_90 needs wgmma from sm_90a code, which this binary lacks" + built +
+                "; mma.sync fp8 on sm_90 is emulated through fp16 and would not measure it"};
+  }
+  if (native_fp8_mma_arch(cc)) {
+    if (native_fp8_mma_arch(mma_code_arch)) return {Fp8PeakPath::MmaSync, ""};
+    const std::string runs = mma_code_arch > 0 ? "it runs sm_" + std::to_string(mma_code_arch) + " code, which has no fp8 mma"
+                                               : "it has no code for this GPU";
+    return {Fp8PeakPath::None, "no " + sm + " code for the fp8 mma.sync kernel: " + runs + built +
+                                   "; rebuild with " + std::to_string(cc) + " in CMAKE_CUDA_ARCHITECTURES"};
+  }
+  if (cc < 89) return {Fp8PeakPath::None, "fp8 Tensor Cores need compute capability 8.9 or newer; this GPU is " + sm};
+  return {Fp8PeakPath::None, "no native fp8 mma.sync on " + sm +
+                                 " (it exists on sm_89 and sm_12x; sm_90 uses wgmma, and a tcgen05 fp8 peak for sm_10x is "
+                                 "not implemented)"};
+}
 
 }  // namespace gpubench::kernels

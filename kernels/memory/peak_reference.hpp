@@ -18,6 +18,20 @@
 // fragment layouts are: the check needs only which values a warp's lanes hold, and the values
 // stay exact in fp32 for the iteration counts used.
 //   FLOP per mma = 2 * M * N * K;  FLOP per launch = warps * kMmaAccumulators * iterations * that
+//
+// fp8 on Hopper (sm_90a, peak_wgmma.cu): mma.sync has no native fp8 there, so the fp8 peak is
+// wgmma.mma_async m64n256k32 (e4m3 x e4m3 -> f32), A from registers, B from shared memory (every
+// element r = 0.5), kWgmmaPerIteration wgmmas per loop iteration into one accumulator.
+// Hopper's fp8 Tensor Cores accumulate with fewer bits than fp32 (DeepSeek-V3 technical report,
+// arXiv:2412.19437, sec. 3.3.2: "around 14 bits"), so the inputs keep every partial sum exact
+// in 13 bits: each 32-bit A register holds 4 values k/8 (|k| <= 16, exact in e4m3) whose k sum
+// to T, the same for the whole warpgroup (T in +-1, 2, 4). Every row of A spans 8 registers
+// (a register holds 4 consecutive k of one row in every fp8 fragment layout), so every row sums
+// to T and each wgmma adds r * T = T/2 to every D element, whatever the exact layout: after
+// n = iterations * kWgmmaPerIteration wgmmas, D = n * T/2, exact while n <= 4096 (the suite's
+// iteration count for this kernel keeps it so). The sum of D over a warpgroup is then
+// n * N * r * sum(A over its 128 threads). The loop's instructions are checked in the SASS.
+//   FLOP per launch = warpgroups * iterations * kWgmmaPerIteration * 2 * 64 * 256 * 32
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -58,5 +72,28 @@ double mma_b_constant(MmaType t);  // r
 double mma_warp_sum(MmaType t, std::int64_t warp, std::int64_t iterations);
 // Device compute capability needed (major*10+minor).
 int mma_min_arch(MmaType t);
+
+inline constexpr int kWgmmaPerIteration = 4;
+inline constexpr int kWgmmaM = 64, kWgmmaN = 256, kWgmmaK = 32;  // fp8 m64n256k32
+inline constexpr int kWgmmaALanes = 128, kWgmmaAPerLane = 16;   // A values each of 128 threads holds
+double wgmma_fp8_flops(std::int64_t warpgroups, std::int64_t iterations);
+inline constexpr std::int64_t kWgmmaMaxExactIterations = 4096 / kWgmmaPerIteration;
+// A value e (0..15) of thread `lane` (0..127) of warpgroup `group` (k/8, peak_inputs.hpp).
+double wgmma_fp8_a_value(std::int64_t group, int lane, int e);
+// Expected sum of D over warpgroup `group` after `iterations`.
+double wgmma_fp8_group_sum(std::int64_t group, std::int64_t iterations);
+
+// Which kernel measures the fp8 Tensor Core peak on a device of compute capability `cc`
+// (major*10+minor), given the architecture the loaded code of each candidate was compiled for
+// (function_code_arch: 0 = no code for this device): mma.sync where the code and the device
+// have native fp8 mma (sm_89, sm_12x), wgmma on sm_90 from sm_90a code; otherwise nothing, with
+// the reason. `built_archs`: the build's CUDA architecture list, for the reason.
+enum class Fp8PeakPath { None, MmaSync, Wgmma };
+struct Fp8PeakChoice {
+  Fp8PeakPath path = Fp8PeakPath::None;
+  std::string skip_reason;  // when None
+};
+bool native_fp8_mma_arch(int arch);
+Fp8PeakChoice choose_fp8_peak(int cc, int mma_code_arch, int wgmma_code_arch, const std::string& built_archs);
 
 }  // namespace gpubench::kernels

@@ -147,7 +147,9 @@ const std::vector<TestInfo>& tests() {
     for (const char* d : {"fp64", "fp32"}) add(fmt::format("fma_{}", d), Group::Peak, false, true, true, "FMA chains");
     for (const char* d : {"fp16x2", "bf16x2", "int32"}) add(fmt::format("fma_{}", d), Group::Peak, false, true, false, "FMA chains");
     for (const char* d : {"fp16", "bf16", "tf32", "int8", "fp8"}) {
-      add(fmt::format("mma_{}", d), Group::Peak, false, true, false, "mma.sync loop (Tensor Cores)");
+      add(fmt::format("mma_{}", d), Group::Peak, false, true, false,
+          std::string(d) == "fp8" ? "Tensor Core loop: mma.sync on sm_89/sm_12x, wgmma on sm_90 (sm_90a code)"
+                                  : "mma.sync loop (Tensor Cores)");
     }
     add("fma_fp64_core", Group::Peak, false, false, true, "FMA chains on one core");
     add("fma_fp32_core", Group::Peak, false, false, true, "FMA chains on one core");

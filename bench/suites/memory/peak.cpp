@@ -4,8 +4,11 @@
 #include <cmath>
 
 #include "bench/core/cuda_case.hpp"
+#include "bench/core/errors.hpp"
+#include "gpubench/version.hpp"
 #include "bench/suites/memory/cuda_util.hpp"
 #include "kernels/memory/peak.cuh"
+#include "kernels/memory/peak_wgmma.cuh"
 
 namespace gpubench::suites::memory {
 namespace {
@@ -17,6 +20,10 @@ using kernels::MmaType;
 // large GPU, and small enough that the mma check stays exact in fp32 (see peak_reference.hpp).
 constexpr std::int64_t kIterations = 4096;
 constexpr unsigned kBlock = 256;
+// The Hopper fp8 wgmma loop: each iteration is 4 m64n256k32 (4 MFLOP per warpgroup), so fewer
+// iterations give about the same time, and its check stays exact (peak_reference.hpp).
+constexpr std::int64_t kWgmmaIterations = 1024;
+static_assert(kWgmmaIterations <= kernels::kWgmmaMaxExactIterations);
 
 std::string peak_key_of(const std::string& test) {
   if (test == "fma_fp64") return "fp64";
@@ -36,14 +43,17 @@ class PeakCase final : public CudaCase {
   }
 
   void setup() override {
+    if (mma_ == MmaType::FP8) choose_fp8_kernel();
     // One full wave: as many blocks as every SM holds at once (registers and thread limits
     // differ per GPU and kernel), so no partial second wave dilutes the rate.
     const int sms = std::max(1, device().sm_count);
-    const int per_sm = mma_ ? kernels::mma_blocks_per_sm(*mma_, kBlock) : kernels::fma_blocks_per_sm(*fma_, kBlock);
+    const int per_sm = wgmma_ ? kernels::wgmma_fp8_peak_blocks_per_sm()
+                       : mma_ ? kernels::mma_blocks_per_sm(*mma_, kBlock)
+                              : kernels::fma_blocks_per_sm(*fma_, kBlock);
     if (per_sm <= 0) throw cuda::CudaError("cudaOccupancyMaxActiveBlocksPerMultiprocessor failed for " + test_);
     grid_ = static_cast<unsigned>(sms * per_sm);
-    threads_ = static_cast<std::int64_t>(grid_) * kBlock;
-    const std::size_t outputs = static_cast<std::size_t>(mma_ ? threads_ / 32 : threads_);
+    threads_ = static_cast<std::int64_t>(grid_) * block();
+    const std::size_t outputs = static_cast<std::size_t>(outputs_count());
     out_ = cuda::DeviceBuffer(outputs * sizeof(double));
     clock_ = cuda::DeviceBuffer(2 * sizeof(unsigned long long));
   }
@@ -58,17 +68,21 @@ class PeakCase final : public CudaCase {
 
     Verification v;
     v.passed = true;
-    const std::int64_t outputs = mma_ ? threads_ / 32 : threads_;
-    v.method = mma_ ? "sum of D over sampled warps vs iterations * accumulators * N * r * sum(A)"
-                    : "sampled threads' chain results vs a scalar CPU chain";
+    const std::int64_t outputs = outputs_count();
+    v.method = wgmma_ ? "wgmma fp8: sum of D over sampled warpgroups vs iterations * 4 * N * r * sum(A)"
+               : mma_ ? "sum of D over sampled warps vs iterations * accumulators * N * r * sum(A)"
+                      : "sampled threads' chain results vs a scalar CPU chain";
     for (std::size_t i : sample_indices(static_cast<std::size_t>(outputs), 256)) {
       double got = 0;
       GPUBENCH_CUDA_CHECK(cudaMemcpy(&got, out_.as<double>() + i, sizeof got, cudaMemcpyDeviceToHost));
       const auto idx = static_cast<std::int64_t>(i);
-      const double want = mma_ ? kernels::mma_warp_sum(*mma_, idx, kIterations) : kernels::fma_reference(*fma_, idx, kIterations);
-      // The mma sums are exact in fp32 (peak_reference.hpp); fp8 gets room for Tensor Cores that
-      // accumulate fp8 products with fewer mantissa bits than fp32.
-      const double mma_tol = mma_ == MmaType::FP8 ? 2e-2 : 1e-6;
+      const double want = wgmma_ ? kernels::wgmma_fp8_group_sum(idx, kWgmmaIterations)
+                          : mma_ ? kernels::mma_warp_sum(*mma_, idx, kIterations)
+                                 : kernels::fma_reference(*fma_, idx, kIterations);
+      // The mma sums are exact in fp32 (peak_reference.hpp), and so are the wgmma fp8 ones (its
+      // inputs keep every partial sum within 13 bits); mma.sync fp8 gets room for Tensor Cores
+      // that accumulate fp8 products with fewer mantissa bits than fp32.
+      const double mma_tol = mma_ == MmaType::FP8 && !wgmma_ ? 2e-2 : 1e-6;
       const double tol = (mma_ ? mma_tol : kernels::fma_tolerance(*fma_)) * std::max(1.0, std::fabs(want));
       const double err = tol > 0 ? std::fabs(got - want) / tol : (got == want ? 0.0 : 2.0);
       v.max_error = std::max(v.max_error, err);
@@ -84,14 +98,34 @@ class PeakCase final : public CudaCase {
   void run() override { launch(nullptr); }
 
   Metrics metrics() const override {
-    const double flops = mma_ ? kernels::mma_flops(*mma_, threads_ / 32, kIterations)
-                              : kernels::fma_flops(*fma_, threads_, kIterations);
-    return {flops, 0, peak_key_of(test_)};
+    const double flops = wgmma_ ? kernels::wgmma_fp8_flops(grid_, kWgmmaIterations)
+                         : mma_ ? kernels::mma_flops(*mma_, threads_ / 32, kIterations)
+                                : kernels::fma_flops(*fma_, threads_, kIterations);
+    Metrics m{flops, 0, peak_key_of(test_)};
+    if (mma_ == MmaType::FP8) m.extra["instruction"] = wgmma_ ? "wgmma.mma_async m64n256k32" : "mma.sync m16n8k32";
+    return m;
   }
 
  private:
+  // Native fp8 mma.sync (sm_89, sm_12x code on such a GPU), wgmma (sm_90a code on sm_90), or a
+  // skip that says why: never the fp16 emulation that sm_90 and sm_10x make of mma.sync fp8.
+  void choose_fp8_kernel() {
+    int mma_arch = 0, wgmma_arch = 0;
+    GPUBENCH_CUDA_CHECK(kernels::mma_code_arch(MmaType::FP8, &mma_arch));
+    GPUBENCH_CUDA_CHECK(kernels::wgmma_fp8_peak_code_arch(&wgmma_arch));
+    const kernels::Fp8PeakChoice c = kernels::choose_fp8_peak(device().cc_major * 10 + device().cc_minor, mma_arch,
+                                                              wgmma_arch, kCudaArchitectures);
+    if (c.path == kernels::Fp8PeakPath::None) throw CaseSkipped(c.skip_reason);
+    wgmma_ = c.path == kernels::Fp8PeakPath::Wgmma;
+  }
+  unsigned block() const { return wgmma_ ? kernels::kWgmmaPeakThreads : kBlock; }
+  // One double per thread (FMA), per warp (mma.sync) or per block = warpgroup (wgmma).
+  std::int64_t outputs_count() const { return wgmma_ ? grid_ : mma_ ? threads_ / 32 : threads_; }
+
   void launch(unsigned long long* clock) {
-    if (mma_) {
+    if (wgmma_) {
+      GPUBENCH_CUDA_CHECK(kernels::launch_wgmma_fp8_peak(out_.as<double>(), kWgmmaIterations, grid_, clock, stream()));
+    } else if (mma_) {
       GPUBENCH_CUDA_CHECK(kernels::launch_mma(*mma_, out_.as<double>(), kIterations, grid_, kBlock, clock, stream()));
     } else {
       GPUBENCH_CUDA_CHECK(kernels::launch_fma_chain(*fma_, out_.as<double>(), kIterations, grid_, kBlock, clock, stream()));
@@ -102,6 +136,7 @@ class PeakCase final : public CudaCase {
   std::shared_ptr<Observations> observations_;
   std::optional<FmaType> fma_;
   std::optional<MmaType> mma_;
+  bool wgmma_ = false;  // fp8 through the Hopper wgmma kernel
   unsigned grid_ = 1;
   std::int64_t threads_ = 0;
   cuda::DeviceBuffer out_, clock_;

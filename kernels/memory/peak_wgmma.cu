@@ -1,0 +1,157 @@
+// fp8 Tensor Core peak on Hopper: wgmma.mma_async m64n256k32, e4m3 x e4m3 -> f32 (the math and
+// the check in peak_reference.hpp). mma.sync has no native fp8 on sm_90 (ptxas emulates it through
+// fp16), so this is the only way to the fp8 peak there. Like wgmma_gemm.cu, the device code
+// exists only in sm_90a builds (CMake compiles this file for 90a-real when the architecture list
+// has a 90); elsewhere the kernel is empty and wgmma_fp8_peak_built() is false.
+//
+// One block = one warpgroup (128 threads). A: 4 registers of 4 e4m3 values per thread (the
+// fragment wgmma reads from registers). B: 32 (k) x 256 (n) e4m3 in shared memory, every byte
+// 0.5, no swizzle, K-major core matrices of 8 rows x 16 bytes (LBO 128, SBO 256 bytes). Since every B element is the same, the result does not depend on which byte of
+// the tile wgmma reads for which element, only that every read stays inside the 8 KiB tile,
+// which holds for either reading of LBO and SBO.
+#include <cuda_fp8.h>
+
+#include <cstdint>
+
+#include "kernels/common/device_code.hpp"
+#include "kernels/common/random.hpp"
+#include "kernels/gemm/custom_gemm_tiles.hpp"
+#include "kernels/memory/peak_clock.cuh"
+#include "kernels/memory/peak_inputs.hpp"
+#include "kernels/memory/peak_wgmma.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define GPUBENCH_WGMMA_DEVICE 1
+#endif
+
+namespace gpubench::kernels {
+namespace {
+
+constexpr int kBBytes = kWgmmaN * kWgmmaK;  // 8 KiB of e4m3
+constexpr unsigned kFp8Half = 0x30u;         // e4m3 0.5: exponent 6 - bias 7, mantissa 0
+
+#ifdef GPUBENCH_WGMMA_DEVICE
+__device__ inline std::uint32_t smem_addr(const void* p) { return static_cast<std::uint32_t>(__cvta_generic_to_shared(p)); }
+
+__device__ inline void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ inline void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ inline void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+// d += A(64x32, registers) * B(32x256, shared memory descriptor). Every wgmma of the loop
+// accumulates: a loop whose first wgmma restarted d (scale-d 0) let ptxas drop the earlier
+// iterations' wgmmas as dead, leaving placeholders in the SASS.
+__device__ inline void wgmma_fp8(float (&d)[128], const unsigned (&a)[4], std::uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, {%128,%129,%130,%131}, %132, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(1));
+}
+#endif  // GPUBENCH_WGMMA_DEVICE
+
+// `salt` is 0 at run time (see peak.cu's mma_kernel): the B descriptor of every iteration is
+// desc ^ (i & salt), which the compiler cannot prove loop-invariant.
+__global__ void __launch_bounds__(kWgmmaPeakThreads)
+    wgmma_fp8_peak_kernel(double* group_sums, long long iterations, unsigned salt, unsigned long long* clock) {
+#ifdef GPUBENCH_WGMMA_DEVICE
+  __shared__ __align__(1024) unsigned char b_tile[kBBytes];
+  __shared__ double warp_sums[kWgmmaPeakThreads / 32];
+  ClockProbe probe(clock);
+  const int tid = threadIdx.x;
+  for (int i = tid; i < kBBytes / 4; i += kWgmmaPeakThreads)
+    reinterpret_cast<unsigned*>(b_tile)[i] = kFp8Half * 0x01010101u;
+  // The generic-proxy stores above must be visible to wgmma, which reads through the async proxy.
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+
+  const long long group = blockIdx.x;
+  const int lane = tid;  // 0..127 in the warpgroup
+  unsigned a[4];
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    unsigned v = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int k = wgmma_fp8_a_integer(group, lane, 4 * r + i);
+      v |= (static_cast<unsigned>(__nv_cvt_float_to_fp8(k / 8.0f, __NV_SATFINITE, __NV_E4M3)) & 0xffu) << (8 * i);
+    }
+    a[r] = v;
+  }
+  float d[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+  const std::uint64_t desc = tiles::wgmma_descriptor(smem_addr(b_tile), 128, 256, 0);
+
+  wgmma_fence();  // a and d were written by ordinary instructions
+  for (long long i = 0; i < iterations; ++i) {
+    const std::uint64_t db = desc ^ (static_cast<unsigned long long>(i) & salt);
+    wgmma_fp8(d, a, db);
+    wgmma_fp8(d, a, db);
+    wgmma_fp8(d, a, db);
+    wgmma_fp8(d, a, db);
+    wgmma_commit();
+    wgmma_wait<1>();  // at most two groups in flight
+  }
+  wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
+
+  double sum = 0;
+#pragma unroll
+  for (int i = 0; i < 128; ++i) sum += static_cast<double>(d[i]);
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+  if (tid % 32 == 0) warp_sums[tid / 32] = sum;
+  __syncthreads();
+  if (tid == 0) {
+    double total = 0;
+    for (int w = 0; w < kWgmmaPeakThreads / 32; ++w) total += warp_sums[w];
+    group_sums[group] = total;
+  }
+  probe.finish(clock);
+#else
+  (void)group_sums;
+  (void)iterations;
+  (void)salt;
+  (void)clock;
+#endif
+}
+
+static_assert(kWgmmaPerIteration == 4, "the loop above issues four wgmmas");
+
+}  // namespace
+
+bool wgmma_fp8_peak_built() {
+#ifdef GPUBENCH_WGMMA_SM90A
+  return true;
+#else
+  return false;
+#endif
+}
+
+cudaError_t wgmma_fp8_peak_code_arch(int* arch) {
+  *arch = 0;
+  if (!wgmma_fp8_peak_built()) return cudaSuccess;
+  return function_code_arch(reinterpret_cast<const void*>(&wgmma_fp8_peak_kernel), arch);
+}
+
+int wgmma_fp8_peak_blocks_per_sm() {
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, wgmma_fp8_peak_kernel, kWgmmaPeakThreads, 0) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return blocks;
+}
+
+cudaError_t launch_wgmma_fp8_peak(double* group_sums, std::int64_t iterations, unsigned grid,
+                                  unsigned long long* clock, cudaStream_t stream) {
+  const unsigned salt = 0;  // see the kernel
+  wgmma_fp8_peak_kernel<<<grid, kWgmmaPeakThreads, 0, stream>>>(group_sums, iterations, salt, clock);
+  return cudaGetLastError();
+}
+
+}  // namespace gpubench::kernels
