@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "cuda_case.hpp"
 #include "errors.hpp"
+#include "gpubench/version.hpp"
 
 namespace gpubench::cuda {
 
@@ -13,6 +15,14 @@ void check(cudaError_t status, const char* what, const char* file, int line) {
   std::string msg = fmt::format("{} failed: {} ({}) at {}:{}", what, cudaGetErrorString(status),
                                 cudaGetErrorName(status), file, line);
   if (status == cudaErrorMemoryAllocation) throw CaseSkipped("out of device memory: " + msg);
+  if (is_missing_device_code(status)) {
+    int device = 0, major = 0, minor = 0;
+    (void)cudaGetDevice(&device);
+    (void)cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    (void)cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+    (void)cudaGetLastError();
+    throw CaseSkipped(missing_device_code_reason(major, minor, kCudaArchitectures) + " (" + msg + ")");
+  }
   throw CudaError(msg);
 }
 

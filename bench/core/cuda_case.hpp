@@ -1,7 +1,13 @@
 #pragma once
 // Base for GPU cases: the case's own stream, CUDA-event timing on that stream, and an L2
-// flush (a memset over twice the L2 size) queued on the same stream before a cold sample.
+// flush (a kernel reading twice the L2 size, which leaves only clean lines in L2) queued on
+// the same stream before a cold sample. Constructing one clears the runtime's last error, so
+// a previous case's non-sticky error cannot fail this one (cuda_case.cpp says what a sticky
+// error does).
+#include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <string>
 
 #include "case.hpp"
 #include "cuda.hpp"
@@ -21,11 +27,28 @@ class CudaCase : public Case {
   const DeviceInfo& device() const { return device_; }
 
  private:
+  struct LastErrorCleared {
+    LastErrorCleared();
+  };
+  LastErrorCleared cleared_;  // first member: runs before any CUDA call of the case
   DeviceInfo device_;
   cuda::ScopedDevice current_;  // the case's device stays current while the case lives
   cuda::Stream stream_;
   cuda::DeviceBuffer flush_buffer_;  // allocated on first cold flush
 };
+
+// Whether `status` says that the binary has no code this GPU can run (a build for `80-real;90`
+// on a Volta, say): such a case is skipped with missing_device_code_reason, not failed.
+// Device code that exists but lacks an architecture's instructions (fp8 mma.sync in sm_80 code
+// running on an sm_89 GPU) is not a launch error: the cases that depend on it check the loaded
+// code's architecture themselves (kernels/common/device_code.hpp).
+bool is_missing_device_code(cudaError_t status);
+std::string missing_device_code_reason(int cc_major, int cc_minor, const std::string& built_archs);
+
+// The cold flush's buffer size for an L2 of `l2_bytes` (twice it, at least 16 MiB, a multiple of
+// 16 bytes) and its read kernel's grid.
+std::size_t l2_flush_bytes(std::int64_t l2_bytes);
+unsigned l2_flush_grid(int sm_count);
 
 // Times a batch with events recorded on `stream` around it.
 class CudaEventTimer final : public Timer {

@@ -1,6 +1,7 @@
 #include "measure.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 namespace gpubench {
@@ -21,25 +22,63 @@ double time_batch(Case& c, Timer& timer, std::int64_t runs, bool cold) {
 
 }  // namespace
 
-MeasurePlan plan_samples(double estimated_run_s, const MeasureOptions& o) {
+MeasurePlan plan_samples(double estimated_run_s, const MeasureOptions& o, double cold_sample_wall_s) {
   MeasurePlan p;
   p.estimated_run_s = estimated_run_s;
   const double run_s = std::max(estimated_run_s, 1e-9);
   if (!o.cold) {
     p.runs_per_sample = std::clamp<std::int64_t>(ceil_count(o.batch_s / run_s), 1,
                                                  kMaxRunsPerSample);
+  } else {
+    p.estimated_sample_wall_s = std::max(cold_sample_wall_s, 0.0);
   }
-  const double sample_s = run_s * static_cast<double>(p.runs_per_sample);
+  // Cold: what a sample really costs, the flush and the wait included.
+  const double sample_s = o.cold ? std::max(run_s, p.estimated_sample_wall_s) : run_s * static_cast<double>(p.runs_per_sample);
   const auto needed = ceil_count(o.min_time_s / sample_s);
   p.samples = std::clamp<std::int64_t>(std::max(needed, o.min_samples), 1, kMaxSamples);
   return p;
 }
 
+namespace {
+
+double median_after_first(std::vector<double> v) {
+  if (v.size() > 1) v.erase(v.begin());
+  return summarize(v).median;
+}
+
+WarmUpEstimate estimate_cold(Case& c, Timer& timer, const MeasureOptions& o, Team* team) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> timed, wall;
+  double spent = 0;
+  while (spent < o.warmup_s || timed.size() < 2) {
+    const auto t0 = Clock::now();
+    double t = time_batch(c, timer, 1, true);  // the timer waits for the run's end
+    double w = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (team != nullptr) {
+      t = team_max(*team, t, "warm-up");
+      w = team_max(*team, w, "warm-up");
+    }
+    timed.push_back(t);
+    wall.push_back(w);
+    spent += w;
+    if (timed.size() >= static_cast<std::size_t>(kMaxSamples)) break;
+  }
+  return {median_after_first(timed), median_after_first(wall)};
+}
+
+}  // namespace
+
+WarmUpEstimate estimate_runs(Case& c, Timer& timer, const MeasureOptions& o, Team* team) {
+  if (o.cold) return estimate_cold(c, timer, o, team);
+  return {warm_up(c, timer, o, team), 0};
+}
+
 double warm_up(Case& c, Timer& timer, const MeasureOptions& o, Team* team) {
+  if (o.cold) return estimate_cold(c, timer, o, team).run_s;
   double spent = 0, last = 0;
   std::int64_t runs = 1;
   while (true) {
-    last = time_batch(c, timer, runs, o.cold);
+    last = time_batch(c, timer, runs, false);
     if (team != nullptr) last = team_max(*team, last, "warm-up");
     spent += last;
     if (spent >= o.warmup_s || runs >= kMaxRunsPerSample) break;
@@ -49,7 +88,8 @@ double warm_up(Case& c, Timer& timer, const MeasureOptions& o, Team* team) {
 }
 
 MeasurePlan calibrate(Case& c, Timer& timer, const MeasureOptions& o, Team* team) {
-  return plan_samples(warm_up(c, timer, o, team), o);
+  const WarmUpEstimate e = estimate_runs(c, timer, o, team);
+  return plan_samples(e.run_s, o, e.sample_wall_s);
 }
 
 Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const MeasureOptions& o) {

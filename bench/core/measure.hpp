@@ -6,7 +6,11 @@
 // 2. Batch size: enough runs per sample that a sample lasts `batch_s` (so CUDA event
 //    resolution, ~0.5 us, and launch latency are negligible). In cold mode every sample is one
 //    run preceded by a cache flush outside the timed region.
-// 3. Sample count: enough samples to fill `min_time_s`, and at least `min_samples`.
+// 3. Sample count: enough samples to fill `min_time_s`, and at least `min_samples`. In cold
+//    mode a sample costs far more than its timed run (the flush, which reads twice the L2 on
+//    a GPU, and the wait for the sample's end): the warm-up measures that wall-clock cost and
+//    the count fills `min_time_s` of it, so a cold run's wall time stays close to what was
+//    asked (a 5 us kernel would otherwise get 100,000 samples and ~8 s of flushing).
 // The planned count is fixed before timing starts, so Google Benchmark is told the exact
 // number of runs up front (and, later, every MPI rank can be given the same count).
 #include <cstdint>
@@ -31,6 +35,7 @@ struct MeasurePlan {
   std::int64_t runs_per_sample = 1;
   std::int64_t samples = 1;
   double estimated_run_s = 0;
+  double estimated_sample_wall_s = 0;  // cold mode: wall seconds per sample, flush included
   std::int64_t total_runs() const { return runs_per_sample * samples; }
 };
 
@@ -42,12 +47,24 @@ struct Measurement {
   bool noisy = false;
 };
 
-// Pure arithmetic of steps 2 and 3, from an estimated time per run.
-MeasurePlan plan_samples(double estimated_run_s, const MeasureOptions& options);
+// Pure arithmetic of steps 2 and 3, from an estimated time per run and, in cold mode, the
+// wall-clock cost of one cold sample (flush + run + wait; 0: unknown, the run time is used).
+MeasurePlan plan_samples(double estimated_run_s, const MeasureOptions& options, double cold_sample_wall_s = 0);
 
-// Step 1: returns the estimated seconds per run. With a team, every batch's time is the
-// slowest rank's, so every rank runs the same batches, stops together and (plan_samples being
-// pure arithmetic) plans the same runs: a collective case never waits for a rank that stopped.
+struct WarmUpEstimate {
+  double run_s = 0;          // timed seconds per run
+  double sample_wall_s = 0;  // cold mode: wall seconds per cold sample (0 otherwise)
+};
+
+// Step 1. Warm mode: batches of doubling size until `warmup_s` of timed work. Cold mode:
+// single cold samples (flush, one timed run) until `warmup_s` of wall time, at least 2; the
+// estimates are the medians of all but the first (which allocates the flush buffer). With a
+// team, every batch's time is the slowest rank's, so every rank runs the same batches, stops
+// together and (plan_samples being pure arithmetic) plans the same runs: a collective case
+// never waits for a rank that stopped.
+WarmUpEstimate estimate_runs(Case& c, Timer& timer, const MeasureOptions& options, Team* team = nullptr);
+
+// Step 1, the estimated seconds per run only.
 double warm_up(Case& c, Timer& timer, const MeasureOptions& options, Team* team = nullptr);
 
 // Step 1 then plan_samples.

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "bench/core/measure.hpp"
 #include "bench/core/progress.hpp"
@@ -108,6 +110,77 @@ TEST(Measure, ColdModeFlushesBeforeEverySample) {
   EXPECT_EQ(plan.runs_per_sample, 1);
   EXPECT_EQ(c.flushes - flushes_before, plan.samples);
   EXPECT_EQ(static_cast<std::int64_t>(m.seconds_per_run.size()), plan.samples);
+}
+
+// Cold samples are sized by what they cost on the wall clock (flush, run, wait), not by the
+// timed run alone: a 5 us kernel whose cold sample costs 100 us gets 0.5 s / 100 us samples,
+// not the 100,000 (8+ s of flushing) that its run time alone would ask for.
+TEST(MeasurePlan, ColdSamplesFillMinTimeWithTheirRealCost) {
+  MeasureOptions o;
+  o.cold = true;
+  o.min_time_s = 0.5;
+  o.min_samples = 10;
+  MeasurePlan p = plan_samples(5e-6, o, 100e-6);
+  EXPECT_EQ(p.runs_per_sample, 1);
+  EXPECT_EQ(p.samples, 5000);
+  EXPECT_DOUBLE_EQ(p.estimated_sample_wall_s, 100e-6);
+  EXPECT_NEAR(static_cast<double>(p.samples) * p.estimated_sample_wall_s, o.min_time_s, 1e-9);
+  p = plan_samples(0.2, o, 0.25);  // slow runs: min_samples wins
+  EXPECT_EQ(p.samples, 10);
+  p = plan_samples(5e-6, o, 0);  // cost unknown: the run time, as before
+  EXPECT_EQ(p.samples, 100000);
+  o.cold = false;  // warm mode ignores the cold cost
+  p = plan_samples(1e-6, o, 1.0);
+  EXPECT_EQ(p.runs_per_sample, 2000);
+  EXPECT_EQ(p.samples, 250);
+  EXPECT_DOUBLE_EQ(p.estimated_sample_wall_s, 0.0);
+}
+
+// A case whose flush really takes time (a sleep): the cold warm-up measures it.
+class SlowFlushCase final : public Case {
+ public:
+  void setup() override {}
+  Verification verify() override { return {true, 1, 0, "", "", std::nullopt}; }
+  void run() override { now += 1e-6; }
+  Metrics metrics() const override { return {}; }
+  std::unique_ptr<Timer> make_timer() override { return nullptr; }
+  void flush_cache() override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ++flushes;
+  }
+  void synchronize() override {}
+  double now = 0;
+  std::int64_t flushes = 0;
+};
+
+class SlowFlushTimer final : public Timer {
+ public:
+  explicit SlowFlushTimer(const SlowFlushCase& c) : c_(c) {}
+  void start() override { t0_ = c_.now; }
+  double stop() override { return c_.now - t0_; }
+  const char* kind() const override { return "fake"; }
+
+ private:
+  const SlowFlushCase& c_;
+  double t0_ = 0;
+};
+
+TEST(Measure, ColdWarmUpMeasuresTheFlushAndSizesTheRunByIt) {
+  SlowFlushCase c;
+  SlowFlushTimer timer(c);
+  MeasureOptions o;
+  o.cold = true;
+  o.warmup_s = 0.01;
+  o.min_time_s = 0.05;
+  o.min_samples = 2;
+  const WarmUpEstimate e = estimate_runs(c, timer, o);
+  EXPECT_NEAR(e.run_s, 1e-6, 1e-12);   // the timed run: 1 us on the fake clock
+  EXPECT_GE(e.sample_wall_s, 2e-3);    // the 2 ms flush counted
+  EXPECT_GE(c.flushes, 2);
+  const MeasurePlan p = calibrate(c, timer, o);
+  EXPECT_GE(p.estimated_sample_wall_s, 2e-3);
+  EXPECT_LE(p.samples, 25);  // at most 0.05 s / 2 ms, not 0.05 s / 1 us = 50,000
+  EXPECT_GE(p.samples, 2);
 }
 
 TEST(Progress, EtaAndFormatting) {
