@@ -1,5 +1,6 @@
 #include <cuda_fp16.h>
 
+#include "kernels/common/grid.hpp"
 #include "kernels/dataload/augment.cuh"
 
 namespace gpubench::kernels::dataload {
@@ -12,11 +13,7 @@ __device__ __forceinline__ float channel_std(int c) { return c == 0 ? 0.229f : c
 
 // One output pixel (oy, ox) of image n: bilinear sample of the crop, normalized (augment.hpp).
 template <typename Out>
-__global__ void augment_kernel(DeviceBatch batch, Out* out, int size) {
-  const int ox = blockIdx.x * blockDim.x + threadIdx.x;
-  const int oy = blockIdx.y;
-  const int n = blockIdx.z;
-  if (ox >= size) return;
+__device__ void augment_pixel(const DeviceBatch& batch, Out* out, int size, int n, int oy, int ox) {
   const Crop c = batch.crops[n];
   const int width = batch.widths[n];
   const std::uint8_t* img = batch.pixels + batch.offsets[n];
@@ -45,13 +42,19 @@ __global__ void augment_kernel(DeviceBatch batch, Out* out, int size) {
   }
 }
 
+// Rows (y) and images (z) stride by the grid, whose y and z stop at 65535.
+template <typename Out>
+__global__ void augment_kernel(DeviceBatch batch, Out* out, int size) {
+  const int ox = blockIdx.x * blockDim.x + threadIdx.x;
+  if (ox >= size) return;
+  for (int n = blockIdx.z; n < batch.count; n += gridDim.z)
+    for (int oy = blockIdx.y; oy < size; oy += gridDim.y) augment_pixel(batch, out, size, n, oy, ox);
+}
+
 // Feature i = ((n * 3 + c) * grid + gy) * grid + gx: the mean of its block (augment.hpp),
 // accumulated in float (a block holds at most 224^2 values of magnitude < 3).
 template <typename In>
-__global__ void pool_kernel(const In* tensors, int count, int grid, int size, float* out) {
-  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long total = static_cast<long long>(count) * 3 * grid * grid;
-  if (i >= total) return;
+__device__ void pool_feature(const In* tensors, int grid, int size, float* out, long long i) {
   const int gx = static_cast<int>(i % grid), gy = static_cast<int>((i / grid) % grid);
   const long long nc = i / (static_cast<long long>(grid) * grid);
   const int block = size / grid;
@@ -61,6 +64,14 @@ __global__ void pool_kernel(const In* tensors, int count, int grid, int size, fl
     for (int x = gx * block; x < (gx + 1) * block; ++x) sum += static_cast<float>(plane[static_cast<long long>(y) * size + x]);
   }
   out[i] = sum / static_cast<float>(block * block);
+}
+
+template <typename In>
+__global__ void pool_kernel(const In* tensors, int count, int grid, int size, float* out) {
+  const long long total = static_cast<long long>(count) * 3 * grid * grid;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+    pool_feature(tensors, grid, size, out, i);
 }
 
 __global__ void consumer_kernel(const std::uint32_t* data, std::int64_t words, std::int64_t cycles,
@@ -85,7 +96,8 @@ __global__ void consumer_kernel(const std::uint32_t* data, std::int64_t words, s
 cudaError_t launch_augment(const DeviceBatch& batch, OutType type, void* out, int size, cudaStream_t stream) {
   if (batch.count == 0) return cudaSuccess;
   const dim3 block(128);
-  const dim3 grid((size + 127) / 128, size, batch.count);
+  const dim3 grid(capped_grid(size, 128, kMaxGridX), capped_grid(size, 1, kMaxGridYZ),
+                  capped_grid(batch.count, 1, kMaxGridYZ));
   if (type == OutType::F32) {
     augment_kernel<float><<<grid, block, 0, stream>>>(batch, static_cast<float*>(out), size);
   } else {
@@ -98,7 +110,7 @@ cudaError_t launch_pool_features(const void* tensors, OutType type, int count, i
                                  cudaStream_t stream) {
   const long long total = static_cast<long long>(count) * 3 * grid * grid;
   if (total == 0) return cudaSuccess;
-  const unsigned blocks = static_cast<unsigned>((total + 255) / 256);
+  const unsigned blocks = capped_grid(total, 256, 65535 * 16);  // grid-stride beyond
   if (type == OutType::F32) {
     pool_kernel<float><<<blocks, 256, 0, stream>>>(static_cast<const float*>(tensors), count, grid, size, out);
   } else {

@@ -73,7 +73,8 @@ std::optional<std::string> custom_gemm_unsupported(const CustomGemmSpec& spec, c
 
 CustomGemmGrid custom_gemm_grid(const CustomGemmSpec& spec, std::int64_t m, std::int64_t n) {
   auto tiles = [](std::int64_t extent, int tile) { return static_cast<unsigned>((extent + tile - 1) / tile); };
-  return {tiles(m, spec.tile_m), tiles(n, spec.tile_n), spec.threads};
+  const unsigned tm = tiles(m, spec.tile_m), tn = tiles(n, spec.tile_n);
+  return {tm * tn, spec.threads, tm, tn};
 }
 
 }  // namespace gpubench::kernels

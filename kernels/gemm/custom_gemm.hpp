@@ -43,9 +43,13 @@ const CustomGemmSpec* find_custom_gemm(std::string_view name);
 std::optional<std::string> custom_gemm_unsupported(const CustomGemmSpec& spec, const GemmProblem& problem, int cc_major,
                                                    int cc_minor, bool sm90a_built);
 
-// A launch: grid.x covers m (tiles of rows), grid.y covers n; block of spec.threads.
+// A launch: a linear grid of x = tiles_m * tiles_n blocks (block b computes tile
+// (b % tiles_m, b / tiles_m), tiles::block_tile), block of spec.threads. Linear because
+// gridDim.y stops at 65535 (n / 16 tiles past n = 1,048,560); gridDim.x (2^31 - 1) holds every
+// problem custom_gemm_unsupported accepts (m * n < 2^31).
 struct CustomGemmGrid {
-  unsigned x = 0, y = 0, threads = 0;
+  unsigned x = 0, threads = 0;
+  unsigned tiles_m = 0, tiles_n = 0;
 };
 CustomGemmGrid custom_gemm_grid(const CustomGemmSpec& spec, std::int64_t m, std::int64_t n);
 

@@ -15,6 +15,15 @@ GPUBENCH_HD inline float epilogue(float acc, float alpha, float beta, float c) {
   return beta == 0.0f ? alpha * acc : alpha * acc + beta * c;
 }
 
+// Block `block` of a custom GEMM launch computes output tile (tile_row, tile_col): the grid is
+// linear (custom_gemm_grid), numbered as a 2-D grid of tiles_m x tiles_n blocks would be (row
+// tiles fastest), so the blocks run in the same order, without gridDim.y's limit of 65535.
+GPUBENCH_HD inline void block_tile(unsigned block, int m, int tile_m, int& tile_row, int& tile_col) {
+  const unsigned tiles_m = static_cast<unsigned>((m + tile_m - 1) / tile_m);
+  tile_row = static_cast<int>(block % tiles_m);
+  tile_col = static_cast<int>(block / tiles_m);
+}
+
 // ---- naive: one thread per D(i, j), a k-long dot product -----------------------------------
 constexpr int kNaiveBlock = 16;  // 16x16 threads; threadIdx.x walks i so warps read A coalesced
 

@@ -13,8 +13,10 @@ using tiles::RegBlock;
 // is bound by load bandwidth: 2 loads per FMA.
 __global__ void naive_gemm_kernel(int m, int n, int k, const float* __restrict__ a, const float* __restrict__ b,
                                   float* __restrict__ d, float alpha, float beta) {
-  const int i = blockIdx.x * tiles::kNaiveBlock + threadIdx.x;
-  const int j = blockIdx.y * tiles::kNaiveBlock + threadIdx.y;
+  int tr, tc;
+  tiles::block_tile(blockIdx.x, m, tiles::kNaiveBlock, tr, tc);
+  const int i = tr * tiles::kNaiveBlock + threadIdx.x;
+  const int j = tc * tiles::kNaiveBlock + threadIdx.y;
   if (i >= m || j >= n) return;
   const std::int64_t idx = i + static_cast<std::int64_t>(j) * m;
   const float c = beta == 0.0f ? 0.0f : d[idx];
@@ -31,7 +33,9 @@ __global__ void __launch_bounds__(tiles::kTiledTile* tiles::kTiledTile)
   __shared__ float as[T][tiles::kTiledLd];
   __shared__ float bs[T][tiles::kTiledLd];
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int row0 = blockIdx.x * T, col0 = blockIdx.y * T;
+  int tr, tc;
+  tiles::block_tile(blockIdx.x, m, T, tr, tc);
+  const int row0 = tr * T, col0 = tc * T;
   const int i = row0 + tx, j = col0 + ty;
   float acc = 0.0f;
   for (int k0 = 0; k0 < k; k0 += T) {
@@ -56,7 +60,9 @@ __global__ void __launch_bounds__(RegBlock::kThreads)
   __shared__ __align__(16) float as[RegBlock::kBK][RegBlock::kBM];
   __shared__ __align__(16) float bs[RegBlock::kBK][RegBlock::kBN + RegBlock::kBPad];
   const int tid = threadIdx.x;
-  const int row0 = blockIdx.x * RegBlock::kBM, col0 = blockIdx.y * RegBlock::kBN;
+  int br, bc;
+  tiles::block_tile(blockIdx.x, m, RegBlock::kBM, br, bc);
+  const int row0 = br * RegBlock::kBM, col0 = bc * RegBlock::kBN;
   int tr, tc;
   tiles::regblock_thread_origin(tid, tr, tc);
   float acc[RegBlock::kTM][RegBlock::kTN] = {};
@@ -95,7 +101,7 @@ __global__ void __launch_bounds__(RegBlock::kThreads)
 
 cudaError_t launch_naive_gemm(const CustomGemmArgs& g, cudaStream_t stream) {
   const CustomGemmGrid grid = custom_gemm_grid(*find_custom_gemm("naive"), g.m, g.n);
-  naive_gemm_kernel<<<dim3(grid.x, grid.y), dim3(tiles::kNaiveBlock, tiles::kNaiveBlock), 0, stream>>>(
+  naive_gemm_kernel<<<grid.x, dim3(tiles::kNaiveBlock, tiles::kNaiveBlock), 0, stream>>>(
       g.m, g.n, g.k, static_cast<const float*>(g.a), static_cast<const float*>(g.b), static_cast<float*>(g.d), g.alpha,
       g.beta);
   return cudaGetLastError();
@@ -103,7 +109,7 @@ cudaError_t launch_naive_gemm(const CustomGemmArgs& g, cudaStream_t stream) {
 
 cudaError_t launch_tiled_gemm(const CustomGemmArgs& g, cudaStream_t stream) {
   const CustomGemmGrid grid = custom_gemm_grid(*find_custom_gemm("tiled"), g.m, g.n);
-  tiled_gemm_kernel<<<dim3(grid.x, grid.y), dim3(tiles::kTiledTile, tiles::kTiledTile), 0, stream>>>(
+  tiled_gemm_kernel<<<grid.x, dim3(tiles::kTiledTile, tiles::kTiledTile), 0, stream>>>(
       g.m, g.n, g.k, static_cast<const float*>(g.a), static_cast<const float*>(g.b), static_cast<float*>(g.d), g.alpha,
       g.beta);
   return cudaGetLastError();
@@ -111,7 +117,7 @@ cudaError_t launch_tiled_gemm(const CustomGemmArgs& g, cudaStream_t stream) {
 
 cudaError_t launch_regblock_gemm(const CustomGemmArgs& g, cudaStream_t stream) {
   const CustomGemmGrid grid = custom_gemm_grid(*find_custom_gemm("regblock"), g.m, g.n);
-  regblock_gemm_kernel<<<dim3(grid.x, grid.y), RegBlock::kThreads, 0, stream>>>(
+  regblock_gemm_kernel<<<grid.x, RegBlock::kThreads, 0, stream>>>(
       g.m, g.k, static_cast<const float*>(g.a), static_cast<const float*>(g.b), static_cast<float*>(g.d), g.alpha,
       g.beta);
   return cudaGetLastError();

@@ -53,7 +53,9 @@ __global__ void __launch_bounds__(Wmma::kThreads)
   T* as = reinterpret_cast<T*>(smem);           // [stage][kBK][kALd]: as(k, i) = A(row0 + i, k0 + k)
   T* bs = as + Wmma::kStages * Wmma::kAStageElems;  // [stage][kBN][kBLd]: bs(j, k) = B(k0 + k, col0 + j)
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int row0 = blockIdx.x * Wmma::kBM, col0 = blockIdx.y * Wmma::kBN;
+  int br, bc;
+  tiles::block_tile(blockIdx.x, m, Wmma::kBM, br, bc);
+  const int row0 = br * Wmma::kBM, col0 = bc * Wmma::kBN;
   int wr, wc;
   tiles::wmma_warp_origin(warp, wr, wc);
   const int k_tiles = k / Wmma::kBK;
@@ -134,7 +136,7 @@ __global__ void __launch_bounds__(Wmma::kThreads)
 template <typename T>
 cudaError_t launch(const CustomGemmArgs& g, cudaStream_t stream) {
   const CustomGemmGrid grid = custom_gemm_grid(*find_custom_gemm("wmma"), g.m, g.n);
-  wmma_gemm_kernel<T><<<dim3(grid.x, grid.y), Wmma::kThreads, Wmma::kSmemBytes, stream>>>(
+  wmma_gemm_kernel<T><<<grid.x, Wmma::kThreads, Wmma::kSmemBytes, stream>>>(
       g.m, g.k, static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.d), g.alpha, g.beta);
   return cudaGetLastError();
 }

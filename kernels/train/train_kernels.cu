@@ -3,6 +3,7 @@
 
 #include <type_traits>
 
+#include "kernels/common/grid.hpp"
 #include "kernels/train/train_kernels.cuh"
 
 namespace gpubench::kernels::train {
@@ -17,10 +18,12 @@ __device__ __forceinline__ void st(__nv_bfloat16* p, std::int64_t i, float v) { 
 
 constexpr int kBlock = 256;
 
-unsigned grid_for(std::int64_t n) {
-  const std::int64_t g = (n + kBlock - 1) / kBlock;
-  return static_cast<unsigned>(g < 65535 * 16 ? g : 65535 * 16);  // grid-stride beyond
-}
+// Element-wise kernels: grid-stride beyond 65535 * 16 blocks. Row kernels: one block per row,
+// striding by gridDim.x (kernels/common/grid.hpp on the limits).
+unsigned grid_for(std::int64_t n) { return capped_grid(n, kBlock, 65535 * 16); }
+unsigned rows_grid(std::int64_t rows) { return capped_grid(rows, 1, kMaxGridX); }
+
+#define ROW_STRIDE(row, rows) for (std::int64_t row = blockIdx.x; row < (rows); row += gridDim.x)
 
 #define GRID_STRIDE(i, n) \
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < (n); i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
@@ -77,44 +80,47 @@ __global__ void embedding_bwd_k(const std::int32_t* tok, const T* dx, float* dwt
 
 // One block per row.
 template <class T>
-__global__ void layernorm_fwd_k(const T* x, const T* g, const T* b, T* y, float* mean, float* rstd, std::int64_t c) {
-  const std::int64_t row = blockIdx.x;
-  const T* xr = x + row * c;
-  float s = 0;
-  for (std::int64_t j = threadIdx.x; j < c; j += blockDim.x) s += ld(xr, j);
-  const float mu = block_sum(s) / static_cast<float>(c);
-  float ss = 0;
-  for (std::int64_t j = threadIdx.x; j < c; j += blockDim.x) {
-    const float d = ld(xr, j) - mu;
-    ss += d * d;
-  }
-  const float rs = rsqrtf(block_sum(ss) / static_cast<float>(c) + 1e-5f);
-  for (std::int64_t j = threadIdx.x; j < c; j += blockDim.x) st(y + row * c, j, (ld(xr, j) - mu) * rs * ld(g, j) + ld(b, j));
-  if (threadIdx.x == 0) {
-    mean[row] = mu;
-    rstd[row] = rs;
+__global__ void layernorm_fwd_k(const T* x, const T* g, const T* b, T* y, float* mean, float* rstd, std::int64_t n,
+                                std::int64_t c) {
+  ROW_STRIDE(row, n) {
+    const T* xr = x + row * c;
+    float s = 0;
+    for (std::int64_t j = threadIdx.x; j < c; j += blockDim.x) s += ld(xr, j);
+    const float mu = block_sum(s) / static_cast<float>(c);
+    float ss = 0;
+    for (std::int64_t j = threadIdx.x; j < c; j += blockDim.x) {
+      const float d = ld(xr, j) - mu;
+      ss += d * d;
+    }
+    const float rs = rsqrtf(block_sum(ss) / static_cast<float>(c) + 1e-5f);
+    for (std::int64_t j = threadIdx.x; j < c; j += blockDim.x) st(y + row * c, j, (ld(xr, j) - mu) * rs * ld(g, j) + ld(b, j));
+    if (threadIdx.x == 0) {
+      mean[row] = mu;
+      rstd[row] = rs;
+    }
   }
 }
 
 // Input gradient, one block per row (dg and db are layernorm_param_grad_k's).
 template <class T>
 __global__ void layernorm_bwd_k(const T* dy, const T* x, const float* mean, const float* rstd, const T* g, T* dx,
-                                std::int64_t c) {
-  const std::int64_t row = blockIdx.x;
-  const T* xr = x + row * c;
-  const T* dyr = dy + row * c;
-  const float mu = mean[row], rs = rstd[row];
-  float a = 0, bsum = 0;
-  for (std::int64_t j = threadIdx.x; j < c; j += blockDim.x) {
-    const float xhat = (ld(xr, j) - mu) * rs, dxhat = ld(dyr, j) * ld(g, j);
-    a += dxhat;
-    bsum += dxhat * xhat;
-  }
-  const float mean_dxhat = block_sum(a) / static_cast<float>(c);
-  const float mean_dxhat_xhat = block_sum(bsum) / static_cast<float>(c);
-  for (std::int64_t j = threadIdx.x; j < c; j += blockDim.x) {
-    const float xhat = (ld(xr, j) - mu) * rs, dxhat = ld(dyr, j) * ld(g, j);
-    st(dx + row * c, j, ld(dx + row * c, j) + rs * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat));
+                                std::int64_t n, std::int64_t c) {
+  ROW_STRIDE(row, n) {
+    const T* xr = x + row * c;
+    const T* dyr = dy + row * c;
+    const float mu = mean[row], rs = rstd[row];
+    float a = 0, bsum = 0;
+    for (std::int64_t j = threadIdx.x; j < c; j += blockDim.x) {
+      const float xhat = (ld(xr, j) - mu) * rs, dxhat = ld(dyr, j) * ld(g, j);
+      a += dxhat;
+      bsum += dxhat * xhat;
+    }
+    const float mean_dxhat = block_sum(a) / static_cast<float>(c);
+    const float mean_dxhat_xhat = block_sum(bsum) / static_cast<float>(c);
+    for (std::int64_t j = threadIdx.x; j < c; j += blockDim.x) {
+      const float xhat = (ld(xr, j) - mu) * rs, dxhat = ld(dyr, j) * ld(g, j);
+      st(dx + row * c, j, ld(dx + row * c, j) + rs * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat));
+    }
   }
 }
 
@@ -178,46 +184,51 @@ __global__ void residual_add_k(const T* a, const T* b, T* y, std::int64_t n) {
 
 // One block per row.
 template <class T>
-__global__ void softmax_fwd_k(T* s, std::int64_t seq) {
-  const std::int64_t row = blockIdx.x, last = row % seq;
-  T* r = s + row * seq;
-  float m = -INFINITY;
-  for (std::int64_t j = threadIdx.x; j <= last; j += blockDim.x) m = fmaxf(m, ld(r, j));
-  m = block_max(m);
-  float sum = 0;
-  for (std::int64_t j = threadIdx.x; j <= last; j += blockDim.x) sum += __expf(ld(r, j) - m);
-  sum = block_sum(sum);
-  for (std::int64_t j = threadIdx.x; j < seq; j += blockDim.x) st(r, j, j <= last ? __expf(ld(r, j) - m) / sum : 0.f);
+__global__ void softmax_fwd_k(T* s, std::int64_t rows, std::int64_t seq) {
+  ROW_STRIDE(row, rows) {
+    const std::int64_t last = row % seq;
+    T* r = s + row * seq;
+    float m = -INFINITY;
+    for (std::int64_t j = threadIdx.x; j <= last; j += blockDim.x) m = fmaxf(m, ld(r, j));
+    m = block_max(m);
+    float sum = 0;
+    for (std::int64_t j = threadIdx.x; j <= last; j += blockDim.x) sum += __expf(ld(r, j) - m);
+    sum = block_sum(sum);
+    for (std::int64_t j = threadIdx.x; j < seq; j += blockDim.x) st(r, j, j <= last ? __expf(ld(r, j) - m) / sum : 0.f);
+  }
 }
 
 template <class T>
-__global__ void softmax_bwd_k(const T* p, T* d, std::int64_t seq) {
-  const std::int64_t row = blockIdx.x, last = row % seq;
-  const T* pr = p + row * seq;
-  T* dr = d + row * seq;
-  float dot = 0;
-  for (std::int64_t j = threadIdx.x; j <= last; j += blockDim.x) dot += ld(pr, j) * ld(dr, j);
-  dot = block_sum(dot);
-  for (std::int64_t j = threadIdx.x; j < seq; j += blockDim.x) st(dr, j, j <= last ? ld(pr, j) * (ld(dr, j) - dot) : 0.f);
+__global__ void softmax_bwd_k(const T* p, T* d, std::int64_t rows, std::int64_t seq) {
+  ROW_STRIDE(row, rows) {
+    const std::int64_t last = row % seq;
+    const T* pr = p + row * seq;
+    T* dr = d + row * seq;
+    float dot = 0;
+    for (std::int64_t j = threadIdx.x; j <= last; j += blockDim.x) dot += ld(pr, j) * ld(dr, j);
+    dot = block_sum(dot);
+    for (std::int64_t j = threadIdx.x; j < seq; j += blockDim.x) st(dr, j, j <= last ? ld(pr, j) * (ld(dr, j) - dot) : 0.f);
+  }
 }
 
 template <class T>
 __global__ void cross_entropy_k(T* logits, const std::int32_t* targets, std::int64_t n, std::int64_t v, float scale,
                                 double* loss_sum) {
-  const std::int64_t row = blockIdx.x;
-  T* r = logits + row * v;
-  float m = -INFINITY;
-  for (std::int64_t j = threadIdx.x; j < v; j += blockDim.x) m = fmaxf(m, ld(r, j));
-  m = block_max(m);
-  float sum = 0;
-  for (std::int64_t j = threadIdx.x; j < v; j += blockDim.x) sum += __expf(ld(r, j) - m);
-  sum = block_sum(sum);
-  const std::int32_t y = targets[row];
-  if (threadIdx.x == 0) atomicAdd(loss_sum, static_cast<double>(logf(sum) - (ld(r, y) - m)));
-  __syncthreads();  // everyone has read r[y] before it is overwritten
-  const float f = scale / static_cast<float>(n);
-  for (std::int64_t j = threadIdx.x; j < v; j += blockDim.x) {
-    st(r, j, f * (__expf(ld(r, j) - m) / sum - (j == y ? 1.f : 0.f)));
+  ROW_STRIDE(row, n) {
+    T* r = logits + row * v;
+    float m = -INFINITY;
+    for (std::int64_t j = threadIdx.x; j < v; j += blockDim.x) m = fmaxf(m, ld(r, j));
+    m = block_max(m);
+    float sum = 0;
+    for (std::int64_t j = threadIdx.x; j < v; j += blockDim.x) sum += __expf(ld(r, j) - m);
+    sum = block_sum(sum);
+    const std::int32_t y = targets[row];
+    if (threadIdx.x == 0) atomicAdd(loss_sum, static_cast<double>(logf(sum) - (ld(r, y) - m)));
+    __syncthreads();  // everyone has read r[y] before it is overwritten
+    const float f = scale / static_cast<float>(n);
+    for (std::int64_t j = threadIdx.x; j < v; j += blockDim.x) {
+      st(r, j, f * (__expf(ld(r, j) - m) / sum - (j == y ? 1.f : 0.f)));
+    }
   }
 }
 
@@ -259,8 +270,6 @@ __global__ void merge_heads_k(const T* src, T* dst, std::int64_t ld, std::int64_
     dst[(b * seq + t) * ld + off + h * d + e] = src[i];
   }
 }
-
-unsigned rows_grid(std::int64_t rows) { return static_cast<unsigned>(rows); }
 
 // Calls f with a typed null pointer of the compute type, for dispatch.
 template <class F>
@@ -308,21 +317,22 @@ cudaError_t launch_layernorm_forward(DType t, const void* x, const void* g, cons
   return dispatch(t, [&](auto tag) {
     using T = T_OF(tag);
     layernorm_fwd_k<<<rows_grid(n), kBlock, 0, s>>>(static_cast<const T*>(x), static_cast<const T*>(g),
-                                                    static_cast<const T*>(b), static_cast<T*>(y), mean, rstd, c);
+                                                    static_cast<const T*>(b), static_cast<T*>(y), mean, rstd, n, c);
   });
 }
 
 cudaError_t launch_layernorm_backward(DType t, const void* dy, const void* x, const float* mean, const float* rstd,
                                       const void* g, void* dx, float* dg, float* db, std::int64_t n, std::int64_t c,
                                       cudaStream_t s) {
-  const std::int64_t rows_per = 256;
-  const dim3 grid(static_cast<unsigned>((c + kBlock - 1) / kBlock), static_cast<unsigned>((n + rows_per - 1) / rows_per));
+  // Slices of at least 256 rows, more past 16.7M rows so that gridDim.y stays within 65535.
+  const RowSlices slices = row_slices(n, 256);
+  const dim3 grid(capped_grid(c, kBlock, kMaxGridX), slices.slices);
   return dispatch(t, [&](auto tag) {
     using T = T_OF(tag);
     layernorm_bwd_k<<<rows_grid(n), kBlock, 0, s>>>(static_cast<const T*>(dy), static_cast<const T*>(x), mean, rstd,
-                                                    static_cast<const T*>(g), static_cast<T*>(dx), c);
+                                                    static_cast<const T*>(g), static_cast<T*>(dx), n, c);
     layernorm_param_grad_k<<<grid, kBlock, 0, s>>>(static_cast<const T*>(dy), static_cast<const T*>(x), mean, rstd, dg,
-                                                   db, n, c, rows_per);
+                                                   db, n, c, slices.rows_per);
   });
 }
 
@@ -348,11 +358,11 @@ cudaError_t launch_bias_add(DType t, void* y, const void* b, std::int64_t n, std
 }
 
 cudaError_t launch_bias_grad(DType t, const void* dy, float* db, std::int64_t n, std::int64_t out, cudaStream_t s) {
-  const std::int64_t rows_per = 256;
-  const dim3 grid(static_cast<unsigned>((out + kBlock - 1) / kBlock), static_cast<unsigned>((n + rows_per - 1) / rows_per));
+  const RowSlices slices = row_slices(n, 256);  // see launch_layernorm_backward
+  const dim3 grid(capped_grid(out, kBlock, kMaxGridX), slices.slices);
   return dispatch(t, [&](auto tag) {
     using T = T_OF(tag);
-    bias_grad_k<<<grid, kBlock, 0, s>>>(static_cast<const T*>(dy), db, n, out, rows_per);
+    bias_grad_k<<<grid, kBlock, 0, s>>>(static_cast<const T*>(dy), db, n, out, slices.rows_per);
   });
 }
 
@@ -366,7 +376,7 @@ cudaError_t launch_residual_add(DType t, const void* a, const void* b, void* y, 
 cudaError_t launch_causal_softmax_forward(DType t, void* s_, std::int64_t rows, std::int64_t seq, cudaStream_t s) {
   return dispatch(t, [&](auto tag) {
     using T = T_OF(tag);
-    softmax_fwd_k<<<rows_grid(rows), kBlock, 0, s>>>(static_cast<T*>(s_), seq);
+    softmax_fwd_k<<<rows_grid(rows), kBlock, 0, s>>>(static_cast<T*>(s_), rows, seq);
   });
 }
 
@@ -374,7 +384,7 @@ cudaError_t launch_causal_softmax_backward(DType t, const void* p, void* d, std:
                                            cudaStream_t s) {
   return dispatch(t, [&](auto tag) {
     using T = T_OF(tag);
-    softmax_bwd_k<<<rows_grid(rows), kBlock, 0, s>>>(static_cast<const T*>(p), static_cast<T*>(d), seq);
+    softmax_bwd_k<<<rows_grid(rows), kBlock, 0, s>>>(static_cast<const T*>(p), static_cast<T*>(d), rows, seq);
   });
 }
 

@@ -8,10 +8,13 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "bench/core/plan.hpp"
 #include "bench/suites/gemm/gemm.hpp"
 #include "fake_suite.hpp"
+#include "kernels/common/grid.hpp"
 #include "kernels/gemm/custom_gemm.hpp"
 #include "kernels/gemm/custom_gemm_tiles.hpp"
 #include "kernels/gemm/gemm_reference.hpp"
@@ -123,12 +126,34 @@ TEST(CustomGemm, SupportMatrixAndSkipReasons) {
 
 TEST(CustomGemm, GridsCoverTheOutput) {
   auto g = kernels::custom_gemm_grid(*kernels::find_custom_gemm("naive"), 100, 33);
-  EXPECT_EQ(g.x, 7u);  // ceil(100 / 16)
-  EXPECT_EQ(g.y, 3u);
+  EXPECT_EQ(g.tiles_m, 7u);  // ceil(100 / 16)
+  EXPECT_EQ(g.tiles_n, 3u);
+  EXPECT_EQ(g.x, 21u);  // one linear grid
   g = kernels::custom_gemm_grid(*kernels::find_custom_gemm("wgmma"), 4096, 4096);
-  EXPECT_EQ(g.x, 32u);
-  EXPECT_EQ(g.y, 16u);
+  EXPECT_EQ(g.x, 32u * 16u);
   EXPECT_EQ(g.threads, 256u);
+  // Past n = 1,048,560 a 2-D grid's y (n / 16 tiles) would exceed 65535; the linear grid holds it.
+  g = kernels::custom_gemm_grid(*kernels::find_custom_gemm("naive"), 16, 2000000);
+  EXPECT_EQ(g.x, 125000u);
+  EXPECT_LE(g.x, static_cast<unsigned>(kernels::kMaxGridX));
+}
+
+// Every block of the linear grid maps to a distinct tile, in 2-D grid order, and all tiles are covered.
+TEST(CustomGemm, BlockTilesCoverEveryTileOnce) {
+  for (const auto& [m, n] : std::vector<std::pair<int, int>>{{100, 33}, {16, 40000}, {1, 1}, {129, 257}}) {
+    const auto g = kernels::custom_gemm_grid(*kernels::find_custom_gemm("naive"), m, n);
+    std::vector<int> seen(g.x, 0);
+    for (unsigned b = 0; b < g.x; ++b) {
+      int tr = -1, tc = -1;
+      kernels::tiles::block_tile(b, m, kernels::tiles::kNaiveBlock, tr, tc);
+      ASSERT_GE(tr, 0);
+      ASSERT_LT(tr, static_cast<int>(g.tiles_m));
+      ASSERT_LT(tc, static_cast<int>(g.tiles_n));
+      EXPECT_EQ(static_cast<unsigned>(tr) + static_cast<unsigned>(tc) * g.tiles_m, b);  // 2-D grid order
+      ++seen[static_cast<std::size_t>(tr) + static_cast<std::size_t>(tc) * g.tiles_m];
+    }
+    for (int s : seen) EXPECT_EQ(s, 1);
+  }
 }
 
 TEST(CustomGemm, NaiveAndEpilogueMatchTheReference) {

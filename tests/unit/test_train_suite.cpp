@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <stdexcept>
 
 #include "bench/core/errors.hpp"
 #include "bench/core/harness.hpp"
@@ -109,6 +110,30 @@ TEST(TrainLargestBatch, LimitAndNothingFits) {
   EXPECT_EQ(s.largest, 0);
   EXPECT_EQ(s.trials.size(), 1u);
   EXPECT_THROW(find_largest_batch(never, 0, 4), std::invalid_argument);
+}
+
+// A trial that throws (a launch whose grid exceeds a limit past some size, a library refusing
+// the shape) means "does not fit" at that size; the message is kept.
+TEST(TrainLargestBatch, AnyFailureAtASizeMeansDoesNotFit) {
+  auto launch_limit = [](std::int64_t b) {
+    if (b > 100) throw std::runtime_error("invalid configuration argument (grid.y 65536)");
+    return true;
+  };
+  BatchSearch s = find_largest_batch(launch_limit, 1, 1 << 20);
+  EXPECT_EQ(s.largest, 100);
+  EXPECT_FALSE(s.hit_limit);
+  EXPECT_EQ(s.first_error, "micro-batch 128: invalid configuration argument (grid.y 65536)");
+  // Out of memory past 60, a launch failure past 40 ... whichever comes first bounds it.
+  auto mixed = [](std::int64_t b) {
+    if (b > 60) return false;
+    if (b > 40) throw std::runtime_error("cublasLt: not supported");
+    return true;
+  };
+  s = find_largest_batch(mixed, 1, 1 << 20);
+  EXPECT_EQ(s.largest, 40);
+  // When the very first size throws, nothing ran: that is the case's error, passed on.
+  auto broken = [](std::int64_t) -> bool { throw std::runtime_error("kernel image missing"); };
+  EXPECT_THROW(find_largest_batch(broken, 1, 20), std::runtime_error);
 }
 
 Point point(const std::vector<std::pair<std::string, std::string>>& values) {

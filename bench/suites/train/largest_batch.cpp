@@ -1,6 +1,7 @@
 #include "bench/suites/train/largest_batch.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <stdexcept>
 
 namespace gpubench::suites::train {
@@ -8,8 +9,19 @@ namespace gpubench::suites::train {
 BatchSearch find_largest_batch(const std::function<bool(std::int64_t)>& fits, std::int64_t start, std::int64_t limit) {
   if (start < 1 || limit < start) throw std::invalid_argument("find_largest_batch: need 1 <= start <= limit");
   BatchSearch s;
+  std::exception_ptr start_error;
   auto trial = [&](std::int64_t b) {
-    const bool ok = fits(b);
+    bool ok = false;
+    try {
+      ok = fits(b);
+    } catch (const std::exception& e) {
+      // A launch or configuration failure at this size (a grid past a limit, a library that
+      // refuses the shape, an allocation that fails outside the trial's own checks) means
+      // this size does not run here: it does not fit. Recorded, and the search goes on.
+      if (s.first_error.empty()) s.first_error = "micro-batch " + std::to_string(b) + ": " + e.what();
+      if (b == start) start_error = std::current_exception();
+      ok = false;
+    }
     s.trials.emplace_back(b, ok);
     return ok;
   };
@@ -27,6 +39,9 @@ BatchSearch find_largest_batch(const std::function<bool(std::int64_t)>& fits, st
       return s;
     }
   }
+  // Not even the first size ran, and not for lack of memory: that is an error of the case, not
+  // a size that does not fit; the caller reports it as it was thrown.
+  if (lo == 0 && start_error) std::rethrow_exception(start_error);
   // Bisection over (lo, hi).
   while (hi - lo > 1) {
     const std::int64_t mid = lo + (hi - lo) / 2;
