@@ -126,11 +126,16 @@ __global__ void __launch_bounds__(Wgmma::kThreads, 1)
                       int k, T* __restrict__ d, float alpha, float beta) {
 #ifdef GPUBENCH_WGMMA_DEVICE
   extern __shared__ unsigned char smem_raw[];
-  // 128-byte swizzled tiles must start on 1024-byte boundaries (their swizzle atom).
-  unsigned char* ring = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
+  // 128-byte swizzled tiles must start on 1024-byte boundaries (their swizzle atom). The ring is
+  // smem_raw plus an offset, not a pointer rebuilt from an integer: the compiler then still knows
+  // it points into shared memory, and the epilogue's accesses compile to STS/LDS instead of
+  // generic ST.E/LD.E (128 + 10 of them per thread before this).
+  unsigned char* ring = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
   auto* full = reinterpret_cast<std::uint64_t*>(ring + Wgmma::kStages * Wgmma::kStageBytes);
   const int tid = threadIdx.x, wg = tid / 128, t = tid % 128;
-  const int row0 = blockIdx.x * Wgmma::kBM, col0 = blockIdx.y * Wgmma::kBN;
+  int br, bc;
+  tiles::block_tile(blockIdx.x, m, Wgmma::kBM, br, bc);
+  const int row0 = br * Wgmma::kBM, col0 = bc * Wgmma::kBN;
   const int k_tiles = k / Wgmma::kBK;
 
   if (tid == 0) {
@@ -218,7 +223,7 @@ __global__ void wgmma_probe_kernel(int* flag) {
 template <typename T>
 cudaError_t launch(const CustomGemmArgs& g, const WgmmaTensorMaps& maps, cudaStream_t stream) {
   const CustomGemmGrid grid = custom_gemm_grid(*find_custom_gemm("wgmma"), g.m, g.n);
-  wgmma_gemm_kernel<T><<<dim3(grid.x, grid.y), Wgmma::kThreads, Wgmma::kSmemBytes, stream>>>(
+  wgmma_gemm_kernel<T><<<grid.x, Wgmma::kThreads, Wgmma::kSmemBytes, stream>>>(
       maps.a, maps.b, g.m, g.k, static_cast<T*>(g.d), g.alpha, g.beta);
   return cudaGetLastError();
 }
