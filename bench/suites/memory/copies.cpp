@@ -1,6 +1,17 @@
 // Copies between host and device and within a device: cudaMemcpyAsync (copy engines) from
 // pinned or pageable host memory, one direction or both at once (two streams), and a copy
 // kernel (SMs) reading or writing mapped pinned memory. Bytes: see copy_bytes().
+//
+// bidir_pageable: a copy from device to pageable memory returns only once the data is in the
+// host buffer (the driver stages it through pinned memory on the calling thread), so issuing
+// both copies from one thread runs them one after the other. Both directions at once needs
+// two host threads, as a program that overlaps them has: the case's thread copies up while a
+// helper thread copies down, and a run ends when both are done.
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+
 #include "bench/core/cuda_case.hpp"
 #include "bench/suites/memory/cuda_util.hpp"
 #include "kernels/memory/stream.cuh"
@@ -9,6 +20,62 @@ namespace gpubench::suites::memory {
 namespace {
 
 constexpr std::uint64_t kUpSeed = 11, kDownSeed = 12;
+
+// A host thread that runs one job per request (bidir_pageable's download) and reports its CUDA
+// status; the thread makes the case's device current once.
+class CopyThread {
+ public:
+  explicit CopyThread(int device) : thread_([this, device] { loop(device); }) {}
+  ~CopyThread() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  CopyThread(const CopyThread&) = delete;
+  CopyThread& operator=(const CopyThread&) = delete;
+
+  void start(std::function<cudaError_t()> job) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = std::move(job);
+      done_ = false;
+    }
+    cv_.notify_all();
+  }
+  cudaError_t wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return done_; });
+    return status_;
+  }
+
+ private:
+  void loop(int device) {
+    const cudaError_t set = cudaSetDevice(device);
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      cv_.wait(lock, [this] { return stop_ || job_ != nullptr; });
+      if (stop_) return;
+      auto job = std::move(job_);
+      job_ = nullptr;
+      lock.unlock();
+      const cudaError_t status = set != cudaSuccess ? set : job();
+      lock.lock();
+      status_ = status;
+      done_ = true;
+      cv_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::function<cudaError_t()> job_;
+  bool stop_ = false, done_ = true;
+  cudaError_t status_ = cudaSuccess;
+  std::thread thread_;  // last: starts once the members above exist
+};
 
 class CopyCase final : public CudaCase {
  public:
@@ -50,6 +117,7 @@ class CopyCase final : public CudaCase {
       upload_pattern(dev_src_.get(), kDownSeed);
     }
     if (up_ && down_) second_ = std::make_unique<cuda::Stream>();
+    if (up_ && down_ && pageable_) download_thread_ = std::make_unique<CopyThread>(device().ordinal);
     if (sm_) mapped_ = device_view(up_ ? host_up_ : host_down_);  // looked up once, outside the timed runs
     grid_ = static_cast<unsigned>(std::max(1, device().sm_count) * std::max(1, kernels::copy16_blocks_per_sm()));
   }
@@ -74,6 +142,17 @@ class CopyCase final : public CudaCase {
       } else {
         GPUBENCH_CUDA_CHECK(kernels::launch_copy16(mapped_, dev_src_.get(), size_, grid_, stream()));
       }
+    } else if (up_ && down_ && pageable_) {
+      // Both at once from two host threads (see the top of the file); the host timer covers both.
+      cudaStream_t down_stream = second_->get();
+      download_thread_->start([this, down_stream] {
+        const cudaError_t e = cudaMemcpyAsync(host_down_, dev_src_.get(), size_, cudaMemcpyDeviceToHost, down_stream);
+        return e != cudaSuccess ? e : cudaStreamSynchronize(down_stream);
+      });
+      const cudaError_t up = cudaMemcpyAsync(dev_dst_.get(), host_up_, size_, cudaMemcpyHostToDevice, stream());
+      const cudaError_t down = download_thread_->wait();  // always joined before anything throws
+      GPUBENCH_CUDA_CHECK(up);
+      GPUBENCH_CUDA_CHECK(down);
     } else if (up_ && down_) {
       // Both directions at once: the download on a second stream, forked from and joined back
       // into the case's stream so the case's timer covers both.
@@ -127,6 +206,7 @@ class CopyCase final : public CudaCase {
   cuda::DeviceBuffer dev_src_, dev_dst_;
   std::unique_ptr<cuda::Stream> second_;
   SyncEvent fork_, join_;
+  std::unique_ptr<CopyThread> download_thread_;  // bidir_pageable; destroyed first (declared last)
 };
 
 }  // namespace
