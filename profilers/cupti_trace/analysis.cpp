@@ -61,10 +61,16 @@ auto launch_config(const KernelRecord& k) {
 
 }  // namespace
 
+bool is_cold_flush_kernel(std::string_view mangled_name) {
+  return mangled_name.find("l2_flush_read_kernel") != std::string_view::npos;
+}
+
 std::uint64_t kernel_time_ns(const std::vector<KernelRecord>& kernels, Window w, const DeviceSet& devices) {
   std::vector<Interval> ran;
   for (const KernelRecord& k : kernels) {
-    if (w.contains_start(k.start) && counts(devices, k.device)) ran.emplace_back(k.start, k.end);
+    if (w.contains_start(k.start) && counts(devices, k.device) && !is_cold_flush_kernel(k.name)) {
+      ran.emplace_back(k.start, k.end);
+    }
   }
   return total_length(merge(std::move(ran)));
 }

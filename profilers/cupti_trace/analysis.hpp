@@ -76,7 +76,10 @@ CaseActivity analyze(const ActivityBatch& batch, Window window, const DeviceSet&
 // The `cupti` timer: the time during which at least one kernel on `devices` ran, over the kernels
 // that started in the window (the length of the union of their intervals). Not their sum: a
 // collective on N GPUs of one process runs N kernels at once, and kernels on concurrent streams
-// overlap; a sum would count those instants N times.
+// overlap; a sum would count those instants N times. The harness's cold-mode L2 flush is a
+// kernel (kernels/common/l2_flush.cu) launched just before a cold sample's timer starts, so it
+// often starts on the GPU inside the window: it is never counted (is_cold_flush_kernel).
+bool is_cold_flush_kernel(std::string_view mangled_name);
 std::uint64_t kernel_time_ns(const std::vector<KernelRecord>& kernels, Window window, const DeviceSet& devices = {});
 
 // The devices of the kernels that started in the window.

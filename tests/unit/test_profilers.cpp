@@ -158,6 +158,12 @@ TEST(Activity, CuptiTimeIsTheUnionOfKernelIntervalsNotTheirSum) {
   // Only kernels that started in the window count (a kernel running into it from before does not).
   EXPECT_EQ(kernel_time_ns({kernel("early", 0, 1500), kernel("a", 1000, 2000)}, {1000, 10000}), 1000u);
   EXPECT_EQ(kernel_time_ns({}, {0, 10000}), 0u);
+  // The cold-mode L2 flush (a kernel the harness launches just before a cold sample's timer
+  // starts, which may begin on the GPU inside the window) is never the case's time.
+  const char* flush = "_ZN8gpubench7kernels46_GLOBAL__N__f794c131_11_l2_flush_cu_20l2_flush_read_kernelEP5uint4m";
+  EXPECT_TRUE(is_cold_flush_kernel(flush));
+  EXPECT_FALSE(is_cold_flush_kernel("_Z12triad_kernelPdS_S_dm"));
+  EXPECT_EQ(kernel_time_ns({kernel(flush, 1000, 3000), kernel("a", 3000, 3500)}, {500, 10000}), 500u);
 }
 
 TEST(Activity, CuptiTimeOfACollectiveOnFourGpusIsOneCollectiveNotFour) {
