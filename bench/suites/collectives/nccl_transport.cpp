@@ -21,10 +21,12 @@
 #include <thread>
 
 #include "bench/core/cuda.hpp"
+#include "bench/core/cuda_case.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/mpi/session.hpp"
 #include "bench/suites/collectives/collectives.hpp"
 #include "bench/suites/collectives/progress.hpp"
+#include "kernels/common/l2_flush.cuh"
 
 #ifndef NCCL_VERSION
 #define NCCL_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
@@ -256,16 +258,23 @@ class NcclTransport final : public Transport {
 
   std::unique_ptr<Timer> make_timer() override { return std::make_unique<StreamsTimer>(*this); }
 
-  // Cold: a memset over twice each GPU's L2 on its stream, before the sample.
+  // Cold: each GPU's L2 flushed on its stream before the sample by reading twice its size, as
+  // CudaCase does (bench/core/cuda_case.cpp: a read leaves only clean lines in L2, a memset would
+  // leave dirty ones to be written back during the timed collective).
   void flush_cache() override {
     for (Local& l : locals_) {
       cuda::ScopedDevice on(l.device);
+      int sms = 0;
+      GPUBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, l.device));
+      const unsigned grid = l2_flush_grid(sms);
       if (l.flush.bytes() == 0) {
         int l2 = 0;
         GPUBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, l.device));
-        l.flush = cuda::DeviceBuffer(std::max<std::size_t>(2 * static_cast<std::size_t>(l2), 1 << 20));
+        l.flush = cuda::DeviceBuffer(l2_flush_bytes(l2));
+        GPUBENCH_CUDA_CHECK(cudaMemsetAsync(l.flush.get(), 0x5A, l.flush.bytes(), l.stream));
+        GPUBENCH_CUDA_CHECK(kernels::launch_l2_flush_read(l.flush.get(), l.flush.bytes(), grid, l.stream));
       }
-      GPUBENCH_CUDA_CHECK(cudaMemsetAsync(l.flush.get(), 1, l.flush.bytes(), l.stream));
+      GPUBENCH_CUDA_CHECK(kernels::launch_l2_flush_read(l.flush.get(), l.flush.bytes(), grid, l.stream));
     }
     synchronize();
   }
