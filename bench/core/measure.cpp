@@ -92,15 +92,38 @@ MeasurePlan calibrate(Case& c, Timer& timer, const MeasureOptions& o, Team* team
   return plan_samples(e.run_s, o, e.sample_wall_s);
 }
 
-Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const MeasureOptions& o) {
+Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const MeasureOptions& o, Team* team) {
   Measurement m;
   m.seconds_per_run.reserve(static_cast<std::size_t>(plan.samples));
-  for (std::int64_t s = 0; s < plan.samples; ++s) {
+  // Cold samples are sized by their wall-clock cost (flush and wait included, see
+  // plan_samples), so the floor below counts that cost too; warm ones by their timed seconds.
+  double cold_wall_s = 0;
+  auto sample = [&] {
+    const auto t0 = std::chrono::steady_clock::now();
     const double t = time_batch(c, timer, plan.runs_per_sample, o.cold);
+    if (o.cold) cold_wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     m.total_s += t;
     m.seconds_per_run.push_back(t / static_cast<double>(plan.runs_per_sample));
+  };
+  for (std::int64_t s = 0; s < plan.samples; ++s) sample();
+  m.planned_samples = plan.samples;
+  // --min-time is an "at least": the plan divided it by the warm-up's estimate, which runs
+  // slow more often than fast (first-touch page faults, cold caches and clocks, a busy machine
+  // during the few warm-up batches), and then too few samples were planned. Top up with more
+  // samples of the same size, as many as the samples so far say are missing. With a team the
+  // slowest rank's total decides, so every rank adds the same samples.
+  auto timed = [&] {
+    const double spent = o.cold ? std::max(cold_wall_s, m.total_s) : m.total_s;
+    return team != nullptr ? team_max(*team, spent, "timing top-up") : spent;
+  };
+  // (1 - 1e-12): floating-point dust in a sum of sample times is not a missing sample.
+  for (double total = timed(); total < o.min_time_s * (1 - 1e-12) && m.samples() < kMaxSamples; total = timed()) {
+    const double per_sample = std::max(total / static_cast<double>(m.samples()), 1e-9);
+    const std::int64_t more =
+        std::clamp<std::int64_t>(ceil_count((o.min_time_s - total) / per_sample), 1, kMaxSamples - m.samples());
+    for (std::int64_t s = 0; s < more; ++s) sample();
   }
-  m.runs = plan.total_runs();
+  m.runs = m.samples() * plan.runs_per_sample;
   m.stats = summarize(m.seconds_per_run);
   m.noisy = m.stats.rel_noise > o.max_noise;
   return m;

@@ -11,8 +11,10 @@
 //    a GPU, and the wait for the sample's end): the warm-up measures that wall-clock cost and
 //    the count fills `min_time_s` of it, so a cold run's wall time stays close to what was
 //    asked (a 5 us kernel would otherwise get 100,000 samples and ~8 s of flushing).
-// The planned count is fixed before timing starts, so Google Benchmark is told the exact
-// number of runs up front (and, later, every MPI rank can be given the same count).
+// The planned count is fixed before timing starts, so Google Benchmark is told the number of
+// runs up front (it needs the same count for every repetition). When the planned samples
+// fell short of `min_time_s` (the warm-up's estimate was slow), collect adds samples until
+// they do: `min_time_s` is a floor, for every kind of case.
 #include <cstdint>
 #include <vector>
 
@@ -42,7 +44,9 @@ struct MeasurePlan {
 struct Measurement {
   std::vector<double> seconds_per_run;  // one value per sample
   double total_s = 0;                   // sum of the timed batches
-  std::int64_t runs = 0;
+  std::int64_t runs = 0;                // runs timed: the plan's, more when samples were added
+  std::int64_t planned_samples = 0;
+  std::int64_t samples() const { return static_cast<std::int64_t>(seconds_per_run.size()); }
   SampleStats stats;                    // of seconds_per_run
   bool noisy = false;
 };
@@ -70,7 +74,10 @@ double warm_up(Case& c, Timer& timer, const MeasureOptions& options, Team* team 
 // Step 1 then plan_samples.
 MeasurePlan calibrate(Case& c, Timer& timer, const MeasureOptions& options, Team* team = nullptr);
 
-// Times `plan.samples` batches of `plan.runs_per_sample` runs.
-Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const MeasureOptions& options);
+// Times `plan.samples` batches of `plan.runs_per_sample` runs, then more such batches while
+// the timed total is below `options.min_time_s` (with a team: the slowest rank's total, so
+// every rank times the same batches), up to the sample cap.
+Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const MeasureOptions& options,
+                    Team* team = nullptr);
 
 }  // namespace gpubench

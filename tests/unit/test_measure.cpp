@@ -97,6 +97,75 @@ TEST(Measure, CalibrateThenCollectExactlyThePlannedRuns) {
   EXPECT_EQ(c.flushes, 0);
 }
 
+// The cause of issue 15's short dataload runs: runs that are slow while the case warms up
+// (first-touch page faults, cold caches, a busy machine) make the warm-up's estimate too slow,
+// and the plan too short. --min-time is a floor on the timed seconds all the same.
+class WarmingCase final : public Case {
+ public:
+  WarmingCase(double slow_s, double fast_s, std::int64_t slow_runs) : slow_s_(slow_s), fast_s_(fast_s), slow_runs_(slow_runs) {}
+  void setup() override {}
+  Verification verify() override { return {true, 1, 0, "", "", std::nullopt}; }
+  void run() override { now += runs++ < slow_runs_ ? slow_s_ : fast_s_; }
+  Metrics metrics() const override { return {}; }
+  std::unique_ptr<Timer> make_timer() override { return nullptr; }
+  void flush_cache() override {}
+  void synchronize() override {}
+  double now = 0;
+  std::int64_t runs = 0;
+
+ private:
+  double slow_s_, fast_s_;
+  std::int64_t slow_runs_;
+};
+
+class WarmingTimer final : public Timer {
+ public:
+  explicit WarmingTimer(const WarmingCase& c) : c_(c) {}
+  void start() override { t0_ = c_.now; }
+  double stop() override { return c_.now - t0_; }
+  const char* kind() const override { return "fake"; }
+
+ private:
+  const WarmingCase& c_;
+  double t0_ = 0;
+};
+
+TEST(Measure, MinTimeIsAFloorWhenTheWarmUpEstimateWasSlow) {
+  for (const bool cold : {false, true}) {
+    WarmingCase c(/*slow_s=*/0.03, /*fast_s=*/0.01, /*slow_runs=*/3);  // the warm-up's 1 + 2 runs are slow
+    WarmingTimer timer(c);
+    MeasureOptions o;
+    o.cold = cold;
+    o.warmup_s = 0.05;
+    o.min_time_s = 2;
+    o.batch_s = 0.002;
+    const MeasurePlan plan = calibrate(c, timer, o);
+    EXPECT_NEAR(plan.estimated_run_s, 0.03, 1e-9);
+    EXPECT_EQ(plan.samples, 67);  // 2 s / 30 ms: 0.67 s of 10 ms runs
+    const Measurement m = collect(c, timer, plan, o);
+    EXPECT_GE(m.total_s, o.min_time_s * (1 - 1e-12));  // up to floating-point dust in the sum
+    EXPECT_LT(m.total_s, o.min_time_s + 0.011);          // one sample more than needed at most
+    EXPECT_EQ(m.planned_samples, 67);
+    EXPECT_GE(m.samples(), 200);
+    EXPECT_LE(m.samples(), 201);  // 200 x 10 ms, and one more if rounding left it a hair short
+    EXPECT_EQ(m.runs, m.samples());
+    EXPECT_NEAR(m.stats.mean, 0.01, 1e-12);
+  }
+}
+
+TEST(Measure, NoTopUpWhenThePlanFillsMinTime) {
+  ClockCase c(1e-5);
+  FakeTimer timer(c);
+  MeasureOptions o;
+  o.warmup_s = 0.01;
+  o.min_time_s = 0.1;
+  o.batch_s = 0.001;
+  const MeasurePlan plan = calibrate(c, timer, o);
+  const Measurement m = collect(c, timer, plan, o);
+  EXPECT_EQ(m.samples(), plan.samples);
+  EXPECT_EQ(m.planned_samples, plan.samples);
+}
+
 TEST(Measure, ColdModeFlushesBeforeEverySample) {
   ClockCase c(1e-3);
   FakeTimer timer(c);
@@ -181,6 +250,10 @@ TEST(Measure, ColdWarmUpMeasuresTheFlushAndSizesTheRunByIt) {
   EXPECT_GE(p.estimated_sample_wall_s, 2e-3);
   EXPECT_LE(p.samples, 25);  // at most 0.05 s / 2 ms, not 0.05 s / 1 us = 50,000
   EXPECT_GE(p.samples, 2);
+  // The --min-time floor counts a cold sample's wall cost too: the 1 us timed runs alone would
+  // top the run up towards 50,000 samples (100 s of flushing).
+  const Measurement m = collect(c, timer, p, o);
+  EXPECT_LE(m.samples(), 40);
 }
 
 TEST(Progress, EtaAndFormatting) {
