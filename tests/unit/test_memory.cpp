@@ -363,7 +363,7 @@ TEST(MemorySuite, CpuCasesSetupVerifyRun) {
     const int lanes = path.chains * path.lanes;
     EXPECT_EQ(v.checked, ((lanes - 1) / 7 + 1 + ((lanes - 1) % 7 != 0 ? 1 : 0)) * threads);
     const Metrics m = c->metrics();
-    EXPECT_DOUBLE_EQ(m.flops, 2.0 * lanes * (1 << 18) * threads);
+    EXPECT_DOUBLE_EQ(m.flops, 2.0 * lanes * (1 << 21) * threads);
     EXPECT_EQ(m.peak_key, f32 ? "fp32" : "fp64");
   }
 }
@@ -440,6 +440,54 @@ TEST(MemorySummary, Shape) {
   EXPECT_FALSE(c.contains("launch_latency_us"));
 
   EXPECT_TRUE(mem::summarize({}, obs).empty());  // nothing measured: nothing written
+}
+
+// Ceilings are ceilings (issue 15 item 14): the best sample's rate, not the mean; and a CPU
+// FMA run whose threads shared cores keeps the rate over its threads' CPU time.
+TEST(MemorySummary, CeilingsAreTheBestSampleAndSurviveStackedThreads) {
+  mem::Observations obs;
+  auto with_samples = [](Json e, double mean_s, double min_s) {
+    e["gpubench"]["measurement"] = {{"mean_s", mean_s}, {"min_s", min_s}};
+    return e;
+  };
+  Json stacked = with_samples(entry("cpu", "fma_fp32", 0, {{"tflops", 0.118}, {"peak_key", "fp32"}}, 2e-2), 2e-2, 1.9e-2);
+  stacked["gpubench"]["details"] = {{"threads", 2}, {"parallelism", 1.01}, {"thread_cpu_tflops", 0.234}};
+  Json alone = with_samples(entry("cpu", "fma_fp64", 0, {{"tflops", 0.118}, {"peak_key", "fp64"}}, 1e-2), 1e-2, 0.9e-2);
+  alone["gpubench"]["details"] = {{"threads", 2}, {"parallelism", 1.98}, {"thread_cpu_tflops", 0.12}};
+  const std::vector<Json> e{
+      with_samples(entry("cuda:0", "triad", 1 << 30, {{"gbps", 3000.0}, {"pct_of_peak", 90.0}}, 1e-3), 1e-3, 0.8e-3),
+      with_samples(entry("cuda:0", "h2d_pinned", 1 << 30, {{"gbps", 50.0}}, 0.02), 0.02, 0.016),
+      with_samples(entry("cuda:0", "mma_bf16", 0, {{"tflops", 600.0}, {"peak_key", "bf16_tensor"}}, 1e-3), 1e-3, 0.75e-3),
+      stacked, alone};
+  const Json s = mem::summarize(e, obs);
+  const Json& g = s["devices"]["cuda:0"];
+  EXPECT_DOUBLE_EQ(g["memory_bandwidth"]["gbps"].get<double>(), 3750.0);  // 3000 x 1.0 / 0.8
+  EXPECT_DOUBLE_EQ(g["memory_bandwidth"]["mean_gbps"].get<double>(), 3000.0);
+  EXPECT_DOUBLE_EQ(g["memory_bandwidth"]["pct_of_peak"].get<double>(), 112.5);
+  EXPECT_EQ(g["memory_bandwidth"]["basis"], "best_sample");
+  EXPECT_DOUBLE_EQ(g["copies"]["h2d_pinned"]["best_gbps"].get<double>(), 62.5);
+  EXPECT_DOUBLE_EQ(g["h2d_pinned_gbps"].get<double>(), 62.5);
+  EXPECT_DOUBLE_EQ(g["peak"]["bf16_tensor"]["tflops"].get<double>(), 800.0);
+  const Json& c = s["devices"]["cpu"];
+  EXPECT_DOUBLE_EQ(c["peak"]["fp32"]["tflops"].get<double>(), 0.234);  // two cores, not one
+  EXPECT_EQ(c["peak"]["fp32"]["basis"], "thread_cpu_time");
+  EXPECT_TRUE(c["peak"]["fp32"].contains("note"));
+  EXPECT_NEAR(c["peak"]["fp64"]["tflops"].get<double>(), 0.118 / 0.9, 1e-12);  // ran on two cores: best sample
+  EXPECT_EQ(c["peak"]["fp64"]["basis"], "best_sample");
+}
+
+// The CPU FMA case reports how many threads ran at once and the CPU-time rate.
+TEST(MemoryCpu, FmaCaseReportsParallelismAndThreadCpuRate) {
+  auto suite = mem::make_suite(three_gpus());
+  auto c = suite->make_case(testing::fake_cpu(), point("fma_fp32_core", 0));
+  c->setup();
+  for (int i = 0; i < 3; ++i) c->run();
+  const Json d = c->details(2);
+  EXPECT_EQ(d["threads"], 1);
+  ASSERT_TRUE(d.contains("parallelism"));
+  EXPECT_GT(d["parallelism"].get<double>(), 0.0);
+  EXPECT_LE(d["parallelism"].get<double>(), 1.05);  // one thread cannot run on more than one core
+  EXPECT_GT(d["thread_cpu_tflops"].get<double>(), 0.0);
 }
 
 TEST(MemorySummary, WrittenToTheResultsFileThroughTheHarness) {

@@ -2,6 +2,9 @@
 // stream_reference.hpp on the shared host thread pool) and vectorized FMA peak, on one core and on all of them.
 #include <fmt/format.h>
 
+#include <time.h>
+
+#include <chrono>
 #include <cmath>
 #include <new>
 
@@ -80,19 +83,33 @@ class HostBandwidthCase final : public HostCase {
   volatile double sink_ = 0;
 };
 
+// CPU time the calling thread has used, in seconds.
+double thread_cpu_s() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+double steady_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 class HostFmaCase final : public HostCase {
  public:
-  // Steps per run: about a millisecond per core, well over waking and joining the pool's threads
-  // (tens of microseconds even on large hosts), which the all-core run pays once per run.
-  static constexpr std::int64_t kIterations = std::int64_t{1} << 18;
+  // Steps per run: about 10 ms per core with AVX-512 (more on narrower paths), several
+  // scheduler time slices, so that one run is a sustained window: a ~1 ms run could be read
+  // while two threads shared one core and still look like a clean, low-noise figure. Also far
+  // over waking and joining the pool's threads (tens of microseconds even on large hosts).
+  static constexpr std::int64_t kIterations = std::int64_t{1} << 21;
 
   HostFmaCase(kernels::HostFmaType type, bool all_cores)
       : type_(type), path_(kernels::host_fma_path(type)), threads_(all_cores ? kernels::host_threads() : 1) {}
 
   void setup() override {
-    // One cache line of padding between threads' outputs.
+    // One cache line of padding between threads' outputs (and CPU times).
     stride_ = static_cast<std::size_t>(path_.chains * path_.lanes) + 8;
     out_.assign(stride_ * static_cast<std::size_t>(threads_), 0.0);
+    cpu_s_.assign(kPad * static_cast<std::size_t>(threads_), 0.0);
   }
 
   Verification verify() override {
@@ -120,14 +137,24 @@ class HostFmaCase final : public HostCase {
     return v;
   }
 
+  // Per run, besides the work: the run's wall time and its threads' CPU time (each thread's
+  // own clock around its chains), for details().
   void run() override {
+    const double t0 = steady_s();
     if (threads_ == 1) {
+      const double c0 = thread_cpu_s();
       kernels::host_fma_run(type_, kIterations, out_.data());
-      return;
+      cpu_s_[0] = thread_cpu_s() - c0;
+    } else {
+      kernels::HostPool::shared().run([this](int t) {
+        const double c0 = thread_cpu_s();
+        kernels::host_fma_run(type_, kIterations, out_.data() + static_cast<std::size_t>(t) * stride_);
+        cpu_s_[static_cast<std::size_t>(t) * kPad] = thread_cpu_s() - c0;
+      });
     }
-    kernels::HostPool::shared().run([this](int t) {
-      kernels::host_fma_run(type_, kIterations, out_.data() + static_cast<std::size_t>(t) * stride_);
-    });
+    double cpu = 0;
+    for (int t = 0; t < threads_; ++t) cpu += cpu_s_[static_cast<std::size_t>(t) * kPad];
+    runs_.push_back({steady_s() - t0, cpu});
   }
 
   Metrics metrics() const override {
@@ -135,12 +162,34 @@ class HostFmaCase final : public HostCase {
             type_ == kernels::HostFmaType::F32 ? "fp32" : "fp64"};
   }
 
+  // Over the timed runs (the last `runs`): `parallelism`, the threads' CPU time over the wall
+  // time (how many of them ran at once on average: below `threads` when they shared cores), and
+  // `thread_cpu_tflops`, the work over the mean thread's CPU time: the rate had every thread
+  // had a core of its own while it ran. The memory summary keeps it as the ceiling when the
+  // threads shared cores (summary.cpp, ceiling_figure).
+  nlohmann::ordered_json details(std::int64_t runs) override {
+    const std::size_t n = std::min(runs_.size(), static_cast<std::size_t>(std::max<std::int64_t>(runs, 0)));
+    double wall = 0, cpu = 0;
+    for (std::size_t i = runs_.size() - n; i < runs_.size(); ++i) wall += runs_[i].wall_s, cpu += runs_[i].cpu_s;
+    nlohmann::ordered_json j{{"isa", path_.isa}, {"threads", threads_}};
+    if (n == 0 || wall <= 0 || cpu <= 0) return j;
+    j["parallelism"] = cpu / wall;
+    j["thread_cpu_tflops"] = metrics().flops * static_cast<double>(n) / (cpu / threads_) / 1e12;
+    return j;
+  }
+
  private:
   kernels::HostFmaType type_;
   kernels::HostFmaPath path_;
+  static constexpr std::size_t kPad = 8;  // doubles per cache line
+  struct RunTimes {
+    double wall_s, cpu_s;
+  };
   int threads_;
   std::size_t stride_ = 0;
   std::vector<double> out_;
+  std::vector<double> cpu_s_;  // this run's CPU time of thread t at [t * kPad]
+  std::vector<RunTimes> runs_;  // every run since setup (warm-up and verification included)
 };
 
 }  // namespace
