@@ -53,19 +53,27 @@ struct Side {
   std::optional<Perf> perf;   // metric and unit of the first
   const ResultEntry* first = nullptr;
   std::string failed;  // reason when the case did not produce a value
+  std::vector<std::string> suspect;  // plausibility reasons of its entries
 };
 
 using SideMap = std::unordered_map<std::string, Side>;
 
 // Keeps the order of first appearance in `order`.
-SideMap collect(const ResultsFile& f, std::vector<std::string>& order) {
+SideMap collect(const ResultsFile& f, std::vector<std::string>& order, const plausibility::PeakLookup& datasheet) {
   SideMap out;
-  for (const auto& e : f.entries) {
+  const plausibility::FileSuspects suspects = plausibility::judge_file(f, datasheet);
+  for (std::size_t i = 0; i < f.entries.size(); ++i) {
+    const ResultEntry& e = f.entries[i];
     if (!is_iteration(e)) continue;
     const std::string key = case_identity(e) + '\x1f' + e.device;
     auto [it, added] = out.try_emplace(key);
     if (added) order.push_back(key), it->second.first = &e;
     Side& s = it->second;
+    if (const auto* reasons = suspects.of(i)) {
+      for (const auto& r : *reasons) {
+        if (std::find(s.suspect.begin(), s.suspect.end(), r) == s.suspect.end()) s.suspect.push_back(r);
+      }
+    }
     if (e.status != "ok") {
       s.failed = e.status + (e.reason.empty() ? "" : ": " + e.reason);
       continue;
@@ -98,7 +106,7 @@ Comparison compare_results(const ResultsFile& base, const ResultsFile& next, con
     out.warnings.push_back(why + "; compared anyway (--allow-different-devices).");
   }
   std::vector<std::string> base_order, new_order;
-  const SideMap b = collect(base, base_order), n = collect(next, new_order);
+  const SideMap b = collect(base, base_order, opt.datasheet), n = collect(next, new_order, opt.datasheet);
   bool few = false;
   auto fill = [&](CaseComparison& c, const Side& s) {
     c.suite = s.first->suite;
@@ -106,12 +114,17 @@ Comparison compare_results(const ResultsFile& base, const ResultsFile& next, con
     c.device_name = s.first->device_name;
     c.label = axes_label(*s.first);
   };
+  auto add_suspect = [](CaseComparison& c, const Side& s, const char* side) {
+    for (const auto& r : s.suspect) c.suspect.push_back(side + r);
+  };
   for (const auto& key : base_order) {
     const Side& sb = b.at(key);
     CaseComparison c;
     fill(c, sb);
     c.base = sb.values;
     auto it = n.find(key);
+    add_suspect(c, sb, "base: ");
+    if (it != n.end()) add_suspect(c, it->second, "new: ");
     if (sb.values.empty()) {
       // Nothing to compare against: report what the new run did with it.
       if (it != n.end() && !it->second.values.empty()) {
@@ -183,6 +196,7 @@ Comparison compare_results(const ResultsFile& base, const ResultsFile& next, con
     const Side& sn = n.at(key);
     CaseComparison c;
     fill(c, sn);
+    add_suspect(c, sn, "new: ");
     c.next = sn.values;
     c.verdict = Verdict::added;
     if (sn.perf) c.metric = sn.perf->metric, c.unit = sn.perf->unit, c.new_median = median(c.next);
@@ -219,6 +233,13 @@ Document comparison_document(const Comparison& c, const ResultsFile& base, const
       "change that is not significant. Only regressions fail (exit code 1).",
       opt.threshold_pct, opt.alpha));
   for (const auto& w : c.warnings) d.warning(w);
+  const auto suspect_cases =
+      std::count_if(c.cases.begin(), c.cases.end(), [](const CaseComparison& x) { return !x.suspect.empty(); });
+  if (suspect_cases > 0) {
+    d.warning(fmt::format("{} case(s) have a suspect figure (above a datasheet peak or a measured ceiling): their "
+                          "verdicts compare numbers that cannot be believed; see \"Suspect figures\".",
+                          suspect_cases));
+  }
   std::map<Verdict, std::size_t> counts;
   for (const auto& x : c.cases) ++counts[x.verdict];
   Table summary;
@@ -264,6 +285,16 @@ Document comparison_document(const Comparison& c, const ResultsFile& base, const
   section("Noisy", {Verdict::noisy});
   section("Missing and new", {Verdict::missing, Verdict::added});
   section("Unchanged", {Verdict::unchanged});
+  Table suspect;
+  for (const char* col : {"verdict", "suite", "device", "case", "why (docs/plausibility.md)"}) suspect.add_column(col);
+  for (const auto& x : c.cases) {
+    if (x.suspect.empty()) continue;
+    suspect.rows.push_back({verdict_name(x.verdict), x.suite, x.device, x.label, fmt::format("{}", fmt::join(x.suspect, "; "))});
+  }
+  if (!suspect.rows.empty()) {
+    d.heading("Suspect figures");
+    d.table(std::move(suspect));
+  }
   return d;
 }
 
@@ -283,8 +314,9 @@ std::string comparison_junit(const Comparison& c, const CompareOptions& opt) {
   for (const auto& x : c.cases) {
     const std::string name = x.device + " " + x.label;
     out += fmt::format("<testcase classname=\"{}\" name=\"{}\">", xml_escape("gpubench." + x.suite), xml_escape(name));
-    const std::string message = fmt::format("{} {} (base {} {}, new {} {}): {}", verdict_name(x.verdict), change_text(x),
-                                            sig3(x.base_median), x.unit, sig3(x.new_median), x.unit, x.detail);
+    std::string message = fmt::format("{} {} (base {} {}, new {} {}): {}", verdict_name(x.verdict), change_text(x),
+                                      sig3(x.base_median), x.unit, sig3(x.new_median), x.unit, x.detail);
+    if (!x.suspect.empty()) message += fmt::format(" [suspect: {}]", fmt::join(x.suspect, "; "));
     if (x.verdict == Verdict::regressed) {
       out += "<failure type=\"regression\" message=\"" + xml_escape(message) + "\"/>";
     } else if (x.verdict == Verdict::missing) {
@@ -317,6 +349,7 @@ nlohmann::ordered_json comparison_json(const Comparison& c, const CompareOptions
     o["test"] = x.test;
     o["p"] = x.test == "mann-whitney" ? ordered(x.p) : ordered(nullptr);
     o["detail"] = x.detail;
+    o["suspect"] = x.suspect;
     cases.push_back(std::move(o));
   }
   j["cases"] = std::move(cases);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/document.hpp"
+#include "reports/plausibility.hpp"
 #include "reports/results_reader.hpp"
 
 namespace gpubench::reports {
@@ -14,6 +15,7 @@ struct CompareOptions {
   double threshold_pct = 5;  // a change smaller than this is "unchanged"
   double alpha = 0.05;       // significance level of the tests
   bool allow_different_devices = false;
+  plausibility::PeakLookup datasheet;  // for the plausibility rules (empty: measured ceilings only)
 };
 
 enum class Verdict { improved, regressed, unchanged, noisy, missing, added };
@@ -27,6 +29,7 @@ struct CaseComparison {
   std::string test;  // "mann-whitney", "noise-overlap", or "" (missing/new)
   double p = 1;      // U test p-value (mann-whitney only)
   std::string detail;  // why this verdict, one line
+  std::vector<std::string> suspect;  // "base: reason" / "new: reason" (docs/plausibility.md)
   Verdict verdict = Verdict::unchanged;
 };
 

@@ -17,6 +17,7 @@
 #include "reports/cases.hpp"
 #include "reports/escape.hpp"
 #include "reports/json_error.hpp"
+#include "reports/plausibility.hpp"
 #include "reports/stats.hpp"
 
 namespace gpubench::reports {
@@ -103,7 +104,10 @@ struct Cell {
   std::optional<Perf> perf;
   std::optional<double> ratio, pct_peak, pct_ceiling, power_w, per_w, per_dollar;
   bool noisy = false, throttled = false;
+  std::vector<std::string> suspect;  // reasons of any of the cell's entries (plausibility.hpp)
 };
+
+std::string joined(const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, "; ")); }
 
 std::string pct(std::optional<double> v) { return v ? fmt::format("{:.1f}%", *v) : std::string(); }
 std::string times(std::optional<double> v) { return v ? fmt::format("{}x", sig3(*v)) : std::string(); }
@@ -119,9 +123,15 @@ struct Model {
   std::vector<const GpuSpec*> spec;          // per column (the sheet's regexes are slow: once each)
   std::vector<std::vector<Cell>> cells;      // [case][column]
   std::vector<std::string> warnings;
+  std::vector<plausibility::FileSuspects> suspects;  // per file
 
   Model(const std::vector<ResultsFile>& f, const SpecSheet& s, const ReportOptions& o)
       : files(f), specs(s), opt(o), j(join_results(f)) {
+    // Judged again with this report's spec sheet: files from older runs, or another sheet.
+    const plausibility::PeakLookup lookup = [this](const std::string& name, const std::string& key) {
+      return specs.peak(name, key);
+    };
+    for (const ResultsFile& file : files) suspects.push_back(plausibility::judge_file(file, lookup));
     choose_baseline();
     for (const auto& c : j.columns) {
       price.push_back(opt.prices.find(c.device_name));
@@ -179,6 +189,16 @@ struct Model {
     return json_at(files[c.file].summaries, {"memory", "devices", c.device.c_str()});
   }
 
+  const std::vector<std::string>* entry_suspect(std::size_t file, const ResultEntry& e) const {
+    const auto& entries = files[file].entries;
+    if (entries.empty() || &e < entries.data() || &e >= entries.data() + entries.size()) return nullptr;
+    return suspects[file].of(static_cast<std::size_t>(&e - entries.data()));
+  }
+
+  const std::vector<std::string>* ceiling_suspect(std::size_t column, const std::string& key) const {
+    return suspects[j.columns[column].file].ceiling(j.columns[column].device, key);
+  }
+
   std::optional<double> ceiling(std::size_t column, const std::string& peak_key) const {
     const json* s = device_summary(column);
     if (s == nullptr || peak_key.empty()) return std::nullopt;
@@ -210,6 +230,13 @@ struct Model {
           if (auto p = entry_power_w(*r)) powers.push_back(*p);
           cell.noisy = cell.noisy || entry_noisy(*r);
           cell.throttled = cell.throttled || entry_throttled(*r);
+          if (const auto* s = entry_suspect(j.columns[c].file, *r)) {
+            for (const auto& reason : *s) {
+              if (std::find(cell.suspect.begin(), cell.suspect.end(), reason) == cell.suspect.end()) {
+                cell.suspect.push_back(reason);
+              }
+            }
+          }
         }
         if (!powers.empty()) cell.power_w = median(powers);
         if (cell.perf && cell.power_w) cell.per_w = cell.perf->value / *cell.power_w;
@@ -400,6 +427,7 @@ void suite_section(Document& doc, const Model& m, const std::string& suite) {
       std::string v = x.perf ? fmt::format("{} {}", sig3(x.perf->value), x.perf->unit) : std::string();
       if (x.noisy) v += " (noisy)";
       if (x.throttled) v += " (throttled)";
+      if (!x.suspect.empty()) v += " (suspect)";
       row.push_back(v);
       if (ncol > 1 && c != m.baseline) row.push_back(times(x.ratio));
       if (any_peak[c]) row.push_back(pct(x.pct_peak));
@@ -537,7 +565,9 @@ void roofline_section(Document& doc, const Model& m) {
       if (const json* peaks = json_at(*s, {"peak"}); peaks && peaks->is_object()) {
         for (const auto& [k, v] : peaks->items()) {
           if (k.starts_with("int") || k.ends_with("_core")) continue;  // not FLOP ceilings of the device
-          if (auto tf = number_at(v, {"tflops"})) r.ceilings.push_back({k + " (measured)", *tf, true});
+          if (auto tf = number_at(v, {"tflops"})) {
+            r.ceilings.push_back({k + (m.ceiling_suspect(c, k) ? " (measured, suspect)" : " (measured)"), *tf, true});
+          }
         }
       }
     }
@@ -728,6 +758,50 @@ void stall_finding(Document& doc, const Model& m, bool& heading) {
   doc.table(std::move(t));
 }
 
+// Figures that cannot be believed (reports/plausibility.hpp): every suspect case and ceiling
+// with its reasons, and a warning above the report.
+void suspect_finding(Document& doc, Model& m, bool& heading) {
+  Table t;
+  for (const char* c : {"device", "suite", "case", "figure", "why"}) t.add_column(c);
+  std::size_t figures = 0, ceilings = 0;
+  for (std::size_t i = 0; i < m.j.cases.size(); ++i) {
+    for (std::size_t c = 0; c < m.j.columns.size(); ++c) {
+      const Cell& x = m.cells[i][c];
+      if (x.suspect.empty()) continue;
+      ++figures;
+      t.rows.push_back({m.j.columns[c].label, m.j.cases[i].suite, axes_label(*m.j.cases[i].first),
+                        x.perf ? fmt::format("{} {}", sig3(x.perf->value), x.perf->unit) : std::string(), joined(x.suspect)});
+    }
+  }
+  for (std::size_t c = 0; c < m.j.columns.size(); ++c) {
+    const RunColumn& col = m.j.columns[c];
+    const auto& by_device = m.suspects[col.file].ceilings;
+    auto d = by_device.find(col.device);
+    if (d == by_device.end()) continue;
+    for (const auto& [key, reasons] : d->second) {
+      ++ceilings;
+      const json* s = m.device_summary(c);
+      auto v = s ? (key == "memory_bandwidth" ? number_at(*s, {"memory_bandwidth", "gbps"})
+                                               : number_at(*s, {"peak", key.c_str(), "tflops"}))
+                 : std::nullopt;
+      const std::string unit = key == "memory_bandwidth" ? "GB/s" : key.starts_with("int") ? "TOP/s" : "TFLOP/s";
+      t.rows.push_back({col.label, "memory", "ceiling " + key, v ? fmt::format("{} {}", sig3(*v), unit) : std::string(),
+                        joined(reasons)});
+    }
+  }
+  if (t.rows.empty()) return;
+  m.warnings.push_back(fmt::format("{} figure(s) and {} measured ceiling(s) are suspect (above a datasheet peak or a "
+                                   "measured ceiling): see \"Suspect figures\" before trusting them.",
+                                   figures, ceilings));
+  if (!heading) doc.heading("Findings"), heading = true;
+  doc.heading("Suspect figures", 3);
+  doc.paragraph(fmt::format("A figure more than {:g}% above its datasheet peak, or more than {:g}% above the ceiling the "
+                            "memory suite measured on the same device, cannot be believed as it stands; a ceiling that "
+                            "a workload beats is suspect too (one of the two is wrong). See docs/plausibility.md.",
+                            plausibility::kDatasheetMargin * 100, plausibility::kCeilingMargin * 100));
+  doc.table(std::move(t));
+}
+
 void flagged_finding(Document& doc, const Model& m, bool& heading) {
   Table t;
   t.add_column("device");
@@ -870,7 +944,7 @@ std::string build_csv(const Model& m) {
   std::vector<std::string> header{"run", "file", "host", "device", "device_name", "suite"};
   for (const auto& a : axes) header.push_back("axis." + a);
   for (const char* h : {"value", "metric", "unit", "ratio_to_baseline", "pct_of_peak", "pct_of_ceiling", "power_w",
-                        "per_watt", "per_usd_hour", "repetitions", "noisy", "throttled"}) {
+                        "per_watt", "per_usd_hour", "repetitions", "noisy", "throttled", "suspect"}) {
     header.push_back(h);
   }
   for (const auto& k : metrics) header.push_back("metric." + k);
@@ -900,6 +974,7 @@ std::string build_csv(const Model& m) {
       row.push_back(fmt::format("{}", entries.size()));
       row.push_back(x.noisy ? "true" : "false");
       row.push_back(x.throttled ? "true" : "false");
+      row.push_back(joined(x.suspect));
       for (const auto& k : metrics) {
         auto it = e.metrics.find(k);
         row.push_back(it == e.metrics.end() ? std::string() : scalar_text(*it));
@@ -942,6 +1017,11 @@ ordered build_summary(const Model& m) {
     r["overall_ratio"] = opt_num(geomean(means));
     r["perf_per_watt_ratio"] = opt_num(m.geomean_ratio(all, c, [](const Cell& x) { return x.per_w; }).first);
     r["perf_per_usd_ratio"] = opt_num(m.geomean_ratio(all, c, [](const Cell& x) { return x.per_dollar; }).first);
+    ordered suspect_ceilings = ordered::object();
+    if (auto d = m.suspects[col.file].ceilings.find(col.device); d != m.suspects[col.file].ceilings.end()) {
+      for (const auto& [key, reasons] : d->second) suspect_ceilings[key] = reasons;
+    }
+    r["suspect_ceilings"] = std::move(suspect_ceilings);
     runs.push_back(std::move(r));
   }
   s["runs"] = std::move(runs);
@@ -961,7 +1041,7 @@ ordered build_summary(const Model& m) {
       values.push_back({{"value", x.perf->value}, {"metric", x.perf->metric}, {"unit", x.perf->unit},
                         {"ratio", opt_num(x.ratio)}, {"pct_of_peak", opt_num(x.pct_peak)},
                         {"pct_of_ceiling", opt_num(x.pct_ceiling)}, {"per_watt", opt_num(x.per_w)},
-                        {"per_usd_hour", opt_num(x.per_dollar)}});
+                        {"per_usd_hour", opt_num(x.per_dollar)}, {"suspect", x.suspect}});
     }
     c["runs"] = std::move(values);
     cases.push_back(std::move(c));
@@ -991,6 +1071,7 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   knob_findings(body, m, findings);
   tuned_finding(body, m, findings);
   stall_finding(body, m, findings);
+  suspect_finding(body, m, findings);
   flagged_finding(body, m, findings);
   environment(body, m);
   problems(body, m);

@@ -89,6 +89,19 @@ struct EntryReader {
     return json(*it);
   }
 
+  // A list of strings (gpubench.suspect); absent or null: empty.
+  std::vector<std::string> strings(const ordered& from, const char* field) const {
+    std::vector<std::string> out;
+    auto it = from.find(field);
+    if (it == from.end() || it->is_null()) return out;
+    if (!it->is_array()) bad(field, "a list of strings");
+    for (const auto& s : *it) {
+      if (!s.is_string()) bad(field, "a list of strings");
+      out.push_back(s.get<std::string>());
+    }
+    return out;
+  }
+
   bool flag(const char* field) const {
     auto it = obj.find(field);
     if (it == obj.end() || it->is_null()) return false;
@@ -157,6 +170,7 @@ ResultEntry read_entry(const std::filesystem::path& path, const ordered& obj, st
   e.verification = r.object(*gb, "verification");
   e.profile = r.object(*gb, "profile");
   e.telemetry = r.object(*gb, "telemetry");
+  e.suspect = r.strings(*gb, "suspect");
   if (auto it = obj.find("repetition_index"); it != obj.end() && it->is_number_integer()) {
     e.repetition_index = it->get<std::int64_t>();
   }

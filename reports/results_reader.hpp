@@ -30,6 +30,9 @@ struct ResultEntry {
   std::optional<std::int64_t> repetition_index;
   std::optional<double> real_time_s;  // mean time per run in seconds, when a time was reported
   std::optional<std::int64_t> iterations;
+  // Why the figure cannot be believed (gpubench.suspect, as written; docs/plausibility.md).
+  // The reports judge again (reports/plausibility.hpp: judge_file) and show the union.
+  std::vector<std::string> suspect;
 };
 
 struct ResultsFile {

@@ -1,6 +1,7 @@
 // gpubench compare BASE NEW: regression verdicts for CI. Exit 0 no regression, 1 a regression,
 // 2 usage or input error.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include "apps/gpubench/report_output.hpp"
 #include "bench/core/errors.hpp"
 #include "reports/compare.hpp"
+#include "reports/spec_sheet.hpp"
 
 namespace gpubench::app {
 
@@ -61,6 +63,8 @@ int cmd_compare(const std::vector<std::string>& args) {
   co.threshold_pct = o.threshold_pct;
   co.alpha = o.alpha;
   co.allow_different_devices = o.allow_different_devices;
+  const reports::SpecSheet specs = reports::SpecSheet::builtin();
+  co.datasheet = [&specs](const std::string& name, const std::string& key) { return specs.peak(name, key); };
   const reports::Comparison c = reports::compare_results(base, next, co);
   for (const auto& t : o.outputs) {
     if (t.format == "md") write_output(t, reports::to_markdown(reports::comparison_document(c, base, next, co)));
@@ -69,6 +73,9 @@ int cmd_compare(const std::vector<std::string>& args) {
     if (t.format == "junit") write_output(t, reports::comparison_junit(c, co));
   }
   for (const auto& w : c.warnings) fmt::print(stderr, "gpubench compare: warning: {}\n", w);
+  for (const auto& x : c.cases) {
+    if (!x.suspect.empty()) fmt::print(stderr, "gpubench compare: suspect: {} {} {}: {}\n", x.suite, x.device, x.label, fmt::join(x.suspect, "; "));
+  }
   const std::size_t regressions = c.regressions();
   if (regressions > 0) fmt::print(stderr, "gpubench compare: {} case(s) regressed\n", regressions);
   return regressions > 0 ? 1 : 0;

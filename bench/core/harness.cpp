@@ -10,6 +10,7 @@
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "errors.hpp"
 #include "phase.hpp"
@@ -158,7 +159,7 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
     {
       Phase phase("measure");
       while (st.KeepRunningBatch(plan.total_runs())) {
-        Measurement m = collect(c, *timer, plan, opt.measure);
+        Measurement m = collect(c, *timer, plan, opt.measure, team);
         double total_s = m.total_s;
         slot.rank_mean_s.clear();
         if (team != nullptr) {
@@ -170,7 +171,9 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
           }
         }
         mean_s = total_s / static_cast<double>(m.runs);
-        st.SetIterationTime(total_s);
+        // Google Benchmark divides by the planned runs (it was told them up front); samples
+        // added to reach --min-time ran more, so hand it the planned runs' share of the time.
+        st.SetIterationTime(mean_s * static_cast<double>(plan.total_runs()));
         slot.measurement = std::move(m);
       }
     }
@@ -206,6 +209,8 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
 nlohmann::ordered_json measurement_json(const CaseSlot& slot, const MeasureOptions& opt) {
   const Measurement& m = *slot.measurement;
   return {{"samples", m.seconds_per_run.size()},
+          {"planned_samples", m.planned_samples},
+          {"runs", m.runs},
           {"runs_per_sample", slot.measure_plan ? slot.measure_plan->runs_per_sample : 0},
           {"mean_s", m.stats.mean},
           {"median_s", m.stats.median},
@@ -297,7 +302,7 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
     if (slot.status == "ok") ++summary_.ok;
     if (slot.status == "skipped") ++summary_.skipped;
     if (slot.status == "failed") ++summary_.failed;
-    progress_.finished(slot.planned->name(), outcome(slot));
+    progress_.finished(slot.planned->name(), outcome(slot) + suspect_note(recorder_.file(), runs.size()));
   }
 
   void Finalize() override { display_.Finalize(); }
@@ -331,6 +336,13 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
         g["metrics"] = derive_metrics(slot.metrics, per_run, peak, clock);
         if (!slot.details.empty()) g["details"] = slot.details;
         g["measurement"] = measurement_json(slot, opt_.measure);
+        if (slot.measurement->runs != run.iterations && slot.measurement->runs > 0) {
+          // Samples were added to reach --min-time: the file states the runs really timed, and
+          // the CPU time Google Benchmark divided by the planned runs per run really timed.
+          const double share = static_cast<double>(run.iterations) / static_cast<double>(slot.measurement->runs);
+          j["iterations"] = slot.measurement->runs;
+          if (j.contains("cpu_time")) j["cpu_time"] = j["cpu_time"].get<double>() * share;
+        }
         add_rank_times(g["measurement"], slot.rank_mean_s);
         if (slot.instance) slot.instance->annotate(g, per_run);
       }
@@ -471,6 +483,20 @@ Verification verification_from_json(const nlohmann::ordered_json& j) {
   v.detail = j.value("detail", "");
   if (j.contains("wrong")) v.wrong = j["wrong"].get<std::int64_t>();
   return v;
+}
+
+std::string suspect_note(const ResultsFile& results, std::size_t count) {
+  const auto& entries = results.document()["benchmarks"];
+  std::vector<std::string> reasons;
+  for (std::size_t i = entries.size() - std::min(count, entries.size()); i < entries.size(); ++i) {
+    const auto& g = entries[i].value("gpubench", nlohmann::ordered_json::object());
+    for (const auto& r : g.value("suspect", nlohmann::ordered_json::array())) {
+      if (r.is_string() && std::find(reasons.begin(), reasons.end(), r.get<std::string>()) == reasons.end()) {
+        reasons.push_back(r.get<std::string>());
+      }
+    }
+  }
+  return reasons.empty() ? std::string() : fmt::format(" [suspect: {}]", fmt::join(reasons, "; "));
 }
 
 nlohmann::ordered_json failure_entry(const PlannedCase& c, std::size_t index, const std::string& reason) {

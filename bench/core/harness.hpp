@@ -51,6 +51,7 @@ class Recorder {
  public:
   explicit Recorder(ResultsFile& file) : file_(file) {}
   void add(const Suite& suite, nlohmann::ordered_json entry);
+  const ResultsFile& file() const { return file_; }
 
  private:
   ResultsFile& file_;
@@ -82,6 +83,10 @@ std::string merge_rank_outcomes(const std::vector<std::string>& outcomes);
 Verification merge_rank_verifications(const std::vector<Verification>& per_rank);
 nlohmann::ordered_json verification_to_json(const Verification& v);  // the results-file fields, plus detail
 Verification verification_from_json(const nlohmann::ordered_json& j);
+
+// The console's suspect marker (reports/plausibility.hpp) for the last `count` entries of
+// `results`: " [suspect: reason; ...]" with every gpubench.suspect reason they carry, or "".
+std::string suspect_note(const ResultsFile& results, std::size_t count);
 
 // A results entry for a case that produced no Google Benchmark run (it crashed or hung).
 nlohmann::ordered_json failure_entry(const PlannedCase& c, std::size_t index, const std::string& reason);

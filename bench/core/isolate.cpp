@@ -121,7 +121,7 @@ RunSummary run_plan_isolated(const std::vector<PlannedCase>& plan, const Harness
     if (status == "ok") ++summary.ok;
     if (status == "skipped") ++summary.skipped;
     if (status == "failed") ++summary.failed;
-    progress.finished(c.name(), outcome.empty() ? "ok" : outcome);
+    progress.finished(c.name(), (outcome.empty() ? "ok" : outcome) + suspect_note(results, entries.size()));
   }
   progress.done();
   std::error_code ec;

@@ -77,6 +77,7 @@ ResultsFile::ResultsFile(fs::path path, nlohmann::ordered_json context) : path_(
 
 void ResultsFile::add(nlohmann::ordered_json entry) {
   doc_["benchmarks"].push_back(std::move(entry));
+  if (judge_) judge_(doc_);
   flush();
 }
 

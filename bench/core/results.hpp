@@ -4,6 +4,7 @@
 // every case, so the file on disk is always valid JSON holding every finished case.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +31,9 @@ class ResultsFile {
   void add(nlohmann::ordered_json entry);  // appends and rewrites the file
   // Sets top-level gpubench.summaries.<name> (rewritten with the next add()).
   void set_summary(const std::string& name, nlohmann::ordered_json summary);
+  // Runs over the whole document after every add(), before the write: `gpubench run` marks
+  // implausible figures with it (reports/plausibility.hpp; bench/core does not know the rules).
+  void set_judge(std::function<void(nlohmann::ordered_json&)> judge) { judge_ = std::move(judge); }
   const nlohmann::ordered_json& document() const { return doc_; }
   const std::filesystem::path& path() const { return path_; }
 
@@ -37,6 +41,7 @@ class ResultsFile {
   void flush();
   std::filesystem::path path_;
   nlohmann::ordered_json doc_;
+  std::function<void(nlohmann::ordered_json&)> judge_;
 };
 
 // default results path: results/<host>-<UTC timestamp>.json

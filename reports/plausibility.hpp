@@ -1,0 +1,110 @@
+#pragma once
+// Plausibility: which measured figures cannot be believed (docs/plausibility.md). Plain C++
+// over results JSON, shared by `gpubench run` (which marks the results file as it is written)
+// and the reports (which judge again, with the spec sheet they are given).
+//
+// Rules, per device:
+// 1. A figure above its datasheet peak by more than kDatasheetMargin is suspect.
+// 2. A figure above the ceiling the memory suite measured for its peak key by more than
+//    kCeilingMargin is suspect, and so is that ceiling (the summary's ceiling object and the
+//    memory suite entries that set it): one of the two is wrong.
+// 3. A ceiling above its datasheet peak by more than kDatasheetMargin is suspect.
+// A figure is an `ok` iteration entry's headline rate for its metrics.peak_key: hardware_tflops
+// (else tflops) for FLOP keys, gbps for memory_bandwidth. Memory-bandwidth figures of the
+// memory suite below the largest size measured for their test on that device may be cache
+// resident and are not judged (the memory_bandwidth ceiling is the largest size's).
+//
+// Reasons are one-line strings in `gpubench.suspect` (an array; absent when none). Judging again
+// replaces the reasons these rules wrote (they start with the prefixes below) and keeps any
+// other reason already there.
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/results_reader.hpp"
+
+namespace gpubench::plausibility {
+
+inline constexpr double kDatasheetMargin = 0.03;  // "more than a few %": boost-clock and rounding slack
+inline constexpr double kCeilingMargin = 0.05;    // two measurements of the same limit: noise slack
+
+inline constexpr std::string_view kAboveDatasheet = "above the datasheet peak: ";
+inline constexpr std::string_view kAboveCeiling = "above the measured ceiling: ";
+inline constexpr std::string_view kSuspectCeiling = "suspect ceiling: ";
+
+// Whether `reason` is one these rules write (and judging again replaces).
+bool is_own_reason(std::string_view reason);
+
+// The datasheet figure (TFLOP/s, TOP/s or GB/s) for a GPU model and peak key; nullopt when the
+// spec sheet has none. Consulted for CUDA devices only, where an entry has no metrics.peak.
+using PeakLookup = std::function<std::optional<double>(const std::string& device_name, const std::string& peak_key)>;
+
+// One judged figure.
+struct Figure {
+  std::string name;  // the case name, for the ceiling's reason
+  std::string suite, device, device_name, test;
+  std::string peak_key, unit;  // "bf16_tensor", "TFLOP/s"
+  double rate = 0;             // mean rate over the case's samples
+  std::optional<double> datasheet;
+  std::optional<std::int64_t> size;  // axes.size, when the case has one
+  bool judged = true;                // false: a memory-bandwidth figure the caches may hold
+};
+
+// One measured ceiling of summaries.memory.devices.<device>.
+struct Ceiling {
+  std::string device, key, unit, test;  // key: a peak label (fp32, bf16_tensor) or memory_bandwidth
+  double rate = 0;
+  std::optional<double> datasheet;
+  std::optional<std::int64_t> size;  // memory_bandwidth: the size it was measured at
+};
+
+struct Judgement {
+  std::vector<std::vector<std::string>> figures;   // reasons per figure, in the order given
+  std::vector<std::vector<std::string>> ceilings;  // reasons per ceiling
+};
+
+// The rules over every figure and ceiling of one results file.
+Judgement judge(const std::vector<Figure>& figures, const std::vector<Ceiling>& ceilings);
+
+// `existing` without the reasons of these rules, then `fresh` (no duplicates).
+std::vector<std::string> merge_reasons(const std::vector<std::string>& existing, const std::vector<std::string>& fresh);
+
+// Judges a whole results document in place (docs/results-format.md): every `ok` iteration
+// entry's gpubench.suspect and every ceiling's `suspect` in gpubench.summaries.memory. Fields
+// are written only where there is a reason, and removed where the last one went away.
+void mark_document(nlohmann::ordered_json& doc, const PeakLookup& datasheet);
+
+// The pieces mark_document uses, for readers holding the parts of an entry separately
+// (reports::ResultsFile): the figure of an ok iteration entry (nullopt when it has no rate
+// for a peak key), and the ceilings of one file's gpubench.summaries.
+std::optional<Figure> figure_of(const std::string& name, const std::string& suite, const std::string& device,
+                                const std::string& device_name, const nlohmann::json& axes,
+                                const nlohmann::json& metrics, const PeakLookup& datasheet);
+std::vector<Ceiling> ceilings_of(const nlohmann::json& summaries, const PeakLookup& datasheet);
+// Marks the judged figures' cache residency (see the rules above): call once all are known.
+void mark_cache_resident(std::vector<Figure>& figures);
+// Writes `reasons` as the `suspect` array of the ceiling `c` in `summaries` (removes it when empty).
+void set_ceiling_reasons(nlohmann::json& summaries, const Ceiling& c, const std::vector<std::string>& reasons);
+// Whether a memory-suite entry (its test and size) is where ceiling `c` came from.
+bool sets_ceiling(const Figure& f, const Ceiling& c);
+
+// A results file as the reports read it, judged: per entry (by index in file.entries) the
+// reasons it carries in the file merged with the rules' fresh verdict, and per device and
+// ceiling key the ceiling's reasons. Entries and ceilings without a reason are absent.
+struct FileSuspects {
+  std::map<std::size_t, std::vector<std::string>> entries;
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> ceilings;  // device -> key -> reasons
+  const std::vector<std::string>* of(std::size_t entry) const {
+    auto it = entries.find(entry);
+    return it == entries.end() ? nullptr : &it->second;
+  }
+  const std::vector<std::string>* ceiling(const std::string& device, const std::string& key) const;
+};
+FileSuspects judge_file(const reports::ResultsFile& file, const PeakLookup& datasheet);
+
+}  // namespace gpubench::plausibility

@@ -1,0 +1,206 @@
+// Plausibility rules (reports/plausibility.hpp, docs/plausibility.md): figures above their
+// datasheet peak or a measured ceiling are suspect, and so is a ceiling a workload beats; at run
+// time (the results file) and in every report format.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "bench/core/harness.hpp"
+#include "reports/compare.hpp"
+#include "reports/markdown.hpp"
+#include "reports/plausibility.hpp"
+#include "reports/report.hpp"
+#include "reports/results_reader.hpp"
+#include "reports/spec_sheet.hpp"
+
+namespace gpubench {
+namespace {
+
+using OJ = nlohmann::ordered_json;
+namespace pl = plausibility;
+
+OJ entry(const std::string& name, const std::string& suite, const std::string& device, OJ axes, OJ metrics,
+         const std::string& status = "ok") {
+  return {{"name", name},
+          {"run_name", name},
+          {"run_type", "iteration"},
+          {"repetitions", 1},
+          {"repetition_index", 0},
+          {"iterations", 100},
+          {"real_time", 1000.0},
+          {"cpu_time", 1000.0},
+          {"time_unit", "us"},
+          {"gpubench",
+           {{"suite", suite},
+            {"device", device},
+            {"device_name", device == "cpu" ? "Test CPU" : "NVIDIA H100 80GB HBM3"},
+            {"axes", axes},
+            {"status", status},
+            {"metrics", metrics},
+            {"measurement", {{"samples", 10}, {"mean_s", 1e-3}, {"noise_pct", 1.0}}}}}};
+}
+
+// A CPU run where OpenBLAS sgemm reads 0.18 TFLOP/s and the memory suite's all-core FMA
+// ceiling 0.118 (both threads stacked on one vCPU): issue 15's report.
+OJ cpu_document() {
+  OJ doc;
+  doc["context"] = {{"host_name", "test"}, {"gpubench", {{"schema_version", 1}}}};
+  doc["benchmarks"] = OJ::array({
+      entry("memory/test=fma_fp32", "memory", "cpu", {{"test", "fma_fp32"}, {"size", 0}},
+            {{"flops", 1e9}, {"tflops", 0.118}, {"peak_key", "fp32"}, {"rate_unit", "TFLOP/s"}}),
+      entry("gemm/provider=openblas/m=1024", "gemm", "cpu", {{"provider", "openblas"}, {"m", 1024}},
+            {{"flops", 2e9}, {"bytes", 1.2e7}, {"tflops", 0.18}, {"peak_key", "fp32"}, {"rate_unit", "TFLOP/s"}}),
+      entry("gemm/provider=openblas/m=64", "gemm", "cpu", {{"provider", "openblas"}, {"m", 64}},
+            {{"flops", 2e6}, {"tflops", 0.05}, {"peak_key", "fp32"}, {"rate_unit", "TFLOP/s"}}),
+  });
+  doc["gpubench"]["summaries"]["memory"] = {
+      {"units", "..."},
+      {"devices", {{"cpu", {{"device_name", "Test CPU"}, {"peak", {{"fp32", {{"tflops", 0.118}, {"test", "fma_fp32"}}}}}}}}}};
+  return doc;
+}
+
+const OJ& suspect_of(const OJ& doc, std::size_t i) { return doc["benchmarks"][i]["gpubench"]["suspect"]; }
+
+TEST(Plausibility, AWorkloadAboveTheMeasuredCeilingMarksBoth) {
+  OJ doc = cpu_document();
+  pl::mark_document(doc, nullptr);
+  ASSERT_TRUE(doc["benchmarks"][1]["gpubench"].contains("suspect"));
+  const std::string why = suspect_of(doc, 1)[0].get<std::string>();
+  EXPECT_EQ(why.rfind(pl::kAboveCeiling, 0), 0u) << why;
+  EXPECT_NE(why.find("152.5%"), std::string::npos) << why;
+  EXPECT_NE(why.find("fma_fp32"), std::string::npos) << why;
+  // The ceiling: in the summary and on the memory entry that set it.
+  const OJ& ceiling = doc["gpubench"]["summaries"]["memory"]["devices"]["cpu"]["peak"]["fp32"];
+  ASSERT_TRUE(ceiling.contains("suspect"));
+  EXPECT_NE(ceiling["suspect"][0].get<std::string>().find("gemm/provider=openblas/m=1024"), std::string::npos);
+  ASSERT_TRUE(doc["benchmarks"][0]["gpubench"].contains("suspect"));
+  EXPECT_EQ(suspect_of(doc, 0)[0].get<std::string>().rfind(pl::kSuspectCeiling, 0), 0u);
+  // Below the ceiling: nothing.
+  EXPECT_FALSE(doc["benchmarks"][2]["gpubench"].contains("suspect"));
+}
+
+TEST(Plausibility, JudgingAgainRetractsItsOwnReasonsAndKeepsOthers) {
+  OJ doc = cpu_document();
+  doc["benchmarks"][1]["gpubench"]["suspect"] = {"measured while throttled"};  // another rule's reason
+  pl::mark_document(doc, nullptr);
+  pl::mark_document(doc, nullptr);  // idempotent
+  EXPECT_EQ(suspect_of(doc, 1).size(), 2u);
+  // A higher ceiling arrives (the memory suite measured again): the verdicts go away.
+  doc["gpubench"]["summaries"]["memory"]["devices"]["cpu"]["peak"]["fp32"]["tflops"] = 0.236;
+  doc["benchmarks"][0]["gpubench"]["metrics"]["tflops"] = 0.236;
+  pl::mark_document(doc, nullptr);
+  EXPECT_EQ(suspect_of(doc, 1), OJ::array({"measured while throttled"}));
+  EXPECT_FALSE(doc["benchmarks"][0]["gpubench"].contains("suspect"));
+  EXPECT_FALSE(doc["gpubench"]["summaries"]["memory"]["devices"]["cpu"]["peak"]["fp32"].contains("suspect"));
+}
+
+TEST(Plausibility, WithinTheMarginsNothingIsSuspect) {
+  OJ doc = cpu_document();
+  doc["benchmarks"][1]["gpubench"]["metrics"]["tflops"] = 0.118 * 1.049;  // within 5% of the ceiling
+  pl::mark_document(doc, nullptr);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_FALSE(doc["benchmarks"][i]["gpubench"].contains("suspect")) << i;
+}
+
+TEST(Plausibility, DatasheetPeakOfFiguresAndCeilings) {
+  const pl::PeakLookup sheet = [](const std::string& name, const std::string& key) -> std::optional<double> {
+    if (name == "NVIDIA H100 80GB HBM3" && key == "bf16_tensor") return 989.4;
+    if (name == "NVIDIA H100 80GB HBM3" && key == "memory_bandwidth") return 3350;
+    return std::nullopt;
+  };
+  OJ doc;
+  doc["context"] = OJ::object();
+  doc["benchmarks"] = OJ::array({
+      // 2 PFLOP/s "bf16": a loop the compiler emptied (issue 15 item 1's kind of figure).
+      entry("memory/test=mma_bf16", "memory", "cuda:0", {{"test", "mma_bf16"}, {"size", 0}},
+            {{"tflops", 2000.0}, {"peak_key", "bf16_tensor"}}),
+      entry("gemm/bf16", "gemm", "cuda:0", {{"dtype", "bf16"}}, {{"tflops", 1100.0}, {"peak_key", "bf16_tensor"}}),
+      entry("gemm/bf16-ok", "gemm", "cuda:0", {{"dtype", "bf16"}, {"m", 1}}, {{"tflops", 700.0}, {"peak_key", "bf16_tensor"}}),
+      // The L2 holds 8 MiB buffers: far above DRAM, and not judged; the largest size is.
+      entry("memory/triad/8M", "memory", "cuda:0", {{"test", "triad"}, {"size", 8 << 20}},
+            {{"gbps", 7000.0}, {"peak_key", "memory_bandwidth"}}),
+      entry("memory/triad/1G", "memory", "cuda:0", {{"test", "triad"}, {"size", 1 << 30}},
+            {{"gbps", 3000.0}, {"peak_key", "memory_bandwidth"}}),
+      entry("memory/triad/2G-failed", "memory", "cuda:0", {{"test", "triad"}, {"size", 2147483647}},
+            {{"gbps", 9000.0}, {"peak_key", "memory_bandwidth"}}, "failed"),
+  });
+  doc["gpubench"]["summaries"]["memory"]["devices"]["cuda:0"] = {
+      {"device_name", "NVIDIA H100 80GB HBM3"},
+      {"memory_bandwidth", {{"gbps", 3000.0}, {"test", "triad"}, {"size", 1 << 30}}},
+      {"peak", {{"bf16_tensor", {{"tflops", 2000.0}, {"test", "mma_bf16"}}}}}};
+  pl::mark_document(doc, sheet);
+  ASSERT_TRUE(doc["benchmarks"][0]["gpubench"].contains("suspect"));
+  EXPECT_EQ(suspect_of(doc, 0)[0].get<std::string>().rfind(pl::kAboveDatasheet, 0), 0u);
+  // The ceiling itself is above the datasheet: a suspect ceiling, on its entry too.
+  const OJ& ceiling = doc["gpubench"]["summaries"]["memory"]["devices"]["cuda:0"]["peak"]["bf16_tensor"];
+  ASSERT_TRUE(ceiling.contains("suspect"));
+  EXPECT_NE(ceiling["suspect"][0].get<std::string>().find("datasheet"), std::string::npos);
+  // gemm at 1100 > 989.4 x 1.03: above the datasheet, not above the (bogus) ceiling.
+  ASSERT_EQ(suspect_of(doc, 1).size(), 1u);
+  EXPECT_EQ(suspect_of(doc, 1)[0].get<std::string>().rfind(pl::kAboveDatasheet, 0), 0u);
+  EXPECT_FALSE(doc["benchmarks"][2]["gpubench"].contains("suspect"));
+  EXPECT_FALSE(doc["benchmarks"][3]["gpubench"].contains("suspect"));  // cache resident
+  EXPECT_FALSE(doc["benchmarks"][4]["gpubench"].contains("suspect"));
+  EXPECT_FALSE(doc["benchmarks"][5]["gpubench"].contains("suspect"));  // failed: no figure
+  EXPECT_FALSE(doc["gpubench"]["summaries"]["memory"]["devices"]["cuda:0"]["memory_bandwidth"].contains("suspect"));
+}
+
+TEST(Plausibility, ResultsFileJudgesOnEveryAddAndTheConsoleSaysSo) {
+  ResultsFile file("", {{"host_name", "test"}});
+  file.set_judge([](OJ& doc) { pl::mark_document(doc, nullptr); });
+  OJ doc = cpu_document();
+  file.set_summary("memory", doc["gpubench"]["summaries"]["memory"]);
+  file.add(doc["benchmarks"][0]);
+  EXPECT_EQ(suspect_note(file, 1), "");
+  file.add(doc["benchmarks"][1]);
+  const std::string note = suspect_note(file, 1);
+  EXPECT_EQ(note.rfind(" [suspect: above the measured ceiling: ", 0), 0u) << note;
+  // The earlier entry (the ceiling's) was marked when the workload arrived.
+  EXPECT_TRUE(file.document()["benchmarks"][0]["gpubench"].contains("suspect"));
+}
+
+// Issue 15's done-when: a report of a results file where gemm beats the measured ceiling marks
+// both suspect, in every format.
+TEST(Plausibility, ReportMarksTheWorkloadAndTheCeilingInEveryFormat) {
+  const std::string text = cpu_document().dump();  // as written before plausibility existed: no marks
+  const reports::ResultsFile file = reports::read_results_text(text, "cpu.json");
+  const reports::Report r = reports::build_report({file}, reports::SpecSheet::builtin(), {});
+  const std::string md = reports::to_markdown(r.doc);
+  EXPECT_NE(md.find("(suspect)"), std::string::npos) << md;
+  EXPECT_NE(md.find("Suspect figures"), std::string::npos) << md;
+  EXPECT_NE(md.find("ceiling fp32"), std::string::npos) << md;
+  // The workload and the memory entry that set the ceiling; and the ceiling itself.
+  EXPECT_NE(md.find("2 figure(s) and 1 measured ceiling(s) are suspect"), std::string::npos) << md;
+  const std::string html = reports::to_html(r.doc);
+  EXPECT_NE(html.find("Suspect figures"), std::string::npos);
+  EXPECT_NE(html.find("fp32 (measured, suspect)"), std::string::npos);  // the roofline's ceiling line
+  EXPECT_NE(r.csv.find(",suspect,"), std::string::npos);
+  EXPECT_NE(r.csv.find("above the measured ceiling: "), std::string::npos);
+  bool gemm = false;
+  for (const auto& c : r.summary["cases"]) {
+    if (c["suite"] == "gemm" && c["axes"]["m"] == 1024) {
+      gemm = true;
+      ASSERT_EQ(c["runs"][0]["suspect"].size(), 1u);
+    }
+  }
+  EXPECT_TRUE(gemm);
+  EXPECT_EQ(r.summary["runs"][0]["suspect_ceilings"]["fp32"].size(), 1u);
+}
+
+TEST(Plausibility, CompareShowsTheReasons) {
+  const reports::ResultsFile base = reports::read_results_text(cpu_document().dump(), "base.json");
+  const reports::ResultsFile next = reports::read_results_text(cpu_document().dump(), "new.json");
+  const reports::Comparison c = reports::compare_results(base, next, {});
+  std::size_t suspect = 0;
+  for (const auto& x : c.cases) suspect += x.suspect.empty() ? 0 : 1;
+  EXPECT_EQ(suspect, 2u);  // the gemm case and the memory case whose ceiling it beats
+  const std::string md = reports::to_markdown(reports::comparison_document(c, base, next, {}));
+  EXPECT_NE(md.find("Suspect figures"), std::string::npos) << md;
+  EXPECT_NE(reports::comparison_junit(c, {}).find("[suspect: base: above the measured ceiling"), std::string::npos);
+  const auto j = reports::comparison_json(c, {});
+  bool found = false;
+  for (const auto& x : j["cases"]) found = found || !x["suspect"].empty();
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace gpubench
