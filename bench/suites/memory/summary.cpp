@@ -48,8 +48,8 @@ Json ceiling_figure(const Json& g, const Json& m, const char* rate_key, const st
       best = cpu_rate;
       basis = "thread_cpu_time";
       c[rate_key] = best;
-      c["note"] = fmt::format("its {:g} threads ran on {:.2f} cores on average (the others were busy): the rate over "
-                              "the threads' CPU time is kept",
+      c["note"] = fmt::format("its {:g} thread(s) ran on {:.2f} cores on average (other work held the rest): the rate "
+                              "over the threads' CPU time is kept",
                               threads, parallelism);
     }
   }
