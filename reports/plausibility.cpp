@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <iterator>
+#include <memory>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -138,6 +139,16 @@ void write_reasons(J& object, const std::vector<std::string>& reasons) {
 }
 
 }  // namespace
+
+PeakLookup memoized(PeakLookup lookup) {
+  if (!lookup) return lookup;
+  auto cache = std::make_shared<std::map<std::pair<std::string, std::string>, std::optional<double>>>();
+  return [lookup = std::move(lookup), cache](const std::string& name, const std::string& key) {
+    auto [it, added] = cache->try_emplace({name, key});
+    if (added) it->second = lookup(name, key);
+    return it->second;
+  };
+}
 
 bool is_own_reason(std::string_view reason) {
   for (std::string_view p : {kAboveDatasheet, kAboveCeiling, kSuspectCeiling}) {

@@ -43,6 +43,9 @@ bool is_own_reason(std::string_view reason);
 // The datasheet figure (TFLOP/s, TOP/s or GB/s) for a GPU model and peak key; nullopt when the
 // spec sheet has none. Consulted for CUDA devices only, where an entry has no metrics.peak.
 using PeakLookup = std::function<std::optional<double>(const std::string& device_name, const std::string& peak_key)>;
+// `lookup` answering each (device name, key) once: the spec sheet matches names with regexes,
+// and a results file is judged again after every case.
+PeakLookup memoized(PeakLookup lookup);
 
 // One judged figure.
 struct Figure {

@@ -128,9 +128,8 @@ struct Model {
   Model(const std::vector<ResultsFile>& f, const SpecSheet& s, const ReportOptions& o)
       : files(f), specs(s), opt(o), j(join_results(f)) {
     // Judged again with this report's spec sheet: files from older runs, or another sheet.
-    const plausibility::PeakLookup lookup = [this](const std::string& name, const std::string& key) {
-      return specs.peak(name, key);
-    };
+    const plausibility::PeakLookup lookup = plausibility::memoized(
+        [this](const std::string& name, const std::string& key) { return specs.peak(name, key); });
     for (const ResultsFile& file : files) suspects.push_back(plausibility::judge_file(file, lookup));
     choose_baseline();
     for (const auto& c : j.columns) {

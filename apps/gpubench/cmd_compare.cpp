@@ -64,7 +64,8 @@ int cmd_compare(const std::vector<std::string>& args) {
   co.alpha = o.alpha;
   co.allow_different_devices = o.allow_different_devices;
   const reports::SpecSheet specs = reports::SpecSheet::builtin();
-  co.datasheet = [&specs](const std::string& name, const std::string& key) { return specs.peak(name, key); };
+  co.datasheet = plausibility::memoized(
+      [&specs](const std::string& name, const std::string& key) { return specs.peak(name, key); });
   const reports::Comparison c = reports::compare_results(base, next, co);
   for (const auto& t : o.outputs) {
     if (t.format == "md") write_output(t, reports::to_markdown(reports::comparison_document(c, base, next, co)));

@@ -318,7 +318,9 @@ int cmd_run(const std::vector<std::string>& all_args) {
   // Only rank 0 writes: the others keep their entries in memory (their times reach rank 0).
   ResultsFile results(leader ? out_path : std::filesystem::path(), std::move(context));
   // Figures above their datasheet peak or the measured ceilings are marked as they are written.
-  results.set_judge([&h](nlohmann::ordered_json& doc) { plausibility::mark_document(doc, h.peak); });
+  results.set_judge([lookup = plausibility::memoized(h.peak)](nlohmann::ordered_json& doc) {
+    plausibility::mark_document(doc, lookup);
+  });
   if (leader) install_interrupt_handlers(out_path.string());
   RunSummary s;
   if (o.isolate) {

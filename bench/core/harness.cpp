@@ -159,7 +159,7 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
     {
       Phase phase("measure");
       while (st.KeepRunningBatch(plan.total_runs())) {
-        Measurement m = collect(c, *timer, plan, opt.measure, team);
+        Measurement m = collect(c, *timer, plan, opt.measure, team, "timing of " + pc.name());
         double total_s = m.total_s;
         slot.rank_mean_s.clear();
         if (team != nullptr) {

@@ -92,7 +92,8 @@ MeasurePlan calibrate(Case& c, Timer& timer, const MeasureOptions& o, Team* team
   return plan_samples(e.run_s, o, e.sample_wall_s);
 }
 
-Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const MeasureOptions& o, Team* team) {
+Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const MeasureOptions& o, Team* team,
+                    const std::string& step) {
   Measurement m;
   m.seconds_per_run.reserve(static_cast<std::size_t>(plan.samples));
   // Cold samples are sized by their wall-clock cost (flush and wait included, see
@@ -114,7 +115,7 @@ Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const Measur
   // slowest rank's total decides, so every rank adds the same samples.
   auto timed = [&] {
     const double spent = o.cold ? std::max(cold_wall_s, m.total_s) : m.total_s;
-    return team != nullptr ? team_max(*team, spent, "timing top-up") : spent;
+    return team != nullptr ? team_max(*team, spent, step) : spent;
   };
   // (1 - 1e-12): floating-point dust in a sum of sample times is not a missing sample.
   for (double total = timed(); total < o.min_time_s * (1 - 1e-12) && m.samples() < kMaxSamples; total = timed()) {

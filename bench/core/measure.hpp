@@ -16,6 +16,7 @@
 // fell short of `min_time_s` (the warm-up's estimate was slow), collect adds samples until
 // they do: `min_time_s` is a floor, for every kind of case.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "case.hpp"
@@ -76,8 +77,9 @@ MeasurePlan calibrate(Case& c, Timer& timer, const MeasureOptions& options, Team
 
 // Times `plan.samples` batches of `plan.runs_per_sample` runs, then more such batches while
 // the timed total is below `options.min_time_s` (with a team: the slowest rank's total, so
-// every rank times the same batches), up to the sample cap.
+// every rank times the same batches; `step` names that agreement for the team's timeout
+// message), up to the sample cap.
 Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const MeasureOptions& options,
-                    Team* team = nullptr);
+                    Team* team = nullptr, const std::string& step = "timing");
 
 }  // namespace gpubench
