@@ -1,0 +1,90 @@
+// End-to-end: suspect figures (docs/plausibility.md) through the real binary. A results file
+// where OpenBLAS sgemm beats the all-core FMA ceiling (issue 15: 153-178% of it) is reported
+// with both marked suspect in every format; a real CPU run writes ceilings from best samples
+// and times at least --min-time of samples.
+#include <nlohmann/json.hpp>
+
+#include "cli_fixture.hpp"
+
+namespace gpubench::e2e {
+namespace {
+
+using Json = nlohmann::json;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+Json entry(const std::string& name, const std::string& suite, Json axes, Json metrics) {
+  return {{"name", name},         {"run_name", name},     {"run_type", "iteration"}, {"repetitions", 1},
+          {"repetition_index", 0}, {"iterations", 100},    {"real_time", 1000.0},     {"cpu_time", 1000.0},
+          {"time_unit", "us"},
+          {"gpubench",
+           {{"suite", suite}, {"device", "cpu"}, {"device_name", "Test CPU"}, {"axes", axes}, {"status", "ok"},
+            {"metrics", metrics}, {"measurement", {{"samples", 10}, {"mean_s", 1e-3}, {"noise_pct", 1.0}}}}}};
+}
+
+fs::path write_stacked_ceiling_file(const fs::path& dir) {
+  Json doc;
+  doc["context"] = {{"host_name", "test"}, {"gpubench", {{"schema_version", 1}}}};
+  doc["benchmarks"] = Json::array(
+      {entry("memory/test=fma_fp32", "memory", {{"test", "fma_fp32"}, {"size", 0}},
+             {{"flops", 1e9}, {"tflops", 0.118}, {"peak_key", "fp32"}}),
+       entry("gemm/provider=openblas", "gemm", {{"provider", "openblas"}, {"m", 2048}},
+             {{"flops", 2e9}, {"bytes", 5e7}, {"tflops", 0.19}, {"peak_key", "fp32"}})});
+  doc["gpubench"]["summaries"]["memory"]["devices"]["cpu"] = {
+      {"device_name", "Test CPU"}, {"peak", {{"fp32", {{"tflops", 0.118}, {"test", "fma_fp32"}}}}}};
+  const fs::path p = dir / "stacked.json";
+  std::ofstream(p) << doc.dump(2);
+  return p;
+}
+
+using PlausibilityCli = CliTest;
+
+TEST_F(PlausibilityCli, ReportAndCompareMarkTheWorkloadAndTheCeiling) {
+  const fs::path file = write_stacked_ceiling_file(dir);
+  Output r = gpubench(fmt::format("report {} --format md,html,csv,json --out {}", file.string(), (dir / "r.md").string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string md = slurp(dir / "r.md");
+  EXPECT_TRUE(contains(md, "0.190 TFLOP/s (suspect)")) << md;
+  EXPECT_TRUE(contains(md, "| memory | ceiling fp32 | 0.118 TFLOP/s | suspect ceiling: gemm/provider=openblas beats it")) << md;
+  EXPECT_TRUE(contains(md, "above the measured ceiling: 0.19 TFLOP/s is 161.0% of the fp32 ceiling")) << md;
+  EXPECT_TRUE(contains(slurp(dir / "r.html"), "Suspect figures"));
+  EXPECT_TRUE(contains(slurp(dir / "r.csv"), "above the measured ceiling"));
+  const Json summary = Json::parse(slurp(dir / "r.json"));
+  EXPECT_EQ(summary["runs"][0]["suspect_ceilings"]["fp32"].size(), 1u);
+
+  // compare: the marks, not a failure (only regressions fail).
+  Output c = gpubench(fmt::format("compare {} {} --format junit", file.string(), file.string()));
+  EXPECT_EQ(c.code, 0) << c.err;
+  EXPECT_TRUE(contains(c.out, "[suspect: base: above the measured ceiling")) << c.out;
+  EXPECT_TRUE(contains(c.err, "gpubench compare: suspect: gemm cpu")) << c.err;
+}
+
+TEST_F(PlausibilityCli, ARealCpuRunTimesAtLeastMinTimeAndKeepsBestSampleCeilings) {
+  const fs::path out = dir / "run.json";
+  Output r = gpubench(fmt::format("run --suite memory --device cpu --axis test=fma_fp32_core,triad --axis size=0,1M "
+                                  "--min-time 0.2 --quiet --out {}",
+                                  out.string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json doc = Json::parse(slurp(out));
+  int ok = 0;
+  for (const Json& e : doc["benchmarks"]) {
+    const Json& g = e["gpubench"];
+    if (e["run_type"] != "iteration" || g["status"] != "ok") continue;
+    ++ok;
+    const Json& m = g["measurement"];
+    // --min-time is a floor on the timed samples (measure.hpp), and the file says how many ran.
+    EXPECT_GE(m["mean_s"].get<double>() * m["runs"].get<double>(), 0.2 * (1 - 1e-9)) << e["name"];
+    EXPECT_GE(m["samples"].get<int>(), m["planned_samples"].get<int>()) << e["name"];
+    EXPECT_EQ(e["iterations"], m["runs"]) << e["name"];
+    EXPECT_FALSE(g.contains("suspect")) << e["name"] << ": " << g["suspect"].dump();
+  }
+  EXPECT_EQ(ok, 2);
+  const Json& cpu = doc["gpubench"]["summaries"]["memory"]["devices"]["cpu"];
+  const Json& core = cpu["peak"]["fp32_core"];
+  EXPECT_TRUE(core["basis"] == "best_sample" || core["basis"] == "thread_cpu_time") << core.dump();
+  EXPECT_GE(core["tflops"].get<double>(), core["mean_tflops"].get<double>());
+  EXPECT_GE(cpu["memory_bandwidth"]["gbps"].get<double>(), cpu["memory_bandwidth"]["mean_gbps"].get<double>());
+}
+
+}  // namespace
+}  // namespace gpubench::e2e
