@@ -88,6 +88,9 @@ class PeerCase final : public CudaCase {
     std::vector<unsigned char> staging(size_);
     fill_pattern(staging.data(), size_, seed);
     GPUBENCH_CUDA_CHECK(cudaMemcpy(dst, staging.data(), size_, cudaMemcpyHostToDevice));
+    // A pageable cudaMemcpy may return once the data is staged, before its DMA lands, and the
+    // legacy stream it used does not order with the case's non-blocking streams: wait for it.
+    GPUBENCH_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   int peer_;
