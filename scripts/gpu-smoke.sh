@@ -54,6 +54,8 @@ run      gemm-llm         --suite gemm --preset llm --axis model=h256-f1024-a8-k
 run      gemm-custom-fp32 --suite gemm --axis m=200,256 --axis dtype=fp32 --axis provider=cublas,custom:naive,custom:tiled,custom:regblock
 run      gemm-custom-tc   --suite gemm --axis m=512 --axis dtype=fp16,bf16 --axis provider=cublas,custom:wmma,custom:wgmma
 run      gemm-custom-rect --suite gemm --axis m=384 --axis n=512 --axis k=192 --axis dtype=bf16 --axis provider=custom:wmma,custom:wgmma
+# Grids past the old launch limits: 68,750 column tiles (the 2-D grid failed past n = 1,048,560).
+run      gemm-large-n     --suite gemm --axis m=16 --axis n=1100000 --axis k=16 --axis dtype=fp32 --axis provider=custom:naive,custom:tiled
 # memory: every GPU path of the ceilings suite (each verifies its answer).
 run      memory-bandwidth --suite memory --axis test=copy,scale,add,triad,dot,fill --axis size=4000016
 run      memory-copies    --suite memory --axis test=h2d_pinned,h2d_pageable,d2h_pinned,d2h_pageable,bidir_pinned,bidir_pageable,d2d,h2d_sm,d2h_sm --axis size=1000,8M
@@ -61,6 +63,8 @@ run      memory-peer      NEEDS:gpus>=2 --device cuda --suite memory --axis test
 run      memory-peak      --suite memory --axis test=fma_fp64,fma_fp32,fma_fp16x2,fma_bf16x2,fma_int32,mma_fp16,mma_bf16,mma_tf32,mma_int8,mma_fp8
 run      memory-overheads --suite memory --axis test=launch,launch_queue,graph_launch,graph_queue,sync,malloc,malloc_async --axis size=0,64M
 run      memory-cold      --suite memory --axis test=triad,launch --axis size=0,64M --cold
+# The cold flush (a read kernel) is not counted by the CUPTI timer.
+run      memory-cold-cupti --suite memory --axis test=triad --axis size=64M --cold --timer cupti --profile nvtx,trace,telemetry,host
 # The copies the bare cudaMemcpy peer repeats, at a size where a copy outlasts its launch.
 run      memory-ref       --suite memory --axis test=d2d,h2d_pinned --axis size=256M --min-time 0.3
 # train: the transformer in every precision with accumulation and block recompute, the mlp in
@@ -86,6 +90,8 @@ run      coll-ops         --suite collectives --axis gpus=1 --axis dtype=fp32 --
 run      coll-dtypes      --suite collectives --axis gpus=1 --axis op=all_reduce --axis dtype=fp16,bf16,fp64,int32,fp8_e4m3,fp8_e5m2 --axis redop=sum --axis inplace=0 --axis size=1M
 run      coll-redops      --suite collectives --axis gpus=1 --axis op=all_reduce --axis dtype=fp32 --axis redop=prod,max,min,avg --axis inplace=0 --axis size=1M
 run      coll-graph       --suite collectives --axis gpus=1 --axis op=all_reduce,all_gather --axis graph=1 --axis size=1M
+# Non-blocking communicators: every call polled until no longer ncclInProgress before timing ends.
+run      coll-nonblocking ENV:NCCL_COMM_BLOCKING=0 --suite collectives --axis gpus=1 --axis op=all_reduce,all_gather,alltoall,sendrecv --axis dtype=fp32 --axis size=8,64M --axis graph=0,1
 run      coll-multi       NEEDS:gpus>=2 --device cuda --suite collectives --axis size=8,1M,64M
 mpi      coll-mpi         NEEDS:gpus>=2 --device cuda --suite collectives --axis size=8,1M,64M --axis graph=0,1
 # One case per kernel family under compute-sanitizer's memcheck (where the tool exists), three
@@ -93,6 +99,7 @@ mpi      coll-mpi         NEEDS:gpus>=2 --device cuda --suite collectives --axis
 memcheck memcheck-gemm-mem --suite gemm,memory --axis m=256 --axis dtype=fp32,bf16 --axis provider=custom:naive,custom:tiled,custom:regblock,custom:wmma,custom:wgmma --axis test=triad,dot,h2d_sm,fma_fp32,mma_bf16 --axis size=0,1M
 memcheck memcheck-train-data ENV:GPUBENCH_DATASET=@aux/dataload-data --suite train,dataload --axis model=mlp,transformer --axis layers=1 --axis hidden=64 --axis heads=4 --axis ffn_mult=4 --axis seq=32 --axis micro_batch=2 --axis vocab=512 --axis precision=bf16-amp --axis accum=1 --axis recompute=none --axis stage=augment,pipeline --axis workers=1 --axis dtype=fp16 --axis batch=8 --axis io=memory --axis aug=gpu
 memcheck memcheck-epilogue --suite gemm --axis m=256 --axis dtype=bf16 --axis provider=cublas --axis layout=tn --axis epilogue=bias-gelu --axis fusion=separate
+memcheck memcheck-peak-cold --suite memory --axis test=mma_fp8,triad --axis size=0,64M --cold
 # Bare peers, side by side with the suites: ratios printed.
 peer     peer-cublaslt    cublaslt 1 8192
 peer     peer-memcpy      memcpy memory-ref --size 256M --min-time 0.3 --rounds 1
