@@ -1,5 +1,9 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "apps/gpubench/commands.hpp"
 #include "bench/core/device.hpp"
 #include "bench/core/errors.hpp"
@@ -21,9 +25,16 @@ int cmd_version(const std::vector<std::string>& args) {
   fmt::print("CUDA architectures: {}\n", kCudaArchitectures);
   fmt::print("CUDA runtime {}, driver {}\n", format_cuda_version(inv.runtime_version),
              inv.driver_version > 0 ? format_cuda_version(inv.driver_version) : "none");
+  // Several suites measure the same library (gemm and train both use OpenBLAS and cuBLASLt):
+  // each is listed once, in the order first met.
+  std::vector<std::string> listed;
   for (const Suite* s : suites::all()) {
     const nlohmann::ordered_json libraries = s->libraries();
-    for (const auto& [lib, ver] : libraries.items()) fmt::print("{}: {}\n", lib, ver.get<std::string>());
+    for (const auto& [lib, ver] : libraries.items()) {
+      if (std::find(listed.begin(), listed.end(), lib) != listed.end()) continue;
+      listed.push_back(lib);
+      fmt::print("{}: {}\n", lib, ver.get<std::string>());
+    }
   }
   return 0;
 }
