@@ -47,7 +47,8 @@ ListOptions parse_list_options(const std::vector<std::string>& args) {
   std::string& filter = o.filter;
   po::options_description desc(
       "Usage: gpubench list [options]\n\nPrints the cases `gpubench run` would execute with the same options "
-      "(name, then axis values; skipped cases with the reason), without running them.\n\nOptions");
+      "(name, then axis values; skipped cases with the reason; suites that cannot run in this launch as one line on "
+      "stderr), without running them.\n\nOptions");
   add_selection_options(desc, sel);
   desc.add_options()
       ("benchmark_filter", po::value(&filter), "only cases whose name matches REGEX ('-' negates), as in run")
@@ -76,7 +77,11 @@ int cmd_list(const std::vector<std::string>& args) {
   const DeviceInventory inventory = inventory_for(sel, reports::SpecSheet::builtin());
   const DeviceSelection selection = select_devices(sel.device, inventory);
   if (!selection.notice.empty()) fmt::print(stderr, "{}\n", selection.notice);
-  const std::vector<PlannedCase> plan = make_plan(suites::all(), request, selection.devices);
+  std::vector<NotApplicable> not_applicable;
+  const std::vector<PlannedCase> plan = make_plan(suites::all(), request, selection.devices, &not_applicable);
+  for (const NotApplicable& n : not_applicable) {
+    fmt::print(stderr, "{} on {}: not run here: {}\n", n.suite->name(), n.device.id(), n.reason);
+  }
   print_plan(plan);
   fmt::print(stderr, "{} case(s)\n", plan.size());
   return 0;

@@ -94,7 +94,7 @@ bool matches_filter(const std::string& name, const std::string& filter) {
 }
 
 std::vector<PlannedCase> make_plan(const std::vector<const Suite*>& all, const PlanRequest& req,
-                                   const std::vector<DeviceInfo>& devices) {
+                                   const std::vector<DeviceInfo>& devices, std::vector<NotApplicable>* not_applicable) {
   const std::vector<const Suite*> suites = select_suites(all, req.suites);
 
   // Validate every override against the selected suites before expanding anything.
@@ -133,6 +133,10 @@ std::vector<PlannedCase> make_plan(const std::vector<const Suite*>& all, const P
     }
     const std::vector<AxisSpec> axes = suite->axes();
     for (const DeviceInfo& device : devices) {
+      if (std::optional<std::string> why = suite->not_applicable(device)) {
+        if (not_applicable != nullptr) not_applicable->push_back({suite, device, std::move(*why)});
+        continue;
+      }
       const auto& preset_values = device.is_cuda() ? preset->cuda : preset->cpu;
       std::vector<AxisValues> values;
       for (std::size_t i = 0; i < axes.size(); ++i) {

@@ -30,14 +30,25 @@ struct PlannedCase {
   std::string name() const;
 };
 
+// A suite that cannot run on a device in this launch (Suite::not_applicable): planned out as
+// a whole, shown as one line and recorded once in the results context.
+struct NotApplicable {
+  const Suite* suite = nullptr;
+  DeviceInfo device;
+  std::string reason;
+};
+
 // At most this many axis combinations per run (all suites and devices together), counted
 // before --benchmark_filter: `-a m=1:4096:1 -a n=1:4096:1` is refused, not expanded.
 inline constexpr std::size_t kMaxPlannedCases = 65536;
 
 // Throws UsageError for an unknown suite, preset or axis, malformed axis values, or a plan of
 // more than kMaxPlannedCases combinations.
+// Suites not applicable on a device contribute no case; they are appended to `not_applicable`
+// when given.
 std::vector<PlannedCase> make_plan(const std::vector<const Suite*>& all_suites, const PlanRequest& request,
-                                   const std::vector<DeviceInfo>& devices);
+                                   const std::vector<DeviceInfo>& devices,
+                                   std::vector<NotApplicable>* not_applicable = nullptr);
 
 // The suites named in `names` (all when empty), in registration order; UsageError if unknown.
 std::vector<const Suite*> select_suites(const std::vector<const Suite*>& all_suites,

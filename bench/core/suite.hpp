@@ -66,6 +66,14 @@ class Suite {
     (void)device;
     return point;
   }
+  // Why none of this suite's points can run on this device in this launch, saying how to run
+  // them (CPU collectives outside mpirun/srun, a build without the suite's backend), or
+  // nullopt. The planner then plans no case of the suite on that device and records the
+  // reason once (NotApplicable), instead of one skipped case per point. Default: nullopt.
+  virtual std::optional<std::string> not_applicable(const DeviceInfo& device) const {
+    (void)device;
+    return std::nullopt;
+  }
   // Called only for supported points. Constructing a case allocates nothing large: that is
   // setup()'s job, where an out-of-memory becomes a skipped case.
   virtual std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const = 0;

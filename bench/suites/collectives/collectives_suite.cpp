@@ -92,6 +92,20 @@ class CollectivesSuite final : public Suite {
     return true;
   }
 
+  // The backend or the launch rules out every point at once: one line instead of a skipped
+  // case per operation and size.
+  std::optional<std::string> not_applicable(const DeviceInfo& device) const override {
+    if (device.is_cuda()) {
+      if (!have_nccl_backend()) return "collectives on GPUs need a build with NCCL (GPUBENCH_WITH_NCCL)";
+      return std::nullopt;
+    }
+    if (!have_mpi_backend()) return "the MPI CPU backend needs a build with MPI (libopenmpi-dev; GPUBENCH_WITH_MPI)";
+    if (mpi_run() == nullptr) {
+      return "the MPI CPU backend runs across ranks: start gpubench under mpirun -np N (N >= 2) or srun";
+    }
+    return std::nullopt;
+  }
+
   std::optional<std::string> unsupported(const DeviceInfo& device, const Point& p) const override {
     const Operation& op = *find_operation(p.text("op"));
     const Dtype dtype = *parse_dtype(p.text("dtype"));
