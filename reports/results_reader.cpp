@@ -186,6 +186,11 @@ std::string ResultsFile::host() const {
   return it->get<std::string>();
 }
 
+ResultEntry read_result_entry(const ordered& entry) {
+  static const std::filesystem::path kThisRun("(this run)");
+  return read_entry(kThisRun, entry, 0);
+}
+
 ResultsFile read_results(const std::filesystem::path& path) { return read_results_text(load_text(path), path); }
 
 std::vector<ResultsFile> read_results_files(const std::vector<std::filesystem::path>& paths) {

@@ -51,6 +51,10 @@ ResultsFile read_results(const std::filesystem::path& path);
 // order given, and an error is the one of the first bad file in that order.
 std::vector<ResultsFile> read_results_files(const std::vector<std::filesystem::path>& paths);
 
+// One entry (an element of "benchmarks") as a run writes it, for readers of a run in progress
+// (the console). Throws gpubench::UsageError when it is not a gpubench entry.
+ResultEntry read_result_entry(const nlohmann::ordered_json& entry);
+
 // The same for a file's contents already in memory; `origin` stands for the file in the
 // result's path and in error messages. read_results reads the file and calls this.
 ResultsFile read_results_text(std::string_view text, const std::filesystem::path& origin);

@@ -14,10 +14,19 @@
 
 #include "errors.hpp"
 #include "phase.hpp"
-#include "progress.hpp"
+#include "console.hpp"
 
 namespace gpubench {
 namespace {
+
+// What one repetition of a case measured (--benchmark_repetitions runs a case several times;
+// each repetition's entry carries its own figures).
+struct Repetition {
+  std::optional<Measurement> measurement;
+  std::vector<double> rank_mean_s;  // with a team: each rank's mean seconds per run
+  nlohmann::ordered_json details = nlohmann::ordered_json::object();  // Case::details
+  nlohmann::ordered_json profile = nlohmann::ordered_json::object();  // instruments' fields
+};
 
 // Everything the harness knows about one registered case, shared by the benchmark function
 // (which fills it) and the reporter (which writes it out).
@@ -28,13 +37,18 @@ struct CaseSlot {
   std::string status = "ok";       // ok | skipped | failed
   std::string reason;
   std::optional<Verification> verification;
-  std::optional<Measurement> measurement;
   std::optional<MeasurePlan> measure_plan;
   Metrics metrics;
   std::string timer_kind;
-  nlohmann::ordered_json details = nlohmann::ordered_json::object();  // Case::details
-  nlohmann::ordered_json profile = nlohmann::ordered_json::object();  // instruments' fields
-  std::vector<double> rank_mean_s;  // with a team: each rank's mean seconds per run
+  std::vector<Repetition> repetitions;  // in the order they ran: Run::repetition_index
+  bool reported = false;                // counted and shown (Google Benchmark reports aggregates apart)
+  Repetition& current() { return repetitions.back(); }
+  // The repetition a run reports, or the last one.
+  const Repetition* repetition(std::int64_t index) const {
+    if (repetitions.empty()) return nullptr;
+    if (index < 0 || static_cast<std::size_t>(index) >= repetitions.size()) return &repetitions.back();
+    return &repetitions[static_cast<std::size_t>(index)];
+  }
 };
 
 // The harness's phases are PhaseScopes too: while a case runs, the instruments observing it
@@ -49,8 +63,9 @@ void fail(benchmark::State& st, CaseSlot& slot, std::string status, std::string 
 
 void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt);
 
-void run_case(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt, Progress& progress) {
-  progress.started(slot.index, slot.planned->name());
+void run_case(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt, Console& console) {
+  console.started(slot.index);
+  slot.repetitions.emplace_back();
   const CaseInfo info{slot.planned->name(), slot.planned->suite->name(), &slot.planned->device};
   for (Instrument* i : opt.instruments) i->begin_case(info);
   {
@@ -63,14 +78,15 @@ void run_case(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt, P
   CaseOutcome outcome;
   outcome.status = slot.status;
   outcome.metrics = slot.metrics;
-  if (slot.status == "ok" && slot.measurement) {
-    outcome.runs = slot.measurement->runs;
-    outcome.mean_s = slot.measurement->stats.mean;
+  Repetition& rep = slot.current();
+  if (slot.status == "ok" && rep.measurement) {
+    outcome.runs = rep.measurement->runs;
+    outcome.mean_s = rep.measurement->stats.mean;
   }
   for (auto it = opt.instruments.rbegin(); it != opt.instruments.rend(); ++it) {
     nlohmann::ordered_json fields = nlohmann::ordered_json::object();
     (*it)->end_case(outcome, fields);
-    if (!fields.empty()) slot.profile[(*it)->name()] = std::move(fields);
+    if (!fields.empty()) rep.profile[(*it)->name()] = std::move(fields);
   }
 }
 
@@ -161,20 +177,21 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
       while (st.KeepRunningBatch(plan.total_runs())) {
         Measurement m = collect(c, *timer, plan, opt.measure, team, "timing of " + pc.name());
         double total_s = m.total_s;
-        slot.rank_mean_s.clear();
+        std::vector<double>& rank_mean_s = slot.current().rank_mean_s;
+        rank_mean_s.clear();
         if (team != nullptr) {
           const std::vector<double> totals = team->all_gather(m.total_s, "timing of " + pc.name());
           total_s = 0;
           for (double t : totals) {
             total_s += t / static_cast<double>(totals.size());
-            slot.rank_mean_s.push_back(t / static_cast<double>(m.runs));
+            rank_mean_s.push_back(t / static_cast<double>(m.runs));
           }
         }
         mean_s = total_s / static_cast<double>(m.runs);
         // Google Benchmark divides by the planned runs (it was told them up front); samples
         // added to reach --min-time ran more, so hand it the planned runs' share of the time.
         st.SetIterationTime(mean_s * static_cast<double>(plan.total_runs()));
-        slot.measurement = std::move(m);
+        slot.current().measurement = std::move(m);
       }
     }
     // Instruments that need their own passes over the work (hardware counters) get them now,
@@ -186,12 +203,12 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
         if (i->wants_replay()) i->replay(replay);
       }
     }
-    const Measurement& m = *slot.measurement;
+    const Measurement& m = *slot.current().measurement;
     const double t = mean_s;
     if (slot.metrics.flops > 0) st.counters[slot.metrics.integer_ops ? "TOP/s" : "TFLOP/s"] = slot.metrics.flops / t / 1e12;
     if (slot.metrics.bytes > 0 && slot.metrics.flops == 0) st.counters["GB/s"] = slot.metrics.bytes / t / 1e9;
     if (slot.metrics.items > 0) st.counters[slot.metrics.items_unit + "/s"] = slot.metrics.items / t;
-    slot.details = c.details(m.runs);
+    slot.current().details = c.details(m.runs);
     st.counters["samples"] = static_cast<double>(m.seconds_per_run.size());
     st.counters["noise_pct"] = m.stats.rel_noise * 100;
   } catch (const CaseSkipped& e) {
@@ -206,8 +223,7 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
   }
 }
 
-nlohmann::ordered_json measurement_json(const CaseSlot& slot, const MeasureOptions& opt) {
-  const Measurement& m = *slot.measurement;
+nlohmann::ordered_json measurement_json(const CaseSlot& slot, const Measurement& m, const MeasureOptions& opt) {
   return {{"samples", m.seconds_per_run.size()},
           {"planned_samples", m.planned_samples},
           {"runs", m.runs},
@@ -284,8 +300,8 @@ nlohmann::ordered_json run_json(const benchmark::BenchmarkReporter::Run& run) {
 class ResultsReporter final : public benchmark::BenchmarkReporter {
  public:
   ResultsReporter(benchmark::BenchmarkReporter& display, ResultsFile& results, std::map<std::string, CaseSlot*> slots,
-                  const HarnessOptions& opt, Progress& progress, RunSummary& summary)
-      : display_(display), recorder_(results), slots_(std::move(slots)), opt_(opt), progress_(progress), summary_(summary) {}
+                  const HarnessOptions& opt, Console& console, RunSummary& summary)
+      : display_(display), recorder_(results), slots_(std::move(slots)), opt_(opt), console_(console), summary_(summary) {}
 
   bool ReportContext(const Context& context) override {
     return opt_.show_context ? display_.ReportContext(context) : true;
@@ -297,12 +313,21 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
     auto it = slots_.find(runs.front().run_name.function_name);
     if (it == slots_.end()) return;
     CaseSlot& slot = *it->second;
-    for (const Run& run : runs) recorder_.add(*slot.planned->suite, entry(run, slot));
+    std::vector<nlohmann::ordered_json> entries;
+    for (const Run& run : runs) {
+      entries.push_back(entry(run, slot));
+      recorder_.add(*slot.planned->suite, entries.back());
+    }
     slot.instance.reset();  // every repetition is done: release its memory before the next case
+    // With repetitions Google Benchmark reports a case twice (its runs, then its aggregates):
+    // it is one case, counted and shown once.
+    if (slot.reported) return;
+    slot.reported = true;
     if (slot.status == "ok") ++summary_.ok;
     if (slot.status == "skipped") ++summary_.skipped;
     if (slot.status == "failed") ++summary_.failed;
-    progress_.finished(slot.planned->name(), outcome(slot) + suspect_note(recorder_.file(), runs.size()));
+    // The entries as recorded: the results file judged them (gpubench.suspect) when they were added.
+    console_.finished(slot.index, recorded_entries(recorder_.file(), entries.size()));
   }
 
   void Finalize() override { display_.Finalize(); }
@@ -322,7 +347,8 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
         g["verification"] = verification_to_json(*slot.verification);
         g["verification"].erase("detail");
       }
-      if (slot.status == "ok" && slot.measurement) {
+      const Repetition* rep = slot.repetition(run.repetition_index);
+      if (slot.status == "ok" && rep != nullptr && rep->measurement) {
         std::optional<double> peak;
         if (opt_.peak && pc.device.is_cuda() && !slot.metrics.peak_key.empty()) {
           peak = opt_.peak(pc.device.name, slot.metrics.peak_key);
@@ -330,49 +356,33 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
         // Per repetition: this run's own mean time per run.
         const double per_run = run.real_accumulated_time / static_cast<double>(run.iterations);
         std::optional<ClockScale> clock;
-        if (const auto mhz = measured_sm_clock(slot.profile); mhz && pc.device.max_sm_clock_mhz > 0) {
+        if (const auto mhz = measured_sm_clock(rep->profile); mhz && pc.device.max_sm_clock_mhz > 0) {
           clock = ClockScale{*mhz, static_cast<double>(pc.device.max_sm_clock_mhz)};
         }
         g["metrics"] = derive_metrics(slot.metrics, per_run, peak, clock);
-        if (!slot.details.empty()) g["details"] = slot.details;
-        g["measurement"] = measurement_json(slot, opt_.measure);
-        if (slot.measurement->runs != run.iterations && slot.measurement->runs > 0) {
+        if (!rep->details.empty()) g["details"] = rep->details;
+        g["measurement"] = measurement_json(slot, *rep->measurement, opt_.measure);
+        if (rep->measurement->runs != run.iterations && rep->measurement->runs > 0) {
           // Samples were added to reach --min-time: the file states the runs really timed, and
           // the CPU time Google Benchmark divided by the planned runs per run really timed.
-          const double share = static_cast<double>(run.iterations) / static_cast<double>(slot.measurement->runs);
-          j["iterations"] = slot.measurement->runs;
+          const double share = static_cast<double>(run.iterations) / static_cast<double>(rep->measurement->runs);
+          j["iterations"] = rep->measurement->runs;
           if (j.contains("cpu_time")) j["cpu_time"] = j["cpu_time"].get<double>() * share;
         }
-        add_rank_times(g["measurement"], slot.rank_mean_s);
+        add_rank_times(g["measurement"], rep->rank_mean_s);
         if (slot.instance) slot.instance->annotate(g, per_run);
       }
-      if (!slot.profile.empty()) g["profile"] = slot.profile;
+      if (rep != nullptr && !rep->profile.empty()) g["profile"] = rep->profile;
     }
     j["gpubench"] = std::move(g);
     return j;
-  }
-
-  std::string outcome(const CaseSlot& slot) const {
-    if (slot.status != "ok") return slot.status + ": " + slot.reason;
-    if (!slot.measurement) return "ok";
-    const Measurement& m = *slot.measurement;
-    std::string rate;
-    if (slot.metrics.flops > 0) {
-      rate = fmt::format(", {:.3g} {}", slot.metrics.flops / m.stats.mean / 1e12, slot.metrics.integer_ops ? "TOP/s" : "TFLOP/s");
-    }
-    else if (slot.metrics.bytes > 0) rate = fmt::format(", {:.3g} GB/s", slot.metrics.bytes / m.stats.mean / 1e9);
-    if (slot.metrics.items > 0) {
-      rate += fmt::format(", {:.4g} {}/s", slot.metrics.items / m.stats.mean, slot.metrics.items_unit);
-    }
-    return fmt::format("ok, {}/run{}, noise {:.2g}%{}", format_seconds(m.stats.mean), rate, m.stats.rel_noise * 100,
-                       m.noisy ? " (noisy)" : "");
   }
 
   benchmark::BenchmarkReporter& display_;
   Recorder recorder_;
   std::map<std::string, CaseSlot*> slots_;
   const HarnessOptions& opt_;
-  Progress& progress_;
+  Console& console_;
   RunSummary& summary_;
 };
 
@@ -389,7 +399,7 @@ class SilentReporter final : public benchmark::BenchmarkReporter {
 // every case itself (manual time), so the warning would only mislead. And a skipped case reads
 // "skipped: reason", not "ERROR OCCURRED: 'skipped: reason'": Google Benchmark 1.7 has only
 // SkipWithError to end a case early (1.8 added SkipWithMessage).
-class Console final : public benchmark::ConsoleReporter {
+class GbConsole final : public benchmark::ConsoleReporter {
  public:
   using benchmark::ConsoleReporter::ConsoleReporter;
   void PrintRunData(const Run& run) override {
@@ -422,11 +432,19 @@ std::unique_ptr<benchmark::BenchmarkReporter> make_display(const std::string& fo
     return std::make_unique<benchmark::CSVReporter>();
 #pragma GCC diagnostic pop
   }
-  return std::make_unique<Console>(::isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
+  return std::make_unique<GbConsole>(::isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
                                                            : benchmark::ConsoleReporter::OO_Tabular);
 }
 
 }  // namespace
+
+ConsoleOptions console_options(const HarnessOptions& opt, bool leader) {
+  ConsoleOptions c;
+  c.quiet = opt.quiet || !leader;
+  c.tables = opt.benchmark.format == "table";
+  c.live = ::isatty(STDERR_FILENO) != 0;
+  return c;
+}
 
 void Recorder::add(const Suite& suite, nlohmann::ordered_json entry) {
   std::vector<nlohmann::ordered_json>& entries = by_suite_[suite.name()];
@@ -485,18 +503,10 @@ Verification verification_from_json(const nlohmann::ordered_json& j) {
   return v;
 }
 
-std::string suspect_note(const ResultsFile& results, std::size_t count) {
+std::vector<nlohmann::ordered_json> recorded_entries(const ResultsFile& results, std::size_t count) {
   const auto& entries = results.document()["benchmarks"];
-  std::vector<std::string> reasons;
-  for (std::size_t i = entries.size() - std::min(count, entries.size()); i < entries.size(); ++i) {
-    const auto& g = entries[i].value("gpubench", nlohmann::ordered_json::object());
-    for (const auto& r : g.value("suspect", nlohmann::ordered_json::array())) {
-      if (r.is_string() && std::find(reasons.begin(), reasons.end(), r.get<std::string>()) == reasons.end()) {
-        reasons.push_back(r.get<std::string>());
-      }
-    }
-  }
-  return reasons.empty() ? std::string() : fmt::format(" [suspect: {}]", fmt::join(reasons, "; "));
+  const std::size_t first = entries.size() - std::min(count, entries.size());
+  return {entries.begin() + static_cast<std::ptrdiff_t>(first), entries.end()};
 }
 
 nlohmann::ordered_json failure_entry(const PlannedCase& c, std::size_t index, const std::string& reason) {
@@ -659,26 +669,31 @@ RunSummary run_plan(const std::vector<PlannedCase>& plan, const HarnessOptions& 
   std::vector<std::unique_ptr<CaseSlot>> slots;
   std::map<std::string, CaseSlot*> by_name;
   const bool leader = opt.team == nullptr || opt.team->rank() == 0;
-  Progress progress(plan.size(), opt.quiet || !leader, ::isatty(STDERR_FILENO) != 0);
+  Console console(plan, console_options(opt, leader));
   for (std::size_t i = 0; i < plan.size(); ++i) {
     auto slot = std::make_unique<CaseSlot>();
     slot->planned = &plan[i];
     slot->index = i;
     CaseSlot* raw = slot.get();
     const std::string name = plan[i].name();
-    benchmark::RegisterBenchmark(name.c_str(), [raw, &opt, &progress](benchmark::State& st) { run_case(st, *raw, opt, progress); })
+    benchmark::RegisterBenchmark(name.c_str(), [raw, &opt, &console](benchmark::State& st) { run_case(st, *raw, opt, console); })
         ->UseManualTime()
         ->Iterations(1)  // the harness plans the runs itself: see run_case
         ->Unit(benchmark::kMicrosecond);
     by_name[name] = raw;
     slots.push_back(std::move(slot));
   }
+  // Google Benchmark's own display only when asked for (--benchmark_format, --console gb):
+  // by default the console's tables show the cases. --quiet silences its console table (and
+  // its machine banner on stderr), not a json or csv stream asked for on stdout.
+  const std::string& format = opt.benchmark.format;
+  const bool gb_display = leader && format != "table" && !(opt.quiet && format == "console");
   std::unique_ptr<benchmark::BenchmarkReporter> display =
-      leader ? make_display(opt.benchmark.format) : std::make_unique<SilentReporter>();
-  ResultsReporter reporter(*display, results, by_name, opt, progress, summary);
+      gb_display ? make_display(format) : std::make_unique<SilentReporter>();
+  ResultsReporter reporter(*display, results, by_name, opt, console, summary);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::ClearRegisteredBenchmarks();
-  progress.done();
+  console.done();
   return summary;
 }
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "console.hpp"
 #include "instrument.hpp"
 #include "measure.hpp"
 #include "plan.hpp"
@@ -22,7 +23,9 @@ struct BenchmarkFlags {
   std::vector<std::string> passthrough;     // given to benchmark::Initialize
   std::optional<std::string> filter;        // --benchmark_filter: applied while planning
   std::optional<double> min_time_s;         // --benchmark_min_time: same as --min-time
-  std::string format = "console";           // --benchmark_format: console|json|csv
+  // What stdout shows: "table" (gpubench's tables, see console.hpp) unless --benchmark_format
+  // (or --console gb, which means console) asks for Google Benchmark's console|json|csv.
+  std::string format = "table";
 };
 // Splits and validates --benchmark_* arguments; UsageError for unknown or malformed ones.
 BenchmarkFlags parse_benchmark_flags(const std::vector<std::string>& args);
@@ -41,6 +44,10 @@ struct HarnessOptions {
   // runs the same plan in step (see team.hpp); only rank 0 displays and its file is written.
   Team* team = nullptr;
 };
+
+// The console a run shows: nothing with quiet or on ranks other than 0; tables unless Google
+// Benchmark's reporter prints the cases; a live progress line when stderr is a terminal.
+ConsoleOptions console_options(const HarnessOptions& options, bool leader = true);
 
 struct RunSummary {
   int ok = 0, skipped = 0, failed = 0;
@@ -84,9 +91,9 @@ Verification merge_rank_verifications(const std::vector<Verification>& per_rank)
 nlohmann::ordered_json verification_to_json(const Verification& v);  // the results-file fields, plus detail
 Verification verification_from_json(const nlohmann::ordered_json& j);
 
-// The console's suspect marker (reports/plausibility.hpp) for the last `count` entries of
-// `results`: " [suspect: reason; ...]" with every gpubench.suspect reason they carry, or "".
-std::string suspect_note(const ResultsFile& results, std::size_t count);
+// The last `count` entries of `results` as recorded, i.e. after the file judged their
+// plausibility (gpubench.suspect, reports/plausibility.hpp): what the console shows.
+std::vector<nlohmann::ordered_json> recorded_entries(const ResultsFile& results, std::size_t count);
 
 // A results entry for a case that produced no Google Benchmark run (it crashed or hung).
 nlohmann::ordered_json failure_entry(const PlannedCase& c, std::size_t index, const std::string& reason);

@@ -15,7 +15,7 @@
 
 #include "harness.hpp"
 #include "interrupt.hpp"
-#include "progress.hpp"
+#include "console.hpp"
 
 namespace gpubench {
 namespace {
@@ -86,19 +86,18 @@ RunSummary run_plan_isolated(const std::vector<PlannedCase>& plan, const Harness
                              const IsolationOptions& iso, ResultsFile& results) {
   RunSummary summary;
   Recorder recorder(results);
-  Progress progress(plan.size(), opt.quiet, ::isatty(STDERR_FILENO) != 0);
+  Console console(plan, console_options(opt));
   const fs::path scratch = fs::temp_directory_path() / fmt::format("gpubench-isolate-{}", ::getpid());
   fs::create_directories(scratch);
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const PlannedCase& c = plan[i];
-    progress.started(i, c.name());
+    console.started(i);
     const fs::path out = scratch / fmt::format("case-{}.json", i);
     std::vector<std::string> args = iso.child_args;
     args.insert(args.end(), {"--isolated-case", std::to_string(i), "--isolated-out", out.string(), "--quiet"});
     const ChildResult r = run_child(iso.executable, args, iso.case_timeout_s);
     std::vector<nlohmann::ordered_json> entries = r.exited ? child_entries(out) : std::vector<nlohmann::ordered_json>{};
     fs::remove(out);
-    std::string outcome;
     if (entries.empty()) {
       std::string reason;
       if (r.timed_out) {
@@ -115,15 +114,14 @@ RunSummary run_plan_isolated(const std::vector<PlannedCase>& plan, const Harness
       e["family_index"] = i;  // each child numbered its only case 0
       const std::string s = e["gpubench"].value("status", "failed");
       if (s == "failed" || (s == "skipped" && status == "ok")) status = s;
-      if (outcome.empty() && s != "ok") outcome = s + ": " + e["gpubench"].value("reason", "");
-      recorder.add(*c.suite, std::move(e));
+      recorder.add(*c.suite, e);
     }
     if (status == "ok") ++summary.ok;
     if (status == "skipped") ++summary.skipped;
     if (status == "failed") ++summary.failed;
-    progress.finished(c.name(), (outcome.empty() ? "ok" : outcome) + suspect_note(results, entries.size()));
+    console.finished(i, recorded_entries(results, entries.size()));
   }
-  progress.done();
+  console.done();
   std::error_code ec;
   fs::remove_all(scratch, ec);
   return summary;

@@ -261,8 +261,8 @@ TEST(Measure, ColdWarmUpMeasuresTheFlushAndSizesTheRunByIt) {
 }
 
 TEST(Progress, EtaAndFormatting) {
-  EXPECT_DOUBLE_EQ(Progress::eta_seconds(2, 10, 4.0), 16.0);
-  EXPECT_DOUBLE_EQ(Progress::eta_seconds(0, 10, 4.0), 0.0);
+  EXPECT_DOUBLE_EQ(eta_seconds(2, 10, 4.0), 16.0);
+  EXPECT_DOUBLE_EQ(eta_seconds(0, 10, 4.0), 0.0);
   EXPECT_EQ(format_duration(42), "42s");
   EXPECT_EQ(format_duration(185), "3m05s");
   EXPECT_EQ(format_duration(3720), "1h02m");

@@ -61,7 +61,7 @@ class DataloadSuite final : public Suite {
 
   std::vector<AxisSpec> axes() const override {
     return {
-        {"stage", AxisKind::Enum, "pipeline stage measured (see README: the dataload suite)", {"read", "decode", "augment", "decode_augment", "collate", "h2d", "pipeline"}, 1},
+        {"stage", AxisKind::Enum, "pipeline stage measured (see docs/suite-dataload.md)", {"read", "decode", "augment", "decode_augment", "collate", "h2d", "pipeline"}, 1},
         {"workers", AxisKind::Int, "worker threads (read, decode, augment, collate, pipeline)", {}, 1},
         {"order", AxisKind::Enum, "sample order of read and pipeline: seq or random (shuffled, as training reads)", {"seq", "random"}, 1},
         {"io", AxisKind::Enum, "memory (synthetic data, pipeline), cached (page cache warm), cold (evicted with posix_fadvise), direct (O_DIRECT, read)", {"memory", "cached", "cold", "direct"}, 1},

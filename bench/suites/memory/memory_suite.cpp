@@ -26,7 +26,7 @@ class MemorySuite final : public Suite {
     std::vector<std::string> names;
     for (const TestInfo& t : tests()) names.push_back(t.name);
     return {
-        {"test", AxisKind::Enum, "benchmark (see README: Presets of the memory suite)", names, 1},
+        {"test", AxisKind::Enum, "benchmark (see docs/suite-memory.md)", names, 1},
         {"size", AxisKind::Int, "bytes per buffer for bandwidth, copy, peer and malloc tests; 0 for the others", {}, 0},
         {"peer", AxisKind::Int, "destination GPU ordinal of the p2p tests; 0 for the others", {}, 0},
     };
