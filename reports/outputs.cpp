@@ -18,6 +18,7 @@ const char* extension(const std::string& format) {
   if (format == "html") return ".html";
   if (format == "csv") return ".csv";
   if (format == "json") return ".json";
+  if (format == "openmetrics") return ".prom";  // node_exporter's textfile collector reads *.prom
   return ".xml";  // junit
 }
 

@@ -9,6 +9,7 @@
 #include "apps/gpubench/options.hpp"
 #include "apps/gpubench/report_output.hpp"
 #include "bench/core/errors.hpp"
+#include "reports/openmetrics.hpp"
 #include "reports/report.hpp"
 
 namespace gpubench::app {
@@ -33,7 +34,9 @@ ReportOptions parse_report_options(const std::vector<std::string>& args) {
   desc.add_options()
       ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension")
       ("output,o", po::value(&output), "the same as --out")
-      ("format,f", po::value(&o.format)->default_value(o.format), "comma list of: md (markdown), html, csv, json")
+      ("format,f", po::value(&o.format)->default_value(o.format),
+       "comma list of: md (markdown), html, csv, json, openmetrics (Prometheus/OpenMetrics text for node_exporter's "
+       "textfile collector: docs/report-compare-history.md)")
       ("baseline", po::value(&o.baseline), "the run ratios refer to: its number (1, #2), label or a unique part of it (default: the first)")
       ("prices", po::value(&o.prices_file), "price file {\"prices_usd_per_hour\": {NAME: USD}} (see data/prices.example.json)")
       ("price", po::value(&o.price_assignments)->composing(), "NAME=USD_PER_HOUR for devices whose name contains NAME (repeatable)")
@@ -52,7 +55,7 @@ ReportOptions parse_report_options(const std::vector<std::string>& args) {
   if (vm.count("train-tokens")) o.train_tokens = positive(vm["train-tokens"].as<double>(), "--train-tokens");
   if (vm.count("train-samples")) o.train_samples = positive(vm["train-samples"].as<double>(), "--train-samples");
   if (o.train_tokens && o.train_samples) throw UsageError("--train-tokens and --train-samples: give one workload");
-  o.outputs = reports::resolve_outputs(o.format, o.out, {"md", "html", "csv", "json"});
+  o.outputs = reports::resolve_outputs(o.format, o.out, {"md", "html", "csv", "json", "openmetrics"});
   reports::PriceList check;
   for (const auto& p : o.price_assignments) check.add_assignment(p);  // fails early on a bad one
   if (o.files.empty()) throw UsageError("report: no results file given (usage: gpubench report RESULTS.json...)");
@@ -81,6 +84,7 @@ int cmd_report(const std::vector<std::string>& args) {
     if (t.format == "html") write_output(t, reports::to_html(report.doc));
     if (t.format == "csv") write_output(t, report.csv);
     if (t.format == "json") write_output(t, report.summary.dump(2) + "\n");
+    if (t.format == "openmetrics") write_output(t, reports::to_openmetrics(loaded));
   }
   return 0;
 }

@@ -33,6 +33,7 @@ nlohmann::ordered_json device_to_json(const DeviceInfo& d) {
   j["l2_bytes"] = d.l2_bytes;
   j["max_sm_clock_mhz"] = d.max_sm_clock_mhz;
   j["pci_bus_id"] = d.pci_bus_id;
+  if (!d.uuid.empty()) j["uuid"] = d.uuid;
   auto put = [&](const char* key, const std::optional<int>& v) {
     if (v) j[key] = *v;
   };

@@ -16,6 +16,17 @@ int attribute(cudaDeviceAttr attr, int ordinal) {
   return v;
 }
 
+// The 16 bytes of cudaDeviceProp::uuid in nvidia-smi's form, which monitoring (DCGM, NVML's
+// nvmlDeviceGetUUID) uses to name a GPU: "GPU-" then 8-4-4-4-12 hex digits.
+std::string format_gpu_uuid(const unsigned char* b) {
+  std::string out = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += fmt::format("{:02x}", b[i]);
+  }
+  return out;
+}
+
 DeviceInfo describe_cuda(int ordinal) {
   DeviceInfo d;
   d.kind = DeviceKind::Cuda;
@@ -29,6 +40,7 @@ DeviceInfo describe_cuda(int ordinal) {
     d.memory_bytes = static_cast<std::int64_t>(prop.totalGlobalMem);
     d.memory_bus_width_bits = prop.memoryBusWidth;
     d.l2_bytes = prop.l2CacheSize;
+    d.uuid = format_gpu_uuid(reinterpret_cast<const unsigned char*>(prop.uuid.bytes));
   }
   // The clock fields left cudaDeviceProp in CUDA 13; the attributes remain (kHz).
   d.max_sm_clock_mhz = attribute(cudaDevAttrClockRate, ordinal) / 1000;

@@ -26,6 +26,7 @@ struct DeviceInfo {
   std::int64_t l2_bytes = 0;
   int max_sm_clock_mhz = 0;
   std::string pci_bus_id;
+  std::string uuid;          // "GPU-8-4-4-4-12 hex", as nvidia-smi -L prints it
   // CUDA (from NVML, when the library and the driver are there)
   std::optional<int> current_sm_clock_mhz, current_memory_clock_mhz, max_sm_clock_mhz_nvml;
 

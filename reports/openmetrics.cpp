@@ -1,0 +1,177 @@
+// OpenMetrics text output (see openmetrics.hpp). Format: https://prometheus.io/docs/specs/om/open_metrics_spec/
+// and the Prometheus text exposition format (docs/instrumenting/exposition_formats).
+#include "reports/openmetrics.hpp"
+
+#include <cmath>
+#include <ctime>
+#include <iomanip>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "reports/cases.hpp"
+#include "reports/stats.hpp"
+
+namespace gpubench::reports {
+namespace {
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+// Metric and label names: [a-zA-Z_][a-zA-Z0-9_]* (label names also; ':' is for recording rules).
+std::string sanitize_name(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "_" + out;
+  return out;
+}
+
+// The shortest text that reads back as the same double.
+std::string number(double v) { return fmt::format("{}", v); }
+
+struct Family {
+  std::string help;
+  std::vector<std::string> samples;  // "name{labels} value"
+  std::set<std::string> seen;        // label texts: a series appears once
+};
+
+class Writer {
+ public:
+  void add(const std::string& name, const std::string& help, const Labels& labels, double value) {
+    if (!std::isfinite(value)) return;  // NaN and infinities say nothing a dashboard can use
+    auto [it, fresh] = families_.try_emplace(name);
+    if (fresh) {
+      order_.push_back(name);
+      it->second.help = help;
+    }
+    std::string text;
+    for (const auto& [k, v] : labels) text += fmt::format("{}{}=\"{}\"", text.empty() ? "" : ",", k, openmetrics_escape(v));
+    if (!it->second.seen.insert(text).second) return;
+    it->second.samples.push_back(fmt::format("{}{{{}}} {}", name, text, number(value)));
+  }
+
+  std::string str() const {
+    std::string out;
+    for (const std::string& name : order_) {
+      const Family& f = families_.at(name);
+      out += fmt::format("# TYPE {} gauge\n# HELP {} {}\n", name, name, f.help);
+      for (const std::string& s : f.samples) out += s + "\n";
+    }
+    return out + "# EOF\n";
+  }
+
+ private:
+  std::vector<std::string> order_;
+  std::map<std::string, Family> families_;
+};
+
+// context.date "2026-12-03T07:18:43+00:00" (UTC, as gpubench writes it) in seconds since the epoch.
+std::optional<double> utc_seconds(const std::string& date) {
+  std::tm tm{};
+  std::istringstream in(date.substr(0, 19));
+  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
+  if (in.fail()) return std::nullopt;
+  return static_cast<double>(::timegm(&tm));
+}
+
+std::string uuid_of(const ResultsFile& f, const std::string& device) {
+  const nlohmann::json* devices = json_at(f.context, {"gpubench", "devices"});
+  if (devices == nullptr || !devices->is_array()) return {};
+  for (const auto& d : *devices) {
+    if (d.is_object() && d.value("id", "") == device && d.contains("uuid") && d["uuid"].is_string()) {
+      return d["uuid"].get<std::string>();
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string openmetrics_escape(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+std::string to_openmetrics(const std::vector<ResultsFile>& files) {
+  // Two files of the same host and device would give identical series: tell them apart.
+  std::map<std::pair<std::string, std::string>, std::set<std::size_t>> files_of;
+  std::map<std::string, std::set<std::size_t>> files_of_host;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    files_of_host[files[i].host()].insert(i);
+    for (const ResultEntry& e : files[i].entries) files_of[{files[i].host(), e.device}].insert(i);
+  }
+  bool need_file_label = false;
+  for (const auto& [key, set] : files_of) need_file_label = need_file_label || set.size() > 1;
+  for (const auto& [key, set] : files_of_host) need_file_label = need_file_label || set.size() > 1;
+
+  Writer w;
+  static const std::set<std::string> kReserved = {"suite", "device_model", "device", "uuid", "host", "results"};
+  for (std::size_t fi = 0; fi < files.size(); ++fi) {
+    const ResultsFile& f = files[fi];
+    const std::string file_label = f.path.filename().string();
+    if (auto t = utc_seconds(string_at(f.context, {"date"}))) {
+      Labels l{{"host", f.host()}};
+      if (need_file_label) l.emplace_back("results", file_label);
+      w.add("gpubench_results_timestamp_seconds", "When the run started (seconds since the Unix epoch, UTC).", l, *t);
+    }
+    // Repetitions of a case on a device: one sample, their median.
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<const ResultEntry*>> by_case;
+    for (const ResultEntry& e : f.entries) {
+      if (!is_iteration(e) || e.status != "ok") continue;
+      const std::string key = e.device + '\x1f' + case_identity(e);
+      if (by_case[key].empty()) order.push_back(key);
+      by_case[key].push_back(&e);
+    }
+    for (const std::string& key : order) {
+      const std::vector<const ResultEntry*>& runs = by_case[key];
+      const ResultEntry& e = *runs.front();
+      Labels l{{"suite", e.suite}, {"device_model", e.device_name}, {"device", e.device}};
+      if (const std::string uuid = uuid_of(f, e.device); !uuid.empty()) l.emplace_back("uuid", uuid);
+      l.emplace_back("host", f.host());
+      if (need_file_label) l.emplace_back("results", file_label);
+      std::set<std::string> used(kReserved.begin(), kReserved.end());
+      auto add_axis = [&](const std::string& axis) {
+        auto it = e.axes.find(axis);
+        if (it == e.axes.end() || axis == "device") return;
+        std::string name = sanitize_name(axis);
+        if (used.count(name) != 0 || name.rfind("__", 0) == 0) name = "axis_" + name;  // "__" is reserved
+        if (!used.insert(name).second) return;
+        l.emplace_back(name, scalar_text(*it));
+      };
+      for (const std::string& axis : e.axis_names) add_axis(axis);
+      if (e.axis_names.empty()) {
+        for (const auto& [axis, v] : e.axes.items()) add_axis(axis);
+      }
+
+      if (const auto perf = median_perf(runs); perf && perf->metric != "runs_per_s") {
+        w.add("gpubench_" + sanitize_name(perf->metric),
+              fmt::format("gpubench headline metric, in {} (decimal units).", perf->unit), l, perf->value);
+      }
+      std::vector<double> times, noise, pct;
+      for (const ResultEntry* r : runs) {
+        if (auto m = number_at(r->measurement, {"mean_s"})) times.push_back(*m);
+        else if (r->real_time_s) times.push_back(*r->real_time_s);
+        if (auto n = number_at(r->measurement, {"noise_pct"})) noise.push_back(*n / 100);
+        if (auto p = number_at(r->metrics, {"pct_of_peak"})) pct.push_back(*p);
+      }
+      if (!times.empty()) w.add("gpubench_seconds_per_run", "Mean time of one run of the case, in seconds.", l, median(times));
+      if (!noise.empty()) {
+        w.add("gpubench_noise_ratio", "Relative noise of the case's samples (stddev / mean).", l, median(noise));
+      }
+      if (!pct.empty()) {
+        w.add("gpubench_pct_of_peak", "Headline rate as a percentage of the datasheet peak.", l, median(pct));
+      }
+    }
+  }
+  return w.str();
+}
+
+}  // namespace gpubench::reports

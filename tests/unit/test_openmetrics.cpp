@@ -1,0 +1,62 @@
+// OpenMetrics output: families, labels, escapes, repetitions, files of the same host. The
+// output is also read back by a real parser in the tests (tests/scripts/check_openmetrics.py).
+#include <gtest/gtest.h>
+
+#include "reports/openmetrics.hpp"
+#include "reports/results_reader.hpp"
+
+namespace gpubench::reports {
+namespace {
+
+ResultsFile file_with(const std::string& host, const std::string& name, double tflops_a, double tflops_b) {
+  const std::string text = R"({"context": {"host_name": ")" + host + R"(", "date": "2026-12-03T07:18:43+00:00",
+    "gpubench": {"schema_version": 1, "devices": [{"id": "cuda:0", "uuid": "GPU-00112233-4455-6677-8899-aabbccddeeff"}]}},
+  "benchmarks": [
+    {"name": "gemm/m=8/cuda:0", "run_type": "iteration", "repetition_index": 0, "real_time": 2, "time_unit": "ms",
+     "gpubench": {"suite": "gemm", "device": "cuda:0", "device_name": "NVIDIA \"H200\"\nx", "status": "ok",
+       "axes": {"m": 8, "dtype": "bf16", "host": "axis-named-host"},
+       "metrics": {"tflops": )" + std::to_string(tflops_a) + R"(, "pct_of_peak": 50},
+       "measurement": {"mean_s": 0.002, "noise_pct": 1.5}}},
+    {"name": "gemm/m=8/cuda:0", "run_type": "iteration", "repetition_index": 1, "real_time": 4, "time_unit": "ms",
+     "gpubench": {"suite": "gemm", "device": "cuda:0", "device_name": "NVIDIA \"H200\"\nx", "status": "ok",
+       "axes": {"m": 8, "dtype": "bf16", "host": "axis-named-host"},
+       "metrics": {"tflops": )" + std::to_string(tflops_b) + R"(},
+       "measurement": {"mean_s": 0.004, "noise_pct": 2.5}}},
+    {"name": "gemm/m=8/cuda:0_mean", "run_type": "aggregate", "aggregate_name": "mean", "real_time": 3, "time_unit": "ms",
+     "gpubench": {"suite": "gemm", "device": "cuda:0", "status": "ok", "axes": {"m": 8, "dtype": "bf16"}}},
+    {"name": "gemm/m=9/cuda:0", "run_type": "iteration", "error_occurred": true,
+     "gpubench": {"suite": "gemm", "device": "cuda:0", "status": "skipped", "reason": "no", "axes": {"m": 9}}}
+  ]})";
+  return read_results_text(text, name);
+}
+
+TEST(OpenMetrics, GaugesWithLabelsAndTheMedianOfRepetitions) {
+  const std::string out = to_openmetrics({file_with("node-1", "a.json", 100, 300)});
+  EXPECT_NE(out.find("# TYPE gpubench_tflops gauge\n"), std::string::npos) << out;
+  const std::string labels =
+      "{suite=\"gemm\",device_model=\"NVIDIA \\\"H200\\\"\\nx\",device=\"cuda:0\","
+      "uuid=\"GPU-00112233-4455-6677-8899-aabbccddeeff\",host=\"node-1\",m=\"8\",dtype=\"bf16\","
+      "axis_host=\"axis-named-host\"}";
+  EXPECT_NE(out.find("gpubench_tflops" + labels + " 200\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("gpubench_seconds_per_run" + labels + " 0.003\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("gpubench_noise_ratio" + labels + " 0.02\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("gpubench_pct_of_peak" + labels + " 50\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("gpubench_results_timestamp_seconds{host=\"node-1\"} 1796282323\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("m=\"9\""), std::string::npos) << "a skipped case has no sample";
+  EXPECT_EQ(out.substr(out.size() - 6), "# EOF\n");
+}
+
+TEST(OpenMetrics, TwoFilesOfOneHostAreToldApartByTheFileName) {
+  const std::string out = to_openmetrics({file_with("node-1", "a.json", 1, 1), file_with("node-1", "b.json", 2, 2)});
+  EXPECT_NE(out.find("host=\"node-1\",results=\"a.json\""), std::string::npos) << out;
+  EXPECT_NE(out.find("host=\"node-1\",results=\"b.json\""), std::string::npos) << out;
+  const std::string other = to_openmetrics({file_with("node-1", "a.json", 1, 1), file_with("node-2", "b.json", 2, 2)});
+  EXPECT_EQ(other.find("results="), std::string::npos) << other;
+}
+
+TEST(OpenMetrics, Escapes) {
+  EXPECT_EQ(openmetrics_escape("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+}
+
+}  // namespace
+}  // namespace gpubench::reports
