@@ -7,8 +7,10 @@ GPUBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 GPUBENCH_BUILD_PACKAGES=(cmake ninja-build g++ pkg-config ccache libbenchmark-dev libfmt-dev
   libboost-program-options-dev nlohmann-json3-dev libopenblas-dev libturbojpeg0-dev libopenmpi-dev openmpi-bin)
 # Extra packages for the tests: GoogleTest, Google Benchmark's compare.py with scipy, ...;
-# debootstrap: the bundle's test in a minimal Debian root (tests: bundle_debian_root).
-GPUBENCH_TEST_PACKAGES=(libgtest-dev libgmock-dev libbenchmark-tools python3-scipy libjpeg-turbo-progs chromium debootstrap)
+# debootstrap: the bundle's test in a minimal Debian root (tests: bundle_debian_root);
+# python3-prometheus-client: the real parser that checks `report --format openmetrics`.
+GPUBENCH_TEST_PACKAGES=(libgtest-dev libgmock-dev libbenchmark-tools python3-scipy libjpeg-turbo-progs chromium debootstrap
+  python3-prometheus-client)
 
 log() { printf '[gpubench] %s\n' "$*" >&2; }
 die() { printf '[gpubench] error: %s\n' "$*" >&2; exit 1; }
@@ -72,7 +74,17 @@ build_preset() {
     export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
   fi
   local jobs="${GPUBENCH_JOBS:-$(nproc)}"
-  (cd "$GPUBENCH_ROOT" && cmake --preset "$preset" "$@" >&2 && cmake --build "build/$preset" -j "$jobs" >&2) ||
-    die "build failed (preset $preset)"
+  # GPUBENCH_BUILD_LOG=FILE: the compiler's output goes there, not to the console (run.sh), and
+  # only its last lines are shown when the build fails.
+  local log_file="${GPUBENCH_BUILD_LOG:-}"
+  if [ -n "$log_file" ]; then
+    mkdir -p "$(dirname "$log_file")"
+    log "building preset $preset (log: ${log_file#"$GPUBENCH_ROOT"/})"
+    (cd "$GPUBENCH_ROOT" && cmake --preset "$preset" "$@" && cmake --build "build/$preset" -j "$jobs") >"$log_file" 2>&1 ||
+      { tail -n 30 "$log_file" | cut -c1-160 >&2; die "build failed (preset $preset; log: $log_file)"; }
+  else
+    (cd "$GPUBENCH_ROOT" && cmake --preset "$preset" "$@" >&2 && cmake --build "build/$preset" -j "$jobs" >&2) ||
+      die "build failed (preset $preset)"
+  fi
   echo "$GPUBENCH_ROOT/build/$preset"
 }

@@ -1,7 +1,10 @@
 // gpubench run: plan, check the output path, run every case, write the results file.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <unistd.h>
+
+#include <chrono>
 
 #include <iostream>
 #include <sstream>
@@ -15,6 +18,7 @@
 #include "bench/core/harness.hpp"
 #include "bench/core/interrupt.hpp"
 #include "bench/core/launch.hpp"
+#include "bench/core/progress.hpp"
 #include "bench/mpi/session.hpp"
 #include "bench/suites/all_suites.hpp"
 #include "bench/suites/gemm/gemm_tune.hpp"
@@ -28,12 +32,14 @@ namespace {
 constexpr const char* kRunUsage = R"(Usage: gpubench run [options] [--benchmark_FLAG=VALUE ...]
 
 Runs the selected suites on the selected devices and writes a results file (Google Benchmark
-JSON plus gpubench fields, rewritten after every case). Exit status: 0 when every case passed
-or was skipped, 1 when a case failed, 2 on bad usage.
+JSON plus gpubench fields, rewritten after every case). Stdout shows one table per suite (the
+axes that vary as columns), stderr a progress line. Exit status: 0 when every case passed or
+was skipped, 1 when a case failed, 2 on bad usage.
 
 Google Benchmark flags pass through: --benchmark_filter=REGEX (applied to case names, '-'
 negates), --benchmark_repetitions=N, --benchmark_min_time=SECONDS (same as --min-time),
---benchmark_format=console|json|csv (stdout), --benchmark_out=FILE and
+--benchmark_format=console|json|csv (Google Benchmark's reporter on stdout instead of the
+tables), --benchmark_out=FILE and
 --benchmark_out_format=json|console|csv (Google Benchmark's own extra copy), and the others
 benchmark::Initialize accepts.
 
@@ -80,8 +86,12 @@ int dry_run(const RunOptions& o, const reports::SpecSheet& specs) {
   const DeviceInventory inventory = inventory_for(o.selection, specs);
   const DeviceSelection selection = select_devices(o.selection.device, inventory);
   if (!selection.notice.empty()) fmt::print(stderr, "{}\n", selection.notice);
-  const std::vector<PlannedCase> plan =
-      make_plan(suites::all(), to_plan_request(o.selection, o.benchmark.filter.value_or("")), selection.devices);
+  std::vector<NotApplicable> not_applicable;
+  const std::vector<PlannedCase> plan = make_plan(
+      suites::all(), to_plan_request(o.selection, o.benchmark.filter.value_or("")), selection.devices, &not_applicable);
+  for (const NotApplicable& n : not_applicable) {
+    fmt::print(stderr, "{} on {}: not run here: {}\n", n.suite->name(), n.device.id(), n.reason);
+  }
   print_plan(plan);
   DryRunSettings s;
   s.measure = o.measure;
@@ -90,6 +100,39 @@ int dry_run(const RunOptions& o, const reports::SpecSheet& specs) {
   s.metrics = o.profile.metrics;
   fmt::print("{}\n", dry_run_line(estimate_plan(plan, s)));
   return 0;
+}
+
+// --report FORMATS: each report beside the results file, named after it (results.md, ...;
+// the json report is results.report.json, not the results file itself). UsageError for a
+// format `report` does not write.
+std::vector<std::pair<std::string, std::filesystem::path>> report_paths(const std::string& formats,
+                                                                        const std::filesystem::path& results) {
+  std::vector<std::pair<std::string, std::filesystem::path>> out;
+  if (formats.empty()) return out;
+  std::size_t start = 0;
+  while (start <= formats.size()) {
+    const std::size_t comma = std::min(formats.find(',', start), formats.size());
+    std::string f = formats.substr(start, comma - start);
+    if (f == "markdown") f = "md";
+    if (f != "md" && f != "html" && f != "csv" && f != "json" && f != "openmetrics") {
+      throw UsageError(fmt::format("--report '{}': '{}' is not one of md, html, csv, json, openmetrics", formats, f));
+    }
+    std::filesystem::path p = results;
+    p.replace_extension(f == "json" ? ".report.json" : f == "openmetrics" ? ".prom" : "." + f);
+    out.emplace_back(f, p);
+    start = comma + 1;
+  }
+  return out;
+}
+
+// The closing line, also under --quiet: what happened and where it went.
+std::string summary_line(const RunSummary& s, std::size_t not_applicable, double seconds,
+                         const std::filesystem::path& results, const std::vector<std::string>& reports) {
+  std::string line = fmt::format("gpubench: {} ok, {} skipped, {} failed", s.ok, s.skipped, s.failed);
+  if (not_applicable > 0) line += fmt::format(", {} suite{} not run here", not_applicable, not_applicable == 1 ? "" : "s");
+  line += fmt::format(" in {}; results: {}", format_duration(seconds), results.string());
+  if (!reports.empty()) line += fmt::format("; report: {}", fmt::join(reports, ", "));
+  return line;
 }
 
 }  // namespace
@@ -139,7 +182,12 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
       ("rank-timeout", po::value(&o.rank_timeout_s)->default_value(o.rank_timeout_s),
        "under mpirun/srun: seconds a rank may take to join, to reach each agreement step, or to complete a collective "
        "before the run ends naming it")
-      ("quiet,q", po::bool_switch(), "no progress on stderr")
+      ("report", po::value(&o.report_formats),
+       "after the run, write `gpubench report` in these formats (comma list of md, html, csv, json, openmetrics) beside the "
+       "results file: <results>.md, ...")
+      ("console", po::value<std::string>()->default_value("table"),
+       "what stdout shows: table (one table per suite) or gb (Google Benchmark's console reporter)")
+      ("quiet,q", po::bool_switch(), "only errors, warnings and the final summary line")
       ("dry-run", po::bool_switch(&o.dry_run),
        "print the cases and the plan's estimated wall time (last line: 'dry-run: N to run, K skipped, about S s'); "
        "run nothing, write nothing")
@@ -178,6 +226,12 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
   positive(o.sample_interval_ms, "sample-interval");
 
   o.benchmark = parse_benchmark_flags(bench_args);
+  const std::string console = vm["console"].as<std::string>();
+  if (console != "table" && console != "gb") {
+    throw UsageError(fmt::format("--console '{}': accepted values are table, gb", console));
+  }
+  if (console == "gb" && o.benchmark.format == "table") o.benchmark.format = "console";
+  (void)report_paths(o.report_formats, "results.json");  // a bad format must not wait for the end of the run
   if (o.isolate) {
     for (const std::string& a : bench_args) {
       if (a.rfind("--benchmark_out", 0) == 0) {
@@ -195,6 +249,7 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
 }
 
 int cmd_run(const std::vector<std::string>& all_args) {
+  const auto started = std::chrono::steady_clock::now();
   const RunOptions o = parse_run_options(all_args);
   if (o.help) return print_help(o.help_text);
   const SelectionOptions& sel = o.selection;
@@ -228,7 +283,8 @@ int cmd_run(const std::vector<std::string>& all_args) {
   const std::string cache_warning = suites::gemm::apply_run_settings(o.lt_candidates, o.tuning_cache, selection.devices);
   if (!cache_warning.empty() && o.isolated_case < 0 && leader) fmt::print(stderr, "{}\n", cache_warning);
   const PlanRequest request = to_plan_request(sel, h.benchmark.filter.value_or(""));
-  std::vector<PlannedCase> plan = make_plan(suites::all(), request, selection.devices);
+  std::vector<NotApplicable> not_applicable;
+  std::vector<PlannedCase> plan = make_plan(suites::all(), request, selection.devices, &not_applicable);
   const std::vector<const Suite*> selected = select_suites(suites::all(), request.suites);
   RunDescription description{"gpubench run " + join_args(all_args), sel.preset, {}, m};
   for (const Suite* s : selected) description.suites.push_back(s->name());
@@ -280,13 +336,21 @@ int cmd_run(const std::vector<std::string>& all_args) {
   if (leader) check_output_path(out_path);
   start_instruments();
 
-  if (!selection.notice.empty() && leader) fmt::print(stderr, "{}\n", selection.notice);
+  // What this launch cannot run is said once per suite, with how to run it.
+  auto show_not_applicable = [&] {
+    for (const NotApplicable& n : not_applicable) {
+      fmt::print(stderr, "{} on {}: not run here: {}\n", n.suite->name(), n.device.id(), n.reason);
+    }
+  };
+  if (!selection.notice.empty() && leader && !o.quiet) fmt::print(stderr, "{}\n", selection.notice);
   // A GPU asked for by name that is not there fails the run (after the CPU cases, if any).
   const bool missing_gpu = selection.cuda_requested_explicitly && inventory.cuda.empty();
   if (plan.empty()) {
+    if (leader) show_not_applicable();
     fmt::print(stderr, "gpubench: no case matches the selection; nothing to run\n");
     return missing_gpu ? 1 : 0;
   }
+  if (leader && !o.quiet) show_not_applicable();
 
   // Other processes on a GPU being measured make its numbers untrustworthy: say so, or refuse.
   const std::vector<BusyDevice> busy =
@@ -303,6 +367,10 @@ int cmd_run(const std::vector<std::string>& all_args) {
   nlohmann::ordered_json context = capture_context(inventory, selection.devices, selected, description);
   for (const BusyDevice& b : busy) context["gpubench"]["busy_devices"].push_back(to_json(b));
   context["gpubench"]["profile"] = profile_context(instruments, o);
+  for (const NotApplicable& n : not_applicable) {
+    context["gpubench"]["not_applicable"].push_back(
+        {{"suite", n.suite->name()}, {"device", n.device.id()}, {"reason", n.reason}});
+  }
   for (const auto& i : instruments) {  // asked-for instruments that cannot work here say so
     if (o.profile_explicit && leader && i->status() != "on") {
       fmt::print(stderr, "gpubench: --profile {}: {}\n", i->name(), i->status());
@@ -335,11 +403,22 @@ int cmd_run(const std::vector<std::string>& all_args) {
   } else {
     s = run_plan(plan, h, results);
   }
+  const int status = s.failed > 0 || missing_gpu ? 1 : 0;
   if (leader) {
-    fmt::print(stderr, "gpubench: {} ok, {} skipped, {} failed; results in {}\n", s.ok, s.skipped, s.failed,
-               out_path.string());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::vector<std::string> written;
+    for (const auto& [format, path] : report_paths(o.report_formats, out_path)) {
+      try {
+        if (cmd_report({out_path.string(), "--format", format, "--out", path.string()}) == 0) {
+          written.push_back(path.string());
+        }
+      } catch (const std::exception& e) {  // the results stay; the report's problem is said
+        fmt::print(stderr, "gpubench: --report {}: {}\n", format, e.what());
+      }
+    }
+    fmt::print(stderr, "{}\n", summary_line(s, not_applicable.size(), seconds, out_path, written));
   }
-  return s.failed > 0 || missing_gpu ? 1 : 0;
+  return status;
 }
 
 }  // namespace gpubench::app

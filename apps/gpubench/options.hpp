@@ -78,6 +78,7 @@ struct RunOptions {
   int lt_candidates = 32;      // gemm: cuBLASLt algorithms cublaslt-tuned times
   std::string tuning_cache;    // gemm: --tuning-cache FILE (read by cmd_run, not by the parser)
   bool dry_run = false;        // --dry-run: print the plan and its estimated time, run nothing
+  std::string report_formats;  // --report: `gpubench report` formats written beside the results
 };
 RunOptions parse_run_options(const std::vector<std::string>& args);  // cmd_run.cpp
 

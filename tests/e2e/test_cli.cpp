@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -49,10 +51,10 @@ TEST_F(Cli, RunThenReport) {
   Output run = quick_cpu_run(results);
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_NE(run.err.find("gpubench: 2 ok, 0 skipped, 0 failed"), std::string::npos) << run.err;
-  // Google Benchmark's context, less its warning about how libbenchmark was compiled (gpubench
-  // times cases itself).
-  EXPECT_NE(run.err.find("Run on ("), std::string::npos) << run.err;
-  EXPECT_EQ(run.err.find("Library was built as DEBUG"), std::string::npos) << run.err;
+  // -q: the closing line alone (no Google Benchmark header, no table), naming the results.
+  EXPECT_EQ(count_lines(run.err), 1) << run.err;
+  EXPECT_NE(run.err.find("results: " + results.string()), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");
   auto doc = nlohmann::json::parse(slurp(results));
   ASSERT_EQ(doc["benchmarks"].size(), 2u);
   EXPECT_EQ(doc["context"]["gpubench"]["schema_version"], 1);
@@ -84,26 +86,94 @@ TEST_F(Cli, NoGpuLineAndCpuCasesByDefault) {
   EXPECT_NE(list.out.find("memory/test=triad/size=67108864/peer=0/cpu"), std::string::npos);
   // gemm: 4 quick CPU cases; memory: 6 bandwidth + 4 FMA; dataload: decode, decode_augment and 5
   // pipeline cases, at 1 worker and at every usable CPU (once on a 1-CPU machine); train: 2;
-  // collectives: 7 operations x 6 sizes
+  // collectives: not run on the CPU outside mpirun/srun, said in one line instead of 42 cases
   cpu_set_t set;
   CPU_ZERO(&set);
   ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
   const int dataload = CPU_COUNT(&set) > 1 ? 14 : 7;
-  EXPECT_EQ(count_lines(list.out), 4 + 10 + dataload + 2 + 42);
+  EXPECT_EQ(count_lines(list.out), 4 + 10 + dataload + 2);
+  EXPECT_NE(list.err.find("collectives on cpu: not run here: the MPI CPU backend"), std::string::npos) << list.err;
   // Asking for a GPU explicitly on a machine without one fails, with the same line.
   Output run = gpubench("run --device cuda -q -o " + (dir / "x.json").string());
   EXPECT_EQ(run.code, 1);
   EXPECT_NE(run.err.find("no CUDA device:"), std::string::npos);
 }
 
-// A skipped case reads "skipped: reason" in Google Benchmark's console table, not as an error
-// (gpubench ends it with SkipWithError, the only early exit Google Benchmark 1.7 has).
-TEST_F(Cli, SkippedCasesAreNotShownAsErrors) {
-  Output r = gpubench("run --suite collectives --device cpu --axis op=all_reduce --axis size=8 -o " +
-                      (dir / "r.json").string());
+// A suite that cannot run in this launch (CPU collectives outside mpirun/srun) is one line
+// saying how to run it, and one record in the results context: not a skipped case per point.
+TEST_F(Cli, SuitesThatCannotRunHereAreOneLine) {
+  const fs::path out = dir / "r.json";
+  Output r = gpubench("run --suite gemm,collectives --device cpu --axis m=8 --axis dtype=fp32 --min-time 0.01 -o " +
+                      out.string());
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("skipped: the MPI CPU backend runs across ranks"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("ERROR OCCURRED"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("collectives on cpu: not run here: the MPI CPU backend runs across ranks: start gpubench under "
+                       "mpirun"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("collectives"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("1 suite not run here"), std::string::npos) << r.err;
+  const auto doc = nlohmann::json::parse(std::ifstream(out));
+  for (const auto& e : doc["benchmarks"]) EXPECT_NE(e["gpubench"]["suite"], "collectives") << e.dump();
+  ASSERT_EQ(doc["context"]["gpubench"]["not_applicable"].size(), 1u) << doc["context"].dump();
+  EXPECT_EQ(doc["context"]["gpubench"]["not_applicable"][0]["suite"], "collectives");
+  EXPECT_EQ(doc["context"]["gpubench"]["not_applicable"][0]["device"], "cpu");
+  // Only that suite selected: nothing to run, and the line says why.
+  Output only = gpubench("run --suite collectives --device cpu -o " + (dir / "c.json").string());
+  EXPECT_EQ(only.code, 0) << only.err;
+  EXPECT_NE(only.err.find("not run here"), std::string::npos) << only.err;
+}
+
+// The default console: one table per suite (varying axes as columns, constant ones above),
+// no line wider than 160 characters, no Google Benchmark header, the summary line last.
+TEST_F(Cli, ConsoleShowsOneTablePerSuiteWithinTheWidth) {
+  const fs::path out = dir / "t.json";
+  Output r = gpubench(fmt::format("run --device cpu --suite gemm,memory,collectives --axis m=48,64 --axis dtype=fp32,fp16 "
+                                  "--axis test=triad,dot --axis size=1M --min-time 0.02 --warmup 0.005 --min-samples 3 "
+                                  "--report md -o {}",
+                                  out.string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const std::string* text : {&r.out, &r.err}) {
+    std::istringstream lines(*text);
+    for (std::string l; std::getline(lines, l);) EXPECT_LE(l.size(), 160u) << l;
+  }
+  EXPECT_EQ(r.err.find("Run on ("), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("/iterations:1/manual_time"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gemm: 4 cases on cpu ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memory: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("collectives"), std::string::npos) << r.out;  // not run here: one stderr line
+  EXPECT_NE(r.out.find("constant: shape=mnk model=none tp=1 provider=openblas layout=nn"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("TFLOP/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GB/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("skipped: OpenBLAS has no fp16 GEMM"), std::string::npos) << r.out;
+  // The closing line names the results file and the report written beside it.
+  const std::string last = r.err.substr(r.err.rfind('\n', r.err.size() - 2) + 1);
+  EXPECT_NE(last.find("results: " + out.string()), std::string::npos) << r.err;
+  const fs::path md = dir / "t.md";
+  EXPECT_NE(last.find("report: " + md.string()), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(md));
+  // Google Benchmark's own console on request, with its header (less the DEBUG warning:
+  // gpubench times cases itself).
+  Output gb = gpubench(fmt::format("run --device cpu --suite gemm --axis m=48 --axis dtype=fp32 --min-time 0.02 "
+                                   "--warmup 0.005 --min-samples 3 --console gb -o {}",
+                                   (dir / "gb.json").string()));
+  ASSERT_EQ(gb.code, 0) << gb.err;
+  EXPECT_NE(gb.err.find("Run on ("), std::string::npos) << gb.err;
+  EXPECT_EQ(gb.err.find("Library was built as DEBUG"), std::string::npos) << gb.err;
+  EXPECT_NE(gb.out.find(gemm_cpu_name(48, "fp32") + "/iterations:1/manual_time"), std::string::npos) << gb.out;
+  EXPECT_EQ(gpubench("run --console fancy").code, 2);
+  EXPECT_EQ(gpubench("run --report pdf").code, 2);
+}
+
+// Each library once (gemm and train both use OpenBLAS and cuBLASLt).
+TEST_F(Cli, VersionListsEachLibraryOnce) {
+  Output v = gpubench("version");
+  ASSERT_EQ(v.code, 0) << v.err;
+  std::istringstream lines(v.out);
+  std::set<std::string> seen;
+  for (std::string l; std::getline(lines, l);) {
+    const std::string key = l.substr(0, l.find(':'));
+    EXPECT_TRUE(seen.insert(key).second) << "listed twice: " << l << "\n" << v.out;
+  }
 }
 
 TEST_F(Cli, ListShowsAxesAndSkips) {
