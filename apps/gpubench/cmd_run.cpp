@@ -130,9 +130,20 @@ std::string summary_line(const RunSummary& s, std::size_t not_applicable, double
                          const std::filesystem::path& results, const std::vector<std::string>& reports) {
   std::string line = fmt::format("gpubench: {} ok, {} skipped, {} failed", s.ok, s.skipped, s.failed);
   if (not_applicable > 0) line += fmt::format(", {} suite{} not run here", not_applicable, not_applicable == 1 ? "" : "s");
-  line += fmt::format(" in {}; results: {}", format_duration(seconds), results.string());
-  if (!reports.empty()) line += fmt::format("; report: {}", fmt::join(reports, ", "));
-  return line;
+  line += fmt::format(" in {}", format_duration(seconds));
+  std::string where = "results: " + results.string();
+  if (!reports.empty()) {
+    // The console keeps to 160 columns: long paths name the reports by what differs from the
+    // results file (they lie beside it, with its stem), and the paths may take a line of their own.
+    where += fmt::format("; report: {}", fmt::join(reports, ", "));
+    if (line.size() + 2 + where.size() > 160) {
+      std::vector<std::string> endings;
+      const std::string stem = (results.parent_path() / results.stem()).string();
+      for (const std::string& r : reports) endings.push_back(r.rfind(stem, 0) == 0 ? r.substr(stem.size()) : r);
+      where = fmt::format("results: {} (report beside it: {})", results.string(), fmt::join(endings, ", "));
+    }
+  }
+  return line.size() + 2 + where.size() <= 160 ? line + "; " + where : line + "\ngpubench: " + where;
 }
 
 }  // namespace
@@ -342,9 +353,10 @@ int cmd_run(const std::vector<std::string>& all_args) {
       fmt::print(stderr, "{} on {}: not run here: {}\n", n.suite->name(), n.device.id(), n.reason);
     }
   };
-  if (!selection.notice.empty() && leader && !o.quiet) fmt::print(stderr, "{}\n", selection.notice);
-  // A GPU asked for by name that is not there fails the run (after the CPU cases, if any).
+  // A GPU asked for by name that is not there fails the run (after the CPU cases, if any): an
+  // error, said even under --quiet.
   const bool missing_gpu = selection.cuda_requested_explicitly && inventory.cuda.empty();
+  if (!selection.notice.empty() && leader && (!o.quiet || missing_gpu)) fmt::print(stderr, "{}\n", selection.notice);
   if (plan.empty()) {
     if (leader) show_not_applicable();
     fmt::print(stderr, "gpubench: no case matches the selection; nothing to run\n");

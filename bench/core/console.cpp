@@ -62,10 +62,14 @@ std::vector<std::string> wrap_words(const std::string& text, std::size_t width, 
       line.clear();
     }
     // A word longer than a line is cut: the limit holds for every line.
-    const std::size_t room = width > (lines.empty() ? 0 : indent.size()) ? width - (lines.empty() ? 0 : indent.size()) : 1;
-    while (line.empty() && word.size() > room) {
-      lines.push_back((lines.empty() ? "" : indent) + word.substr(0, room));
-      word = word.substr(room);
+    auto room = [&] {
+      const std::size_t used = lines.empty() ? 0 : indent.size();
+      return width > used ? width - used : std::size_t{1};
+    };
+    while (line.empty() && word.size() > room()) {
+      const std::size_t r = room();
+      lines.push_back((lines.empty() ? "" : indent) + word.substr(0, r));
+      word = word.substr(r);
     }
     line += (line.empty() ? "" : " ") + word;
   }
@@ -261,8 +265,9 @@ void Console::print_header(Group& g) {
 void Console::close(Group& g) {
   g.closed = true;
   for (std::size_t i = 0; i < g.notes.size(); ++i) {
-    for (const std::string& line : wrap_words(fmt::format("  [{}] {}", i + 1, g.notes[i]), opt_.width, "      ")) {
-      fmt::print(opt_.out, "{}\n", line);
+    const std::size_t room = opt_.width > 2 ? opt_.width - 2 : 1;
+    for (const std::string& line : wrap_words(fmt::format("[{}] {}", i + 1, g.notes[i]), room, "    ")) {
+      fmt::print(opt_.out, "  {}\n", line);
     }
   }
   fmt::print(opt_.out, "\n");

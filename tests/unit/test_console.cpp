@@ -88,7 +88,7 @@ TEST(ConsoleRow, StatusRateTimeNoise) {
   EXPECT_EQ(console_row({failed}).status, "FAILED: verification failed: sum is wrong");
   // Repetitions: the mean of their rates and times, the largest noise.
   r = console_row({ok_entry(1e-3, 0.5, 10), ok_entry(3e-3, 2.5, 20)});
-  EXPECT_EQ(r.rate, "15 TFLOP/s");
+  EXPECT_EQ(r.rate, "15.0 TFLOP/s");
   EXPECT_EQ(r.time, "2 ms");
   EXPECT_EQ(r.noise, "2.5%");
 }
@@ -144,7 +144,8 @@ TEST_F(ConsoleTest, NoLineIsWiderThanTheLimitAndLongStatusesBecomeNotes) {
   EXPECT_NE(text.find("skipped [1]"), std::string::npos) << text;
   EXPECT_EQ(text.find("skipped [2]"), std::string::npos) << "the same reason is one note";
   EXPECT_NE(text.find("skipped: short"), std::string::npos) << text;
-  EXPECT_NE(text.find("  [1] skipped: rrrr"), std::string::npos) << text;
+  EXPECT_NE(text.find("  [1] skipped:"), std::string::npos) << text;
+  EXPECT_NE(text.find("      rrrr"), std::string::npos) << text;
 }
 
 TEST_F(ConsoleTest, LiveLineOnATerminalAndProgressLinesWithoutTables) {
@@ -169,7 +170,7 @@ TEST_F(ConsoleTest, LiveLineOnATerminalAndProgressLinesWithoutTables) {
   Console plain(p, g);
   plain.finished(0, {ok_entry(1e-3, 1, 1)});
   EXPECT_EQ(out2.text(), "");
-  EXPECT_NE(err2.text().find("[1/2] fake size=64 twin=64: ok, 1 ms, 1 TFLOP/s"), std::string::npos) << err2.text();
+  EXPECT_NE(err2.text().find("[1/2] fake size=64 twin=64: ok, 1 ms, 1.00 TFLOP/s"), std::string::npos) << err2.text();
 }
 
 TEST(WrapWords, KeepsEveryLineWithinTheWidth) {
