@@ -175,8 +175,8 @@ Comparison compare_results(const ResultsFile& base, const ResultsFile& next, con
       const double lo_b = c.base_median * (1 - nb), hi_b = c.base_median * (1 + nb);
       const double lo_n = c.new_median * (1 - nn), hi_n = c.new_median * (1 + nn);
       significant = hi_n < lo_b || lo_n > hi_b;
-      c.detail = fmt::format("noise overlap: base {} +-{:.1f}%, new {} +-{:.1f}% {}", sig3(c.base_median), 100 * nb,
-                             sig3(c.new_median), 100 * nn, significant ? "do not overlap" : "overlap");
+      c.detail = fmt::format("noise overlap: base {} +-{}%, new {} +-{}% {}", sig3(c.base_median), decimal(100 * nb, 1),
+                             sig3(c.new_median), decimal(100 * nn, 1), significant ? "do not overlap" : "overlap");
       if (c.base.size() >= 2 && c.next.size() >= 2) {
         c.detail += fmt::format(" ({} vs {} repetitions: too few for the U test to reach p<{})", c.base.size(),
                                 c.next.size(), opt.alpha);
@@ -215,7 +215,7 @@ namespace {
 
 std::string change_text(const CaseComparison& c) {
   if (c.ratio <= 0) return {};
-  return fmt::format("{:+.1f}%", 100 * (c.ratio - 1));
+  return percent_change(100 * (c.ratio - 1));
 }
 
 }  // namespace

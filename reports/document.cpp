@@ -41,7 +41,17 @@ std::string sig3(double v) {
   const double scale = std::pow(10.0, decimals);
   if (decimals > 0 && std::round(a * scale) / scale >= std::pow(10.0, magnitude + 1)) --decimals;
   if (decimals > 12) return fmt::format("{:.3g}", v);  // tiny values: exponent is clearer
+  if (magnitude >= kLargestFixedMagnitude) return fmt::format("{:.3g}", v);  // 1.7e308, not 309 digits
   return fmt::format("{:.{}f}", v, decimals);
+}
+
+std::string decimal(double v, int decimals, const char* sign) {
+  if (!std::isfinite(v)) return "-";
+  const bool plus = std::string_view(sign) == "+";
+  if (v != 0 && std::floor(std::log10(std::fabs(v))) >= kLargestFixedMagnitude) {
+    return plus ? fmt::format("{:+.3g}", v) : fmt::format("{:.3g}", v);
+  }
+  return plus ? fmt::format("{:+.{}f}", v, decimals) : fmt::format("{:.{}f}", v, decimals);
 }
 
 std::string format_duration(double seconds) {

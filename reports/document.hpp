@@ -92,8 +92,15 @@ std::string to_markdown(const Document& doc);
 // could not run code.
 std::string to_html(const Document& doc);
 
-// Numbers as reports show them: 3 significant digits, never in exponent form.
+// Numbers as reports show them: 3 significant digits, in exponent form only for tiny values and
+// for values of 1e15 and more (a corrupt or absurd 1.7e308 is one short word, not 309 digits).
+inline constexpr int kLargestFixedMagnitude = 15;
 std::string sig3(double v);
+// `decimals` fixed decimals below 1e15 (exponent form from there, "-" when not finite); `sign`
+// "+" always shows the sign.
+std::string decimal(double v, int decimals, const char* sign = "");
+// A change in percent with its sign and one decimal: "+3.2%" (decimal's rules).
+inline std::string percent_change(double pct) { return decimal(pct, 1, "+") + "%"; }
 // Seconds in ns/us/ms/s.
 std::string format_duration(double seconds);
 

@@ -103,7 +103,7 @@ Document history_document(const History& h, const HistoryOptions& opt) {
       const std::size_t run = s.run[cp.index];
       shifts.rows.push_back({s.suite, s.device_name, s.label, fmt::format("{} ({})", run + 1, h.runs[run].file),
                              h.runs[run].date, sig3(cp.before) + " " + s.unit, sig3(cp.after) + " " + s.unit,
-                             fmt::format("{:+.1f}%", 100 * (cp.after / cp.before - 1)), fmt::format("{:.3f}", cp.p)});
+                             decimal(100 * (cp.after / cp.before - 1), 1, "+") + "%", decimal(cp.p, 3)});
     }
   }
   d.heading("Shifts");
@@ -140,7 +140,7 @@ Document history_document(const History& h, const HistoryOptions& opt) {
   for (const auto& s : h.series) {
     all.rows.push_back({s.suite, s.device_name, s.label, fmt::format("{}", s.values.size()),
                         sig3(s.values.front()) + " " + s.unit, sig3(s.values.back()) + " " + s.unit,
-                        fmt::format("{:+.1f}%", 100 * (s.values.back() / s.values.front() - 1)),
+                        percent_change(100 * (s.values.back() / s.values.front() - 1)),
                         fmt::format("{}", s.changes.size())});
   }
   d.heading("All cases");

@@ -11,6 +11,7 @@ namespace gpubench::reports {
 struct OutputTarget {
   std::string format;  // "md", "html", "csv", "json", "junit"
   std::string path;    // empty: stdout
+  std::string option = "--out";  // the option that named `path`, for messages
 };
 
 // `formats`: comma list; "markdown" is accepted for "md". UsageError names a format not in

@@ -109,7 +109,7 @@ struct Cell {
 
 std::string joined(const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, "; ")); }
 
-std::string pct(std::optional<double> v) { return v ? fmt::format("{:.1f}%", *v) : std::string(); }
+std::string pct(std::optional<double> v) { return v ? decimal(*v, 1) + "%" : std::string(); }
 std::string times(std::optional<double> v) { return v ? fmt::format("{}x", sig3(*v)) : std::string(); }
 std::string opt_sig3(std::optional<double> v) { return v ? sig3(*v) : std::string(); }
 
@@ -364,7 +364,7 @@ void scorecard(Document& doc, const Model& m) {
     }
     row.push_back(pct(geomean(pcts)));
     row.push_back(times(m.geomean_ratio(all, c, [](const Cell& x) { return x.per_w; }).first));
-    row.push_back(m.price[c] ? fmt::format("{:.2f}", *m.price[c]) : std::string());
+    row.push_back(m.price[c] ? decimal(*m.price[c], 2) : std::string());
     row.push_back(times(m.geomean_ratio(all, c, [](const Cell& x) { return x.per_dollar; }).first));
     t.rows.push_back(std::move(row));
     if (overall) bars.labels.push_back(m.j.columns[c].label), bars.values.push_back(*overall);
@@ -445,7 +445,7 @@ void suite_section(Document& doc, const Model& m, const std::string& suite) {
         const ResultEntry& e = *entries.front();
         auto noise = number_at(e.measurement, {"noise_pct"});
         row.push_back(e.real_time_s ? format_duration(*e.real_time_s) : std::string());
-        row.push_back(noise ? fmt::format("{:.1f}", *noise) : std::string());
+        row.push_back(noise ? decimal(*noise, 1) : std::string());
         row.push_back(string_at(e.measurement, {"samples"}));
       }
     }
@@ -529,7 +529,7 @@ void train_section(Document& doc, const Model& m) {
       const double hours = work / x.perf->value / 3600;
       t.rows.push_back({m.j.cases[i].suite + " " + axes_label(*m.j.cases[i].first), m.j.columns[c].label,
                         sig3(x.perf->value), sig3(hours), sig3(hours / 24),
-                        m.price[c] ? fmt::format("{:.0f}", hours * *m.price[c]) : std::string()});
+                        m.price[c] ? decimal(hours * *m.price[c], 0) : std::string()});
       if (!best[c] || hours < *best[c]) best[c] = hours;
     }
   }
@@ -656,7 +656,7 @@ void knob_findings(Document& doc, const Model& m, bool& heading) {
         auto top = std::max_element(wins.begin(), wins.end(), [](auto& a, auto& b) { return a.second < b.second; });
         t.rows.push_back({suite, knob, m.j.columns[c].label,
                           fmt::format("{} ({} of {})", top->first, top->second, compared), reference,
-                          gains.empty() ? std::string() : fmt::format("{:+.1f}%", 100 * median(gains))});
+                          gains.empty() ? std::string() : percent_change(100 * median(gains))});
       }
     }
   }
@@ -697,8 +697,8 @@ void tuned_finding(Document& doc, const Model& m, bool& heading) {
     }
     if (ratios.empty()) continue;
     t.rows.push_back({m.j.columns[c].label, fmt::format("{}", ratios.size()),
-                      fmt::format("{:+.1f}%", 100 * (*geomean(ratios) - 1)),
-                      fmt::format("{:+.1f}%", 100 * (*std::max_element(ratios.begin(), ratios.end()) - 1))});
+                      percent_change(100 * (*geomean(ratios) - 1)),
+                      percent_change(100 * (*std::max_element(ratios.begin(), ratios.end()) - 1))});
   }
   if (t.rows.empty()) return;
   if (!heading) doc.heading("Findings"), heading = true;
@@ -816,7 +816,7 @@ void flagged_finding(Document& doc, const Model& m, bool& heading) {
       auto noise = number_at(entries.front()->measurement, {"noise_pct"});
       std::string flag = x.noisy && x.throttled ? "noisy, throttled" : x.noisy ? "noisy" : "throttled";
       t.rows.push_back({m.j.columns[c].label, m.j.cases[i].suite, axes_label(*m.j.cases[i].first),
-                        noise ? fmt::format("{:.1f}", *noise) : std::string(), flag});
+                        noise ? decimal(*noise, 1) : std::string(), flag});
     }
   }
   if (t.rows.empty()) return;

@@ -227,6 +227,18 @@ ResultsFile read_results_text(std::string_view text, const std::filesystem::path
   for (std::size_t i = 0; i < benchmarks->size(); ++i) {
     file.entries.push_back(read_entry(path, (*benchmarks)[i], i));
   }
+  // The same case and repetition twice (files concatenated by hand, a tool that appended): the
+  // readers merge them as repetitions, which is worth a warning, never silence.
+  std::map<std::string, int> seen;
+  for (const ResultEntry& e : file.entries) {
+    const std::string key = fmt::format("{}|{}|{}|{}", e.name, e.run_type, e.aggregate_name,
+                                        e.repetition_index ? std::to_string(*e.repetition_index) : "-");
+    if (++seen[key] == 2) {
+      file.warnings.push_back(fmt::format("{}: case {} ({}{}) appears more than once; its entries are merged",
+                                          path.string(), e.name, e.run_type,
+                                          e.repetition_index ? fmt::format(", repetition {}", *e.repetition_index) : ""));
+    }
+  }
   return file;
 }
 

@@ -41,6 +41,7 @@ struct ResultsFile {
   std::vector<ResultEntry> entries;
   nlohmann::json summaries = nlohmann::json::object();  // top-level gpubench.summaries
   std::string host() const;  // context.host_name
+  std::vector<std::string> warnings;  // e.g. a case and repetition recorded twice
 };
 
 // Throws gpubench::UsageError with one line naming the file and what is wrong with it

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
@@ -26,7 +27,7 @@ CompareOptions parse_compare_options(const std::vector<std::string>& args) {
       "Exit status: 0 nothing regressed, 1 something regressed, 2 usage or input error (speed-ups never fail).\n\n"
       "Options");
   desc.add_options()
-      ("threshold", po::value(&o.threshold_pct)->default_value(o.threshold_pct), "smallest change in % that counts")
+      ("threshold", po::value(&o.threshold_pct)->default_value(o.threshold_pct), "smallest change in % that counts (0 to 1000)")
       ("alpha", po::value(&o.alpha)->default_value(o.alpha, "0.05"), "significance level of the tests")
       ("allow-different-devices", po::bool_switch(&o.allow_different_devices), "compare results from different GPU models")
       ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension")
@@ -40,11 +41,15 @@ CompareOptions parse_compare_options(const std::vector<std::string>& args) {
     o.help_text = help_text(desc);
     return o;
   }
+  if ((vm.count("out") && o.out.empty()) || (vm.count("output") && output.empty())) {
+    throw UsageError("--out: empty path");  // not stdout by accident
+  }
   merge_output_alias(o.out, output);
-  if (!std::isfinite(o.threshold_pct) || o.threshold_pct < 0) throw UsageError("--threshold: should be a percentage >= 0");
+  in_range(o.threshold_pct, "--threshold", 0, 1000, true);
   if (!(o.alpha > 0 && o.alpha < 1)) throw UsageError("--alpha: should be between 0 and 1");
   o.outputs = reports::resolve_outputs(o.format, o.out, {"md", "html", "json", "junit"});
-  if (!o.junit.empty()) o.outputs.push_back({"junit", o.junit});
+  if (vm.count("junit") && o.junit.empty()) throw UsageError("--junit: empty path");
+  if (!o.junit.empty()) o.outputs.push_back({"junit", o.junit, "--junit"});
   if (files.size() != 2) {
     throw UsageError(fmt::format("compare: expected two results files (BASE NEW), got {}", files.size()));
   }
@@ -58,6 +63,7 @@ int cmd_compare(const std::vector<std::string>& args) {
   if (o.help) return print_help(o.help_text);
   check_outputs(o.outputs);
   const std::vector<reports::ResultsFile> files = reports::read_results_files({o.base, o.next});
+  print_read_warnings("compare", files);
   const reports::ResultsFile &base = files[0], &next = files[1];
   reports::CompareOptions co;
   co.threshold_pct = o.threshold_pct;
@@ -76,6 +82,15 @@ int cmd_compare(const std::vector<std::string>& args) {
   for (const auto& w : c.warnings) fmt::print(stderr, "gpubench compare: warning: {}\n", w);
   for (const auto& x : c.cases) {
     if (!x.suspect.empty()) fmt::print(stderr, "gpubench compare: suspect: {} {} {}: {}\n", x.suite, x.device, x.label, fmt::join(x.suspect, "; "));
+  }
+  // Two files without a case in common compare nothing: that is an input error, not a pass.
+  const bool common = std::any_of(c.cases.begin(), c.cases.end(), [](const reports::CaseComparison& k) {
+    return k.verdict != reports::Verdict::missing && k.verdict != reports::Verdict::added;
+  });
+  if (!common) {
+    fmt::print(stderr, "gpubench compare: {} and {} have no case in common (same suite, axes and device): nothing "
+                       "was compared\n", o.base, o.next);
+    return 2;
   }
   const std::size_t regressions = c.regressions();
   if (regressions > 0) fmt::print(stderr, "gpubench compare: {} case(s) regressed\n", regressions);

@@ -7,6 +7,7 @@
 #include "apps/gpubench/commands.hpp"
 #include "apps/gpubench/options.hpp"
 #include "bench/core/errors.hpp"
+#include "bench/core/paths.hpp"
 #include "bench/suites/dataload/datagen.hpp"
 
 namespace gpubench::app {
@@ -38,18 +39,24 @@ int cmd_datagen(const std::vector<std::string>& args) {
       ("quality", po::value(&o.quality)->default_value(o.quality), "JPEG quality (1-100)")
       ("seed", po::value(&seed)->default_value(seed), "random seed")
       ("tokens", po::value(&o.tokens)->default_value(o.tokens), "tokens per token shard (0: no token shards)")
-      ("threads", po::value(&o.threads)->default_value(0), "encoder threads (0: every CPU)")
+      ("threads", po::value(&o.threads)->default_value(0), "encoder threads (0: every CPU; at most 1024)")
       ("help,h", "show this help");
   po::variables_map vm = parse_or_throw(args, desc);
   if (vm.count("help")) return print_help(help_text(desc));
-  if (out.empty()) throw UsageError("--out DIR is required");
+  if (!vm.count("out")) throw UsageError("--out DIR is required");
+  validate_output_folder(out, "--out");  // the rules of every output path (paths.hpp)
+  // The form first, then the range: a well-formed size that is merely too large says so.
   std::smatch m;
-  if (!std::regex_match(size, m, std::regex("([0-9]{1,5})x([0-9]{1,5})"))) {
+  if (!std::regex_match(size, m, std::regex("([0-9]+)x([0-9]+)"))) {
     throw UsageError(fmt::format("--size '{}': expected WIDTHxHEIGHT, e.g. 500x375", size));
   }
+  if (m[1].length() > 5 || m[2].length() > 5) {
+    throw UsageError(fmt::format("--size '{}': each side must be 16 to 8192", size));
+  }
   o.mean_width = std::stoi(m[1]);
-  o.mean_height = std::stoi(m[2]);
-  if (o.threads < 0) throw UsageError("--threads: expected 0 (every CPU) or more");
+  o.mean_height = std::stoi(m[2]);  // generate_dataset checks the range (16 to 8192)
+  in_range(static_cast<long long>(o.threads), "--threads", 0, 1024);
+  in_range(static_cast<long long>(o.tokens), "--tokens", 0, 1LL << 34);
   o.seed = seed;
   o.dir = out;
   const suites::dataload::GenerateReport r = suites::dataload::generate_dataset(o);

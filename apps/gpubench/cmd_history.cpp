@@ -20,7 +20,7 @@ HistoryOptions parse_history_options(const std::vector<std::string>& args) {
       "performance shifted.\n\nOptions");
   desc.add_options()
       ("alpha", po::value(&o.alpha)->default_value(o.alpha, "0.05"), "significance level of the permutation test")
-      ("min-shift", po::value(&o.min_shift_pct)->default_value(o.min_shift_pct), "smallest shift in % that is reported")
+      ("min-shift", po::value(&o.min_shift_pct)->default_value(o.min_shift_pct), "smallest shift in % that is reported (0 to 1000)")
       ("permutations", po::value(&o.permutations)->default_value(o.permutations), "shuffles per test (100 to 100000)")
       ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension")
       ("output,o", po::value(&output), "the same as --out")
@@ -32,9 +32,12 @@ HistoryOptions parse_history_options(const std::vector<std::string>& args) {
     o.help_text = help_text(desc);
     return o;
   }
+  if ((vm.count("out") && o.out.empty()) || (vm.count("output") && output.empty())) {
+    throw UsageError("--out: empty path");  // not stdout by accident
+  }
   merge_output_alias(o.out, output);
   if (!(o.alpha > 0 && o.alpha < 1)) throw UsageError("--alpha: should be between 0 and 1");
-  if (!std::isfinite(o.min_shift_pct) || o.min_shift_pct < 0) throw UsageError("--min-shift: should be a percentage >= 0");
+  in_range(o.min_shift_pct, "--min-shift", 0, 1000, true);
   if (o.permutations < 100 || o.permutations > 100000) throw UsageError("--permutations: should be 100 to 100000");
   o.outputs = reports::resolve_outputs(o.format, o.out, {"md", "html", "json"});
   if (o.inputs.empty()) throw UsageError("history: no results files or directory given (usage: gpubench history FILES|DIR)");
@@ -46,6 +49,7 @@ int cmd_history(const std::vector<std::string>& args) {
   if (o.help) return print_help(o.help_text);
   check_outputs(o.outputs);
   std::vector<reports::ResultsFile> files = reports::read_results_files(reports::expand_history_inputs(o.inputs));
+  print_read_warnings("history", files);
   reports::HistoryOptions ho;
   ho.alpha = o.alpha;
   ho.min_shift = o.min_shift_pct / 100;

@@ -16,10 +16,8 @@ namespace gpubench::app {
 
 namespace {
 
-double positive(double v, const char* option) {
-  if (!(v > 0) || !std::isfinite(v)) throw UsageError(fmt::format("{} {}: should be a positive number", option, v));
-  return v;
-}
+// A workload of more than 1e18 tokens or samples is a typo (the largest training runs are ~1e13).
+double positive(double v, const char* option) { return in_range(v, option, 0, 1e18); }
 
 }  // namespace
 
@@ -51,6 +49,9 @@ ReportOptions parse_report_options(const std::vector<std::string>& args) {
     o.help_text = help_text(desc);
     return o;
   }
+  if ((vm.count("out") && o.out.empty()) || (vm.count("output") && output.empty())) {
+    throw UsageError("--out: empty path");  // not stdout by accident
+  }
   merge_output_alias(o.out, output);
   if (vm.count("train-tokens")) o.train_tokens = positive(vm["train-tokens"].as<double>(), "--train-tokens");
   if (vm.count("train-samples")) o.train_samples = positive(vm["train-samples"].as<double>(), "--train-samples");
@@ -69,6 +70,7 @@ int cmd_report(const std::vector<std::string>& args) {
 
   const std::vector<reports::ResultsFile> loaded =
       reports::read_results_files(std::vector<std::filesystem::path>(o.files.begin(), o.files.end()));
+  print_read_warnings("report", loaded);
   const reports::SpecSheet specs =
       o.spec_sheet.empty() ? reports::SpecSheet::builtin() : reports::SpecSheet::from_file(o.spec_sheet);
   reports::ReportOptions ro;

@@ -19,6 +19,7 @@
 #include "bench/core/interrupt.hpp"
 #include "bench/core/launch.hpp"
 #include "bench/core/progress.hpp"
+#include "bench/core/paths.hpp"
 #include "bench/mpi/session.hpp"
 #include "bench/suites/all_suites.hpp"
 #include "bench/suites/gemm/gemm_tune.hpp"
@@ -55,20 +56,21 @@ void narrow_to_local_gpu(DeviceSelection& selection, const mpi::Session& team) {
   selection.devices = std::move(others);
 }
 
-double positive(double v, const char* name) {
-  if (!(v > 0)) throw UsageError(fmt::format("--{} {}: expected a positive number", name, v));
-  return v;
-}
+// The ranges of the numeric options (also in --help and docs/promises.md).
+constexpr double kMaxMinTimeS = 3600, kMaxWarmupS = 3600, kMaxBatchTimeS = 60, kMaxCaseTimeoutS = 7 * 86400;
+constexpr double kMaxRankTimeoutS = 86400, kMaxSampleFloorS = 86400;
+constexpr long long kMaxMinSamples = 1000000;
 
 // One trace per run, named after the results file; an --isolate child writes its own.
 std::string trace_file_path(const std::string& dir, const std::filesystem::path& out, long isolated_case) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (!std::filesystem::is_directory(dir)) throw UsageError(fmt::format("--trace-dir {}: cannot create the folder", dir));
+  validate_output_folder(dir, "--trace-dir");
   const std::string stem = out.stem().string();
   const std::string name = isolated_case >= 0 ? fmt::format("case{}-{}.trace.json", isolated_case, ::getpid())
                                               : stem + ".trace.json";
-  return (std::filesystem::path(dir) / name).string();
+  const std::filesystem::path path = std::filesystem::path(dir) / name;
+  validate_output_file(path, "--trace-dir");
+  make_folders(dir, "--trace-dir");
+  return path.string();
 }
 
 // gpubench.profile in the results context: each instrument's "on" or "off: <reason>".
@@ -162,13 +164,13 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
   add_selection_options(desc, sel);
   desc.add_options()
       ("out,o", po::value(&out), "results file (default results/<host>-<UTC time>.json)")
-      ("min-time", po::value(&m.min_time_s)->default_value(m.min_time_s), "seconds of timed samples per case, at least")
-      ("min-samples", po::value(&m.min_samples)->default_value(m.min_samples), "timed samples per case, at least")
+      ("min-time", po::value(&m.min_time_s)->default_value(m.min_time_s), "seconds of timed samples per case, at least (above 0, at most 3600)")
+      ("min-samples", po::value(&m.min_samples)->default_value(m.min_samples), "timed samples per case, at least (2 to 1000000)")
       ("max-noise", po::value(&max_noise_pct)->default_value(max_noise_pct),
-       "flag a case as noisy when stddev/mean of its samples exceeds this many percent")
-      ("warmup", po::value(&m.warmup_s)->default_value(m.warmup_s, "0.05"), "seconds of untimed warm-up runs per case")
+       "flag a case as noisy when stddev/mean of its samples exceeds this many percent (above 0, at most 1000)")
+      ("warmup", po::value(&m.warmup_s)->default_value(m.warmup_s, "0.05"), "seconds of untimed warm-up runs per case (above 0, at most 3600)")
       ("batch-time", po::value(&m.batch_s)->default_value(m.batch_s),
-       "seconds one timed sample (a batch of runs) should last")
+       "seconds one timed sample (a batch of runs) should last (above 0, at most 60)")
       ("cold", po::bool_switch(&m.cold), "flush the L2 (CPU: last-level) cache before every sample; one run per sample")
       ("profile", po::value(&profile)->default_value(profile),
        "instruments observing every case, a comma list: nvtx (NVTX ranges for Nsight Systems), telemetry (NVML power, "
@@ -178,21 +180,22 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
       ("timer", po::value(&timer)->default_value(timer),
        "GPU case timer: default (CUDA events around batches) or cupti (sum of the case's kernel durations)")
       ("sample-interval", po::value(&o.sample_interval_ms)->default_value(o.sample_interval_ms),
-       "milliseconds between telemetry and host samples")
+       "milliseconds between telemetry and host samples (above 0, at most 60000)")
       ("spec-sheet", po::value(&spec_sheet), "GPU spec sheet JSON replacing the built-in data/gpus.json")
       ("exclusive", po::bool_switch(&o.exclusive), "refuse to run when another process computes on a selected GPU")
       ("isolate", po::bool_switch(&o.isolate),
        "run every case in its own process: a crash or a sticky CUDA error fails only that case")
       ("case-timeout", po::value(&o.case_timeout_s),
        "seconds a case may take (setup, verification and timing) before it is killed and recorded as failed; "
-       "implies --isolate")
+       "implies --isolate (above 0, at most 604800). Default with --isolate: 300 s plus 20 times the case's planned "
+       "time (warm-up plus min-time per repetition)")
       ("lt-candidates", po::value(&o.lt_candidates)->default_value(o.lt_candidates),
        "gemm: cuBLASLt heuristic algorithms the cublaslt-tuned provider times (the fastest is kept)")
       ("tuning-cache", po::value(&o.tuning_cache),
        "gemm: cuBLASLt tuning cache from `gpubench tune gemm`; cublaslt-tuned uses its algorithms")
       ("rank-timeout", po::value(&o.rank_timeout_s)->default_value(o.rank_timeout_s),
        "under mpirun/srun: seconds a rank may take to join, to reach each agreement step, or to complete a collective "
-       "before the run ends naming it")
+       "before the run ends naming it (above 0, at most 86400)")
       ("report", po::value(&o.report_formats),
        "after the run, write `gpubench report` in these formats (comma list of md, html, csv, json, openmetrics) beside the "
        "results file: <results>.md, ...")
@@ -216,16 +219,23 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
     o.help_text = help_text(desc);
     return o;
   }
-  positive(m.min_time_s, "min-time");
-  positive(m.warmup_s, "warmup");
-  positive(m.batch_s, "batch-time");
-  if (m.min_samples < 2) throw UsageError("--min-samples: at least 2 samples are needed to measure noise");
-  m.max_noise = positive(max_noise_pct, "max-noise") / 100;
-  if (vm.count("case-timeout")) positive(o.case_timeout_s, "case-timeout");
+  // Finite, documented ranges (docs/promises.md): an absurd value would make a case endless or be
+  // ignored.
+  in_range(m.min_time_s, "--min-time", 0, kMaxMinTimeS);
+  in_range(m.warmup_s, "--warmup", 0, kMaxWarmupS);
+  in_range(m.batch_s, "--batch-time", 0, kMaxBatchTimeS);
+  in_range(static_cast<long long>(m.min_samples), "--min-samples", 2, kMaxMinSamples);
+  if (static_cast<double>(m.min_samples) * m.batch_s > kMaxSampleFloorS) {
+    throw UsageError(fmt::format("--min-samples {} x --batch-time {}: the samples alone would take over {} s per case",
+                                 m.min_samples, m.batch_s, kMaxSampleFloorS));
+  }
+  m.max_noise = in_range(max_noise_pct, "--max-noise", 0, 1000) / 100;
+  if (vm.count("case-timeout")) in_range(o.case_timeout_s, "--case-timeout", 0, kMaxCaseTimeoutS);
   if (o.lt_candidates < 1 || o.lt_candidates > suites::gemm::kMaxLtCandidates) {
     throw UsageError(fmt::format("--lt-candidates {}: expected 1 to {}", o.lt_candidates, suites::gemm::kMaxLtCandidates));
   }
-  positive(o.rank_timeout_s, "rank-timeout");
+  in_range(o.rank_timeout_s, "--rank-timeout", 0, kMaxRankTimeoutS);
+  if (vm.count("out") && out.empty()) throw UsageError("--out: empty path");
   o.isolate = o.isolated_case < 0 && (o.isolate || o.case_timeout_s > 0);
   o.profile = profilers::parse_profile(profile);
   if (!o.trace_dir.empty()) o.profile.trace = true;
@@ -234,8 +244,12 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
   }
   o.cupti_timer = timer == "cupti";
   o.profile_explicit = !vm["profile"].defaulted() || !o.trace_dir.empty() || o.cupti_timer;
-  positive(o.sample_interval_ms, "sample-interval");
+  in_range(o.sample_interval_ms, "--sample-interval", 0, 60000);
 
+  // Every output path is checked now, before anything is planned, run or created.
+  if (vm.count("out")) validate_output_file(out, "--out");
+  if (vm.count("trace-dir")) validate_output_folder(o.trace_dir, "--trace-dir");
+  if (vm.count("isolated-out")) validate_output_file(o.isolated_out, "--isolated-out");
   o.benchmark = parse_benchmark_flags(bench_args);
   const std::string console = vm["console"].as<std::string>();
   if (console != "table" && console != "gb") {
@@ -344,7 +358,16 @@ int cmd_run(const std::vector<std::string>& all_args) {
     if (leader) out_path = team->broadcast(out_path.string(), "the results path");
     else out_path = team->broadcast("", "the results path");
   }
-  if (leader) check_output_path(out_path);
+  // The results file: checked (its folders created), locked for the run's lifetime so two runs
+  // never write one file, and the leftovers of runs that were killed beside it removed.
+  OutputLock out_lock;
+  if (leader) {
+    check_output_path(out_path, "--out");
+    out_lock = OutputLock(out_path, "--out");
+    remove_stale_leftovers(out_path.has_parent_path() ? out_path.parent_path() : ".", out_path.filename().string() + ".tmp");
+    if (!o.benchmark.out.empty()) check_output_path(o.benchmark.out, "--benchmark_out");
+    if (o.isolate) remove_stale_leftovers(std::filesystem::temp_directory_path(), kIsolateScratchPrefix);
+  }
   start_instruments();
 
   // What this launch cannot run is said once per suite, with how to run it.
@@ -401,11 +424,16 @@ int cmd_run(const std::vector<std::string>& all_args) {
   results.set_judge([lookup = plausibility::memoized(h.peak)](nlohmann::ordered_json& doc) {
     plausibility::mark_document(doc, lookup);
   });
-  if (leader) install_interrupt_handlers(out_path.string());
+  // SIGPIPE ends the run like SIGTERM; under MPI the library's own sockets keep their handling.
+  if (leader) install_interrupt_handlers(out_path.string(), team == nullptr);
   RunSummary s;
   if (o.isolate) {
     IsolationOptions iso;
     iso.case_timeout_s = o.case_timeout_s;
+    if (iso.case_timeout_s <= 0) {  // a hang costs only its case, also without --case-timeout
+      iso.case_timeout_s = default_case_timeout_s(m, o.benchmark.repetitions);
+      iso.timeout_is_default = true;
+    }
     for (const std::string& a : all_args) {
       // Children re-plan from the same arguments; the harness adds --quiet and the case.
       if (a != "--isolate" && a != "--quiet" && a != "-q") iso.child_args.push_back(a);

@@ -11,6 +11,7 @@
 #include "apps/gpubench/dry_run.hpp"
 #include "apps/gpubench/options.hpp"
 #include "bench/core/errors.hpp"
+#include "bench/core/paths.hpp"
 #include "bench/suites/all_suites.hpp"
 #include "bench/suites/gemm/gemm.hpp"
 #include "bench/suites/gemm/gemm_tune.hpp"
@@ -77,7 +78,7 @@ TuneOptions parse_tune_options(const std::vector<std::string>& args) {
   if (o.lt_candidates < 1 || o.lt_candidates > suites::gemm::kMaxLtCandidates) {
     throw UsageError(fmt::format("--lt-candidates {}: expected 1 to {}", o.lt_candidates, suites::gemm::kMaxLtCandidates));
   }
-  if (o.cache.empty()) throw UsageError("--cache: empty file name");
+  validate_output_file(o.cache, "--cache");  // the rules of every output path (paths.hpp)
   if (!o.selection.assume.empty() && !o.dry_run) {
     throw UsageError(fmt::format("--assume {}: cannot tune a GPU that is not here; add --dry-run to plan for it",
                                  o.selection.assume));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "apps/gpubench/commands.hpp"
+#include "apps/gpubench/stdio.hpp"
 #include "bench/core/errors.hpp"
 
 namespace {
@@ -47,7 +48,9 @@ constexpr Command kCommands[] = {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int dispatch(int argc, char** argv) {
   if (argc < 2) {
     fmt::print(stderr, "{}", kUsage);
     return 2;
@@ -69,10 +72,20 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       fmt::print(stderr, "gpubench {}: error: {}\n", command, e.what());
       return 1;
+    } catch (...) {
+      fmt::print(stderr, "gpubench {}: error: an unknown exception\n", command);
+      return 1;
     }
   }
   fmt::print(stderr,
              "gpubench: unknown command '{}' (commands: run, list, report, compare, history, tune, datagen, doctor, version; see gpubench --help)\n",
              command);
   return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpubench::app::guard_standard_streams();
+  return gpubench::app::finish_standard_streams(dispatch(argc, argv));
 }

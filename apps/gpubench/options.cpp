@@ -47,6 +47,17 @@ std::string message_of(po::error& e) {
   return message;
 }
 
+// Throws UsageError naming the positional word after the first `allowed` ones, if any.
+void refuse_stray_words(const po::parsed_options& parsed, unsigned allowed) {
+  unsigned seen = 0;
+  for (const po::option& opt : parsed.options) {
+    if (opt.position_key < 0 && !opt.string_key.empty()) continue;
+    if (seen++ < allowed) continue;
+    const std::string word = opt.original_tokens.empty() ? std::string() : opt.original_tokens.front();
+    throw UsageError(fmt::format("unexpected argument '{}' (options start with -)", word));
+  }
+}
+
 }  // namespace
 
 po::variables_map parse_or_throw(const std::vector<std::string>& args, const po::options_description& desc,
@@ -56,12 +67,34 @@ po::variables_map parse_or_throw(const std::vector<std::string>& args, const po:
     po::command_line_parser parser(args);
     parser.options(desc);
     if (positional) parser.positional(*positional);
-    po::store(parser.run(), vm);
+    const po::parsed_options parsed = parser.run();
+    // Without a positional description Boost keeps stray words and store() drops them, so
+    // `run --suite memory gemm` would run memory alone: a word no option takes is refused.
+    if (!positional) refuse_stray_words(parsed, 0);
+    po::store(parsed, vm);
     po::notify(vm);
+  } catch (po::too_many_positional_options_error&) {
+    // Name the first word beyond those the command takes.
+    refuse_stray_words(po::command_line_parser(args).options(desc).run(), positional->max_total_count());
+    throw UsageError("unexpected argument (options start with -)");
   } catch (po::error& e) {
     throw UsageError(message_of(e));
   }
   return vm;
+}
+
+double in_range(double value, const char* option, double lo, double hi, bool lo_inclusive) {
+  const bool low_ok = lo_inclusive ? value >= lo : value > lo;
+  if (!(low_ok && value <= hi)) {  // NaN fails both
+    throw UsageError(fmt::format("{} {}: expected a number {} {:g} and at most {:g}", option, value,
+                                 lo_inclusive ? "of at least" : "above", lo, hi));
+  }
+  return value;
+}
+
+long long in_range(long long value, const char* option, long long lo, long long hi) {
+  if (value < lo || value > hi) throw UsageError(fmt::format("{} {}: expected {} to {}", option, value, lo, hi));
+  return value;
 }
 
 po::variables_map parse_with_inputs(const std::vector<std::string>& args, const po::options_description& desc,

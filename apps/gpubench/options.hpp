@@ -27,7 +27,8 @@ struct SelectionOptions {
 
 void add_selection_options(po::options_description& desc, SelectionOptions& opts);
 
-// Parses `args` against `desc`; a parse error becomes a UsageError naming the option.
+// Parses `args` against `desc`; a parse error becomes a UsageError naming the option. Words
+// that no option takes (beyond `positional`) are usage errors, never ignored.
 po::variables_map parse_or_throw(const std::vector<std::string>& args, const po::options_description& desc,
                                  const po::positional_options_description* positional = nullptr);
 
@@ -44,6 +45,11 @@ PlanRequest to_plan_request(const SelectionOptions& opts, const std::string& fil
 // The devices to plan for: those discovered here, or with --assume the host CPU and the named
 // GPU model (apps/gpubench/dry_run.hpp).
 DeviceInventory inventory_for(const SelectionOptions& opts, const reports::SpecSheet& specs);
+
+// Every numeric option has a finite, documented range: a value outside it (NaN and infinities
+// included) is a UsageError naming the option and the range. Returns the value.
+double in_range(double value, const char* option, double lo, double hi, bool lo_inclusive = false);
+long long in_range(long long value, const char* option, long long lo, long long hi);
 
 std::string join_args(const std::vector<std::string>& args);
 

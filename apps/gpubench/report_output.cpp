@@ -1,6 +1,8 @@
 // Writing the outputs of report, compare and history.
 #include "apps/gpubench/report_output.hpp"
 
+#include <fmt/format.h>
+
 #include <iostream>
 
 #include "bench/core/results.hpp"
@@ -9,7 +11,13 @@ namespace gpubench::app {
 
 void check_outputs(const std::vector<reports::OutputTarget>& targets) {
   for (const auto& t : targets) {
-    if (!t.path.empty()) check_output_path(t.path);
+    if (!t.path.empty()) check_output_path(t.path, t.option);
+  }
+}
+
+void print_read_warnings(const char* command, const std::vector<reports::ResultsFile>& files) {
+  for (const reports::ResultsFile& f : files) {
+    for (const std::string& w : f.warnings) fmt::print(stderr, "gpubench {}: warning: {}\n", command, w);
   }
 }
 

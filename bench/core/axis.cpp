@@ -58,6 +58,10 @@ void check_min(const AxisSpec& spec, std::string_view item, std::int64_t v) {
     throw UsageError(fmt::format("axis {}: '{}' is below the smallest accepted value {}", spec.name,
                                  item, spec.min_value));
   }
+  if (v > spec.max_value) {
+    throw UsageError(fmt::format("axis {}: '{}' is above the largest accepted value {}", spec.name, item,
+                                 spec.max_value));
+  }
 }
 
 void push_unique(std::vector<AxisValue>& out, AxisValue v, const AxisSpec& spec) {
@@ -76,6 +80,7 @@ void parse_range(const AxisSpec& spec, std::string_view item, std::vector<AxisVa
   const std::int64_t start = parse_int(spec, item, trim(parts[0]));
   const std::int64_t stop = parse_int(spec, item, trim(parts[1]));
   check_min(spec, item, start);
+  check_min(spec, item, stop);
   if (stop < start) {
     throw UsageError(fmt::format("axis {}: range '{}' has stop < start", spec.name, item));
   }

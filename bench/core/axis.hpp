@@ -14,6 +14,7 @@
 // that the suite checks; a word is letters, digits and . _ : + - so case names stay parsable.
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,8 @@ struct AxisSpec {
   // For Text axes: what is wrong with a word (one line), or nullopt when the suite accepts it.
   // Unset: every well-formed word is accepted.
   std::function<std::optional<std::string>(std::string_view)> check = {};
+  // Largest accepted value, for Int axes (a usage error above it, naming the axis and limit).
+  std::int64_t max_value = std::numeric_limits<std::int64_t>::max();
 };
 
 using AxisValue = std::variant<std::int64_t, std::string>;

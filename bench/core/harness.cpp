@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -13,8 +14,10 @@
 #include <fmt/ranges.h>
 
 #include "errors.hpp"
+#include "paths.hpp"
 #include "phase.hpp"
 #include "console.hpp"
+#include "resources.hpp"
 
 namespace gpubench {
 namespace {
@@ -99,10 +102,9 @@ std::string agreed_step(const HarnessOptions& opt, const std::string& what, F&& 
     step();
   } catch (const CaseSkipped& e) {
     outcome = std::string("skipped: ") + e.what();
-  } catch (const std::bad_alloc&) {
-    outcome = "skipped: out of host memory";
   } catch (const std::exception& e) {
-    outcome = std::string("failed: ") + e.what();
+    const std::optional<std::string> exhausted = resource_exhaustion(e);
+    outcome = exhausted ? "skipped: " + *exhausted : std::string("failed: ") + e.what();
   }
   if (opt.team != nullptr) outcome = merge_rank_outcomes(opt.team->all_gather(outcome, what));
   return outcome;
@@ -150,6 +152,12 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
     if (!slot.verification->passed) {
       slot.instance.reset();
       return fail(st, slot, "failed", "verification failed: " + slot.verification->detail);
+    }
+    // A case whose check compared nothing has no verified answer: its time is not a result.
+    if (slot.verification->checked <= 0) {
+      slot.instance.reset();
+      return fail(st, slot, "failed", "verification checked nothing (0 values compared): no time is reported "
+                                      "without a checked answer");
     }
   }
   try {
@@ -205,6 +213,10 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
     }
     const Measurement& m = *slot.current().measurement;
     const double t = mean_s;
+    if (m.runs <= 0 || !(t > 0) || !std::isfinite(t)) {  // no work timed: never ok
+      slot.instance.reset();
+      return fail(st, slot, "failed", fmt::format("the measurement timed no work ({} runs, {} s per run)", m.runs, t));
+    }
     if (slot.metrics.flops > 0) st.counters[slot.metrics.integer_ops ? "TOP/s" : "TFLOP/s"] = slot.metrics.flops / t / 1e12;
     if (slot.metrics.bytes > 0 && slot.metrics.flops == 0) st.counters["GB/s"] = slot.metrics.bytes / t / 1e9;
     if (slot.metrics.items > 0) st.counters[slot.metrics.items_unit + "/s"] = slot.metrics.items / t;
@@ -214,11 +226,9 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
   } catch (const CaseSkipped& e) {
     slot.instance.reset();
     fail(st, slot, "skipped", e.what());
-  } catch (const std::bad_alloc&) {
-    slot.instance.reset();  // releases what the case did get before the next case
-    fail(st, slot, "skipped", "out of host memory");
   } catch (const std::exception& e) {
-    slot.instance.reset();
+    slot.instance.reset();  // releases what the case did get before the next case
+    if (const std::optional<std::string> exhausted = resource_exhaustion(e)) return fail(st, slot, "skipped", *exhausted);
     fail(st, slot, "failed", e.what());
   }
 }
@@ -605,46 +615,109 @@ std::optional<double> measured_sm_clock(const nlohmann::ordered_json& profile) {
   return std::nullopt;
 }
 
+namespace {
+
+bool is_bool_word(const std::string& v) {
+  for (const char* w : {"true", "false", "yes", "no", "on", "off", "1", "0"}) {
+    if (v == w) return true;
+  }
+  return false;
+}
+
+// A decimal number of seconds in (0, 3600]; Google Benchmark 1.8's "s" suffix is accepted.
+double parse_seconds_flag(const std::string& arg, std::string text) {
+  if (!text.empty() && text.back() == 's') text.pop_back();
+  try {
+    std::size_t used = 0;
+    const double t = std::stod(text, &used);
+    if (used == text.size() && t > 0 && t <= 3600) return t;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(fmt::format("{}: expected seconds above 0 and at most 3600", arg));
+}
+
+}  // namespace
+
 BenchmarkFlags parse_benchmark_flags(const std::vector<std::string>& args) {
   BenchmarkFlags flags;
+  // Every flag Google Benchmark 1.7 knows is checked here, before any case runs or anything is
+  // written: Google Benchmark itself accepts bad values (repetitions=-1 ends in a
+  // std::length_error mid-run, 0 runs nothing), and prints its usage and exits on others.
   for (const std::string& a : args) {
-    auto value_of = [&](std::string_view key) -> std::optional<std::string> {
-      const std::string prefix = std::string(key) + "=";
-      if (a.rfind(prefix, 0) == 0) return a.substr(prefix.size());
-      return std::nullopt;
+    const std::size_t eq = a.find('=');
+    const std::string key = a.substr(0, eq);
+    const bool has_value = eq != std::string::npos;
+    const std::string v = has_value ? a.substr(eq + 1) : "";
+    auto need_value = [&] {
+      if (!has_value || v.empty()) throw UsageError(fmt::format("{}: expected {}=VALUE", a, key));
     };
-    if (auto v = value_of("--benchmark_filter")) {
-      flags.filter = *v;
-    } else if (auto v = value_of("--benchmark_min_time")) {
-      std::string s = *v;
-      if (!s.empty() && s.back() == 's') s.pop_back();
-      try {
-        std::size_t used = 0;
-        double t = std::stod(s, &used);
-        if (used != s.size() || t <= 0) throw std::invalid_argument("bad");
-        flags.min_time_s = t;
-      } catch (const std::exception&) {
-        throw UsageError(fmt::format("{}: expected a positive number of seconds", a));
-      }
-    } else if (auto v = value_of("--benchmark_format")) {
-      if (*v != "console" && *v != "json" && *v != "csv") {
-        throw UsageError(fmt::format("{}: accepted formats are console, json, csv", a));
-      }
-      flags.format = *v;
-    } else {
-      // benchmark::Initialize prints its usage and exits on these bad values instead of
-      // rejecting the flag (found by tests/fuzz/fuzz_cli): refuse them here, as usage errors.
-      if (auto v = value_of("--benchmark_out_format"); v && *v != "console" && *v != "json" && *v != "csv") {
-        throw UsageError(fmt::format("{}: accepted formats are console, json, csv", a));
-      }
-      if (auto v = value_of("--benchmark_time_unit"); v && *v != "ns" && *v != "us" && *v != "ms" && *v != "s") {
-        throw UsageError(fmt::format("{}: accepted units are ns, us, ms, s", a));
-      }
-      if (auto v = value_of("--benchmark_color"); v && v->empty()) {
-        throw UsageError(fmt::format("{}: expected a value (auto, true or false)", a));
-      }
-      flags.passthrough.push_back(a);
+    if (key == "--benchmark_filter") {
+      need_value();
+      flags.filter = v;
+      continue;
     }
+    if (key == "--benchmark_min_time") {
+      need_value();
+      flags.min_time_s = parse_seconds_flag(a, v);
+      continue;
+    }
+    if (key == "--benchmark_format") {
+      if (v != "console" && v != "json" && v != "csv") throw UsageError(fmt::format("{}: accepted formats are console, json, csv", a));
+      flags.format = v;
+      continue;
+    }
+    if (key == "--benchmark_out_format") {
+      if (v != "console" && v != "json" && v != "csv") throw UsageError(fmt::format("{}: accepted formats are console, json, csv", a));
+    } else if (key == "--benchmark_time_unit") {
+      if (v != "ns" && v != "us" && v != "ms" && v != "s") throw UsageError(fmt::format("{}: accepted units are ns, us, ms, s", a));
+    } else if (key == "--benchmark_color") {
+      if (v != "auto" && !is_bool_word(v)) throw UsageError(fmt::format("{}: expected auto, true or false", a));
+    } else if (key == "--benchmark_repetitions") {
+      need_value();
+      long long n = 0;
+      std::size_t used = 0;
+      try {
+        n = std::stoll(v, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != v.size() || n < 1 || n > kMaxRepetitions) {
+        throw UsageError(fmt::format("{}: expected a whole number from 1 to {}", a, kMaxRepetitions));
+      }
+      flags.repetitions = static_cast<int>(n);
+    } else if (key == "--benchmark_report_aggregates_only" || key == "--benchmark_display_aggregates_only" ||
+               key == "--benchmark_counters_tabular") {
+      if (has_value && !is_bool_word(v)) throw UsageError(fmt::format("{}: expected true or false", a));
+    } else if (key == "--benchmark_out") {
+      need_value();
+      validate_output_file(v, "--benchmark_out");
+      flags.out = v;
+    } else if (key == "--benchmark_context") {
+      need_value();
+      std::size_t start = 0;
+      while (true) {  // KEY=VALUE[,KEY=VALUE...], as Google Benchmark parses it
+        const std::size_t comma = v.find(',', start);
+        const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (item.find('=') == std::string::npos || item.front() == '=') {
+          throw UsageError(fmt::format("{}: expected KEY=VALUE[,KEY=VALUE...]", a));
+        }
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    } else if (key == "--benchmark_list_tests") {
+      throw UsageError(fmt::format("{}: use `gpubench list` (same options) to list the cases", a));
+    } else if (key == "--benchmark_min_warmup_time") {
+      throw UsageError(fmt::format("{}: gpubench warms every case up itself; use --warmup SECONDS", a));
+    } else if (key == "--benchmark_enable_random_interleaving") {
+      throw UsageError(fmt::format("{}: not supported (gpubench runs a case's repetitions together and releases its "
+                                   "memory before the next case)",
+                                   a));
+    } else if (key == "--benchmark_perf_counters") {
+      throw UsageError(fmt::format("{}: not supported; hardware counters come from --profile metrics", a));
+    } else {
+      throw UsageError(fmt::format("unknown Google Benchmark flag '{}' (see --benchmark_* in `gpubench run --help`)", a));
+    }
+    flags.passthrough.push_back(a);
   }
   // Let Google Benchmark validate the rest now, before anything runs or is written.
   // Google Benchmark keeps a pointer to argv[0] (its "executable" name): keep the strings alive.

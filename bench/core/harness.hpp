@@ -26,7 +26,10 @@ struct BenchmarkFlags {
   // What stdout shows: "table" (gpubench's tables, see console.hpp) unless --benchmark_format
   // (or --console gb, which means console) asks for Google Benchmark's console|json|csv.
   std::string format = "table";
+  int repetitions = 1;                      // --benchmark_repetitions (1 to kMaxRepetitions)
+  std::string out;                          // --benchmark_out (validated like --out)
 };
+inline constexpr int kMaxRepetitions = 1000;
 // Splits and validates --benchmark_* arguments; UsageError for unknown or malformed ones.
 BenchmarkFlags parse_benchmark_flags(const std::vector<std::string>& args);
 
@@ -77,7 +80,14 @@ struct IsolationOptions {
   std::string executable = "/proc/self/exe";
   std::vector<std::string> child_args;  // the run's arguments; the harness adds the case and output
   double case_timeout_s = 0;
+  bool timeout_is_default = false;  // case_timeout_s is default_case_timeout_s, not --case-timeout
 };
+// Isolated cases' scratch folders: <temp>/gpubench-isolate-<pid> (stale ones of dead runs are
+// removed at the next isolated run's start).
+inline constexpr const char* kIsolateScratchPrefix = "gpubench-isolate-";
+// --isolate's case timeout when --case-timeout is not given: 300 s for setup and verification
+// plus 20 times the case's planned time (warm-up and min-time per repetition).
+double default_case_timeout_s(const MeasureOptions& m, int repetitions);
 RunSummary run_plan_isolated(const std::vector<PlannedCase>& plan, const HarnessOptions& options,
                              const IsolationOptions& isolation, ResultsFile& results);
 

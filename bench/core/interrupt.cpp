@@ -1,8 +1,14 @@
 #include "interrupt.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 
@@ -10,12 +16,62 @@ namespace gpubench {
 namespace {
 
 std::atomic<pid_t> g_child{0};
-char g_message[4096] = {};  // prepared outside the handler: only write(2) happens inside
+char g_message[4096] = {};  // prepared outside the handler: only async-signal-safe calls inside
 std::size_t g_message_len = 0;
 
+// The cleanup registry: fixed storage, written outside the handler with signals held.
+constexpr std::size_t kMaxFiles = 8, kMaxPath = 4096;
+std::array<std::array<char, kMaxPath>, kMaxFiles> g_files{};
+std::array<char, kMaxPath> g_scratch{};
+std::atomic<int> g_scratch_fd{-1};
+
+const char* describe(int sig) {
+  switch (sig) {
+    case SIGINT: return "gpubench: interrupted (SIGINT); ";
+    case SIGTERM: return "gpubench: terminated (SIGTERM); ";
+    case SIGHUP: return "gpubench: hung up (SIGHUP); ";
+    case SIGPIPE: return "gpubench: output closed (SIGPIPE: the reader of stdout or stderr went away); ";
+    default: return "gpubench: ended by a signal; ";
+  }
+}
+
+// Empties the scratch folder with system calls only (getdents64, unlinkat: async-signal-safe).
+void clear_scratch() {
+  const int fd = g_scratch_fd.load();
+  if (fd < 0) return;
+  alignas(8) char buf[4096];
+  // Passes over the folder until one removes nothing ("." and ".." always remain); bounded, as
+  // an entry that cannot be removed must not keep the handler here.
+  for (int pass = 0; pass < 64; ++pass) {
+    ::lseek(fd, 0, SEEK_SET);
+    bool removed = false;
+    while (true) {
+      const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+      if (n <= 0) break;
+      for (long off = 0; off < n;) {
+        // struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name.
+        unsigned short reclen = 0;
+        std::memcpy(&reclen, buf + off + 16, sizeof reclen);
+        const char* name = buf + off + 19;
+        if (std::strcmp(name, ".") != 0 && std::strcmp(name, "..") != 0 && ::unlinkat(fd, name, 0) == 0) removed = true;
+        off += reclen;
+      }
+    }
+    if (!removed) break;
+  }
+  ::rmdir(g_scratch.data());
+}
+
 void on_signal(int sig) {
-  if (pid_t child = g_child.load(); child > 0) ::kill(-child, SIGKILL);
-  const char* name = sig == SIGINT ? "gpubench: interrupted (SIGINT); " : "gpubench: terminated (SIGTERM); ";
+  if (pid_t child = g_child.load(); child > 0) {
+    ::kill(-child, SIGKILL);
+    ::waitpid(child, nullptr, 0);  // it must be gone before its files are removed
+  }
+  clear_scratch();
+  for (const auto& f : g_files) {
+    if (f[0] != '\0') ::unlink(f.data());
+  }
+  const char* name = describe(sig);
   (void)!::write(STDERR_FILENO, "\n", 1);
   (void)!::write(STDERR_FILENO, name, std::strlen(name));
   (void)!::write(STDERR_FILENO, g_message, g_message_len);
@@ -27,23 +83,63 @@ sigset_t interrupt_set() {
   sigemptyset(&s);
   sigaddset(&s, SIGINT);
   sigaddset(&s, SIGTERM);
+  sigaddset(&s, SIGHUP);
   return s;
+}
+
+void copy_path(std::array<char, kMaxPath>& to, const std::string& from) {
+  const std::size_t n = std::min(from.size(), kMaxPath - 1);
+  std::memcpy(to.data(), from.data(), n);
+  to[n] = '\0';
 }
 
 }  // namespace
 
-void install_interrupt_handlers(const std::string& results_path) {
+void install_interrupt_handlers(const std::string& results_path, bool pipe) {
   const std::string msg = "every finished case is in " + results_path + "\n";
-  g_message_len = std::min(msg.size(), sizeof g_message);
-  std::memcpy(g_message, msg.data(), g_message_len);
+  {
+    InterruptsHeld hold;
+    g_message_len = std::min(msg.size(), sizeof g_message);
+    std::memcpy(g_message, msg.data(), g_message_len);
+  }
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  sigaddset(&sa.sa_mask, SIGINT);  // one handler at a time
+  sigaddset(&sa.sa_mask, SIGTERM);
+  sigaddset(&sa.sa_mask, SIGHUP);
+  sigaddset(&sa.sa_mask, SIGPIPE);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  if (pipe) sigaction(SIGPIPE, &sa, nullptr);
 }
 
 void set_interruptible_child(pid_t pid) { g_child.store(pid); }
+
+void add_interrupt_cleanup(const std::string& file) {
+  InterruptsHeld hold;
+  for (auto& f : g_files) {
+    if (f[0] == '\0') {
+      copy_path(f, file);
+      return;
+    }
+  }
+}
+
+void remove_interrupt_cleanup(const std::string& file) {
+  InterruptsHeld hold;
+  for (auto& f : g_files) {
+    if (f[0] != '\0' && file == f.data()) f[0] = '\0';
+  }
+}
+
+void set_interrupt_scratch_folder(const std::string& dir) {
+  InterruptsHeld hold;
+  if (const int old = g_scratch_fd.exchange(-1); old >= 0) ::close(old);
+  g_scratch[0] = '\0';
+  if (dir.empty()) return;
+  copy_path(g_scratch, dir);
+  g_scratch_fd.store(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+}
 
 InterruptsHeld::InterruptsHeld() {
   sigset_t s = interrupt_set();

@@ -1,19 +1,29 @@
 #pragma once
-// SIGINT and SIGTERM during a run: the results file is only ever replaced whole (see
-// results.hpp), so the handler kills the isolated child case, if any, says where the finished
-// cases are, and exits with 128 + the signal number (130, 143). Signals are held back while the
-// results file is being replaced, so an interruption never lands between write and rename.
+// Interruptions during a run (SIGINT, SIGTERM, SIGHUP, and SIGPIPE when whoever reads stdout or
+// stderr goes away, as in `gpubench run | head`): the results file is only ever replaced whole
+// (see results.hpp), so the handler kills the isolated child case, if any, and waits for it,
+// removes the run's temporary files and folders (registered below) and its lock file, says
+// where the finished cases are, and exits with 128 + the signal number (129, 130, 141, 143).
+// Signals are held back while the results file is being replaced, so an interruption never
+// lands between write and rename.
 #include <sys/types.h>
 
 #include <string>
 
 namespace gpubench {
 
-void install_interrupt_handlers(const std::string& results_path);
+// `pipe`: SIGPIPE too (not under MPI, whose transports may rely on their own handling).
+void install_interrupt_handlers(const std::string& results_path, bool pipe = true);
 // The process group of the running isolated case (0: none), killed on interruption.
 void set_interruptible_child(pid_t pid);
 
-// Blocks SIGINT and SIGTERM for its lifetime (delivered when it ends).
+// Files the handler unlinks (a lock file; at most 8), and one scratch folder whose entries
+// (plain files) and the folder itself it removes. Registered and removed by their owners.
+void add_interrupt_cleanup(const std::string& file);
+void remove_interrupt_cleanup(const std::string& file);
+void set_interrupt_scratch_folder(const std::string& dir);  // "" unregisters
+
+// Blocks SIGINT, SIGTERM and SIGHUP for its lifetime (delivered when it ends).
 class InterruptsHeld {
  public:
   InterruptsHeld();

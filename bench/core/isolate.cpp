@@ -2,9 +2,11 @@
 // shared across fork(), so the child is a fresh exec of the same binary with the same
 // arguments; it re-plans (planning is deterministic) and runs only case N into its own file.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -35,10 +37,15 @@ ChildResult run_child(const std::string& exe, const std::vector<std::string>& ar
   for (std::string& s : storage) argv.push_back(s.data());
   argv.push_back(nullptr);
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
   if (pid == 0) {
     ::setpgid(0, 0);  // its own process group: a timeout or an interruption kills all of it
+    // Dies with the parent, even when the parent is killed with SIGKILL (no handler runs then):
+    // an orphaned case would go on holding the GPU. If the parent is already gone, stop here.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
     ::execv(exe.c_str(), argv.data());
     ::_exit(127);
   }
@@ -87,8 +94,19 @@ RunSummary run_plan_isolated(const std::vector<PlannedCase>& plan, const Harness
   RunSummary summary;
   Recorder recorder(results);
   Console console(plan, console_options(opt));
-  const fs::path scratch = fs::temp_directory_path() / fmt::format("gpubench-isolate-{}", ::getpid());
+  const fs::path scratch = fs::temp_directory_path() / fmt::format("{}{}", kIsolateScratchPrefix, ::getpid());
   fs::create_directories(scratch);
+  // Removed on every way out: here when the loop ends or throws, by the interruption handler
+  // on a signal, and by the next isolated run's start after a SIGKILL (cmd_run).
+  struct ScratchGuard {
+    fs::path dir;
+    explicit ScratchGuard(fs::path d) : dir(std::move(d)) { set_interrupt_scratch_folder(dir.string()); }
+    ~ScratchGuard() {
+      set_interrupt_scratch_folder("");
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } guard(scratch);
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const PlannedCase& c = plan[i];
     console.started(i);
@@ -101,7 +119,9 @@ RunSummary run_plan_isolated(const std::vector<PlannedCase>& plan, const Harness
     if (entries.empty()) {
       std::string reason;
       if (r.timed_out) {
-        reason = fmt::format("timed out after {} s (--case-timeout); the case's process was killed", iso.case_timeout_s);
+        reason = fmt::format("timed out after {:g} s ({}); the case's process was killed", iso.case_timeout_s,
+                             iso.timeout_is_default ? "--isolate's default case timeout; set one with --case-timeout"
+                                                    : "--case-timeout");
       } else if (!r.exited) {
         reason = fmt::format("the case's process crashed: signal {} ({})", r.signal, ::strsignal(r.signal));
       } else {
@@ -122,9 +142,11 @@ RunSummary run_plan_isolated(const std::vector<PlannedCase>& plan, const Harness
     console.finished(i, recorded_entries(results, entries.size()));
   }
   console.done();
-  std::error_code ec;
-  fs::remove_all(scratch, ec);
   return summary;
+}
+
+double default_case_timeout_s(const MeasureOptions& m, int repetitions) {
+  return 300 + 20 * (m.warmup_s + m.min_time_s * std::max(repetitions, 1));
 }
 
 }  // namespace gpubench

@@ -174,6 +174,7 @@ std::vector<PlannedCase> make_plan(const std::vector<const Suite*>& all, const P
         Point p = suite->resolve(device, std::move(expanded));
         if (!suite->applies(device, p)) continue;
         if (!seen.insert(p.label()).second) continue;
+        suite->check_sizes(device, p);  // a size too large for any machine is a usage error
         PlannedCase c{suite, device, std::move(p), std::nullopt};
         if (!matches_filter(c.name(), req.filter)) continue;
         c.skip_reason = suite->unsupported(device, c.point);

@@ -1,6 +1,7 @@
 #include "results.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +14,7 @@
 
 #include "errors.hpp"
 #include "interrupt.hpp"
+#include "paths.hpp"
 
 namespace gpubench {
 namespace fs = std::filesystem;
@@ -41,6 +43,13 @@ void write_file_atomically(const fs::path& path, const std::string& text) {
     ::unlink(tmp.c_str());
     throw std::runtime_error(fmt::format("{}: write failed: {}", path.string(), std::strerror(err)));
   }
+  // Checked at the start too (paths.hpp); again here, as something else may have appeared since:
+  // rename(2) would replace a device node or a FIFO.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("{}: exists and is not a regular file; not replaced", path.string()));
+  }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
@@ -48,25 +57,9 @@ void write_file_atomically(const fs::path& path, const std::string& text) {
   }
 }
 
-void check_output_path(const fs::path& path) {
-  if (path.empty()) throw UsageError("--out: empty path");
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw UsageError(fmt::format("--out '{}': is a directory", path.string()));
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  fs::create_directories(dir, ec);
-  if (ec) throw UsageError(fmt::format("--out '{}': cannot create {}: {}", path.string(), dir.string(), ec.message()));
-  if (::access(dir.c_str(), W_OK) != 0) {
-    throw UsageError(fmt::format("--out '{}': directory {} is not writable: {}", path.string(), dir.string(),
-                                 std::strerror(errno)));
-  }
-  const fs::space_info space = fs::space(dir, ec);
-  if (!ec && space.available < kMinFreeBytes) {
-    throw UsageError(fmt::format("--out '{}': only {} KiB free in {}; the results file needs room", path.string(),
-                                 space.available / 1024, dir.string()));
-  }
-  if (fs::exists(path, ec) && ::access(path.c_str(), W_OK) != 0) {
-    throw UsageError(fmt::format("--out '{}': file is not writable: {}", path.string(), std::strerror(errno)));
-  }
+void check_output_path(const fs::path& path, std::string_view option) {
+  validate_output_file(path, option);
+  if (path.has_parent_path()) make_folders(path.parent_path(), option);
 }
 
 ResultsFile::ResultsFile(fs::path path, nlohmann::ordered_json context) : path_(std::move(path)) {
@@ -87,7 +80,8 @@ void ResultsFile::set_summary(const std::string& name, nlohmann::ordered_json su
 
 void ResultsFile::flush() {
   if (path_.empty()) return;
-  const std::string text = doc_.dump(2) + "\n";
+  // Invalid UTF-8 in a recorded string (an argument, a library's message) is replaced, never fatal.
+  const std::string text = doc_.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   InterruptsHeld hold;  // an interruption waits until the new file is in place
   write_file_atomically(path_, text);
 }

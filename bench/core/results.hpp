@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -18,10 +19,10 @@ inline constexpr std::uintmax_t kMinFreeBytes = std::uintmax_t{16} << 20;
 // `path`. Throws std::runtime_error naming the path on failure; `path` is never left partial.
 void write_file_atomically(const std::filesystem::path& path, const std::string& text);
 
-// Creates missing parent folders and checks that `path` can be written and that its file
-// system has at least kMinFreeBytes free, before any case runs.
-// Throws UsageError with one line naming the path when it cannot.
-void check_output_path(const std::filesystem::path& path);
+// Checks an output file path (paths.hpp: validate_output_file, the same rules for every output
+// option), then creates its missing parent folders. Throws UsageError with one line naming
+// `option` and the path when it cannot be written; nothing is created then.
+void check_output_path(const std::filesystem::path& path, std::string_view option = "--out");
 
 class ResultsFile {
  public:

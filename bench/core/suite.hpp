@@ -74,6 +74,13 @@ class Suite {
     (void)device;
     return std::nullopt;
   }
+  // Planning-time size validation (sizes.hpp): throws UsageError naming the axes and the limit
+  // when the point's buffers or indices would be too large (products overflow-checked). Called
+  // for every planned point, before any case runs. Default: nothing to check.
+  virtual void check_sizes(const DeviceInfo& device, const Point& point) const {
+    (void)device;
+    (void)point;
+  }
   // Called only for supported points. Constructing a case allocates nothing large: that is
   // setup()'s job, where an out-of-memory becomes a skipped case.
   virtual std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const = 0;

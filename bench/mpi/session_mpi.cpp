@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -159,9 +161,51 @@ std::string library_version() {
   return s.substr(0, s.find_first_of("\n,"));
 }
 
+namespace {
+
+// Joining is bounded by --rank-timeout too: MPI_Init itself waits for every rank of the job
+// (a rank that never starts keeps it waiting forever), and no MPI call can time it out. A
+// watchdog thread ends this process (exit 1, a line naming the step) when the join has not
+// completed in time; mpirun then ends the others.
+class JoinWatchdog {
+ public:
+  explicit JoinWatchdog(double timeout_s) : thread_([this, timeout_s] { watch(timeout_s); }) {}
+  ~JoinWatchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      joined_ = true;
+    }
+    done_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void watch(double timeout_s) {
+    std::unique_lock lock(mutex_);
+    if (done_.wait_for(lock, std::chrono::duration<double>(timeout_s), [this] { return joined_; })) return;
+    const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (rank == nullptr) rank = std::getenv("PMI_RANK");
+    if (rank == nullptr) rank = std::getenv("SLURM_PROCID");
+    fmt::print(stderr,
+               "gpubench: rank {}: the ranks did not all join the run within {} s (--rank-timeout): a rank never "
+               "started, or MPI could not connect them; ending the run\n",
+               rank != nullptr ? rank : "?", timeout_s);
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+
+  std::mutex mutex_;
+  std::condition_variable done_;
+  bool joined_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
 Session* session(double timeout_s) {
   std::unique_ptr<MpiSession>& s = instance();
   if (!s) {
+    JoinWatchdog watchdog(timeout_s);  // covers MPI_Init and the join's all_gather below
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
@@ -205,8 +249,9 @@ std::string Session::broadcast(const std::string& bytes, const std::string& step
 void Session::abort_run(const std::string& message) const {
   fmt::print(stderr, "gpubench: rank {} of {}: {}; ending the run\n", rank_, size_, message);
   std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 3);
-  std::_Exit(3);
+  // Exit status 1, as a single-process run that could not complete (README: exit status).
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);
 }
 
 }  // namespace gpubench::mpi

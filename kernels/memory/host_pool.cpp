@@ -22,16 +22,26 @@ HostPool& HostPool::shared() {
 }
 
 HostPool::HostPool(int threads) {
-  for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { work(t); });
+  try {
+    for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { work(t); });
+  } catch (...) {
+    // A thread that cannot be created (a thread or memory limit): the ones that were must be
+    // joined before the exception leaves, or their std::thread destructors would terminate.
+    stop_workers();
+    throw;
+  }
 }
 
-HostPool::~HostPool() {
+HostPool::~HostPool() { stop_workers(); }
+
+void HostPool::stop_workers() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
   start_.notify_all();
   for (std::thread& w : workers_) w.join();
+  workers_.clear();
 }
 
 namespace {

@@ -35,6 +35,7 @@ class HostPool {
   static std::pair<std::size_t, std::size_t> slice(std::size_t n, int t, int threads);
 
  private:
+  void stop_workers();  // ends and joins the workers (destructor, failed constructor)
   void work(int t);
 
   static constexpr std::chrono::microseconds kSpin{100};

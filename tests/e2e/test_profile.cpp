@@ -70,7 +70,7 @@ TEST_F(Profile, BadValuesAreUsageErrors) {
       {"--profile 'metrics=sm__x:bad name'", "bad metric name 'bad name'"},
       {"--profile trace=1", "only metrics takes a value"},
       {"--timer wall", "--timer 'wall': accepted timers are default, cupti"},
-      {"--sample-interval 0", "--sample-interval 0: expected a positive number"},
+      {"--sample-interval 0", "--sample-interval 0: expected a number above 0"},
   };
   for (const auto& [args, expected] : cases) {
     const Output r = gpubench("run --device cpu " + args + " -o " + (dir / "x.json").string());

@@ -9,7 +9,9 @@
 // fake inventory (a CPU, an sm_90 and an sm_70 GPU; and none) instead of discover_devices.
 // Nothing is measured, read or written. UsageError is the expected rejection; any other
 // exception, a crash, a hang, a sanitizer report, or accepted options breaking the documented
-// limits (positive finite times, >= 2 samples) is a finding.
+// limits (docs/promises.md: the numeric ranges, Google Benchmark's pass-through flags checked
+// and the refused ones kept out, output paths that pass the validator) is a finding. Output
+// paths are only checked (stat, access): the target never creates or writes a file.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -20,6 +22,7 @@
 
 #include "apps/gpubench/options.hpp"
 #include "bench/core/errors.hpp"
+#include "bench/core/paths.hpp"
 #include "bench/suites/all_suites.hpp"
 #include "tests/unit/fake_suite.hpp"
 
@@ -91,6 +94,28 @@ void fuzz_run(const std::vector<std::string>& args) {
   require(std::isfinite(m.batch_s) && m.batch_s > 0, "--batch-time is a positive finite number");
   require(std::isfinite(m.max_noise) && m.max_noise > 0, "--max-noise is a positive finite number");
   require(m.min_samples >= 2, "--min-samples is at least 2");
+  // The documented ranges (docs/promises.md) and the pass-through flags (issue 19).
+  require(m.min_time_s <= 3600 && m.warmup_s <= 3600 && m.batch_s <= 60, "times are within their ranges");
+  require(m.min_samples <= 1000000 && static_cast<double>(m.min_samples) * m.batch_s <= 86400,
+          "--min-samples is within its range");
+  require(std::isfinite(o.sample_interval_ms) && o.sample_interval_ms > 0 && o.sample_interval_ms <= 60000,
+          "--sample-interval is within its range");
+  require(std::isfinite(o.rank_timeout_s) && o.rank_timeout_s > 0 && o.rank_timeout_s <= 86400,
+          "--rank-timeout is within its range");
+  require(o.case_timeout_s >= 0 && o.case_timeout_s <= 7 * 86400, "--case-timeout is within its range");
+  require(o.benchmark.repetitions >= 1 && o.benchmark.repetitions <= kMaxRepetitions,
+          "--benchmark_repetitions is within its range");
+  for (const std::string& f : o.benchmark.passthrough) {
+    require(f.rfind("--benchmark_", 0) == 0, "only --benchmark_ flags pass through");
+    require(f.rfind("--benchmark_list_tests", 0) != 0 && f.rfind("--benchmark_min_warmup_time", 0) != 0 &&
+                f.rfind("--benchmark_enable_random_interleaving", 0) != 0 && f.rfind("--benchmark_perf_counters", 0) != 0,
+            "refused Google Benchmark flags do not pass through");
+  }
+  for (const std::string& p : {o.out, o.benchmark.out}) {
+    if (p.empty()) continue;
+    // An accepted output path passes the validator again (it creates nothing).
+    validate_output_file(p, "--out");
+  }
   plan(o.selection, o.benchmark.filter.value_or(""));
 }
 

@@ -1,9 +1,13 @@
 #pragma once
 // A CPU-only suite for harness and planner tests. Axis `mode` picks the behaviour of a case:
 // ok (sums a small array), wrong (verification fails), skip (setup throws CaseSkipped),
-// throw (setup throws a runtime error), phased (run() opens a suite phase "inner").
+// throw (setup throws a runtime error), phased (run() opens a suite phase "inner"), unchecked
+// (verification passes having compared nothing), nothreads (setup cannot create a thread:
+// std::system_error EAGAIN).
 #include <numeric>
+#include <cerrno>
 #include <stdexcept>
+#include <system_error>
 #include <vector>
 
 #include "bench/core/errors.hpp"
@@ -18,11 +22,12 @@ class FakeCase final : public HostCase {
   void setup() override {
     if (mode_ == "skip") throw CaseSkipped("fake: not here");
     if (mode_ == "throw") throw std::runtime_error("fake: broken");
+    if (mode_ == "nothreads") throw std::system_error(EAGAIN, std::generic_category(), "fake: thread creation");
   }
   Verification verify() override {
     run();
     Verification v;
-    v.checked = 1;
+    v.checked = mode_ == "unchecked" ? 0 : 1;
     v.passed = mode_ != "wrong" && sum_ == static_cast<double>(data_.size());
     v.max_error = v.passed ? 0.0 : 2.0;
     v.method = "exact";
@@ -50,7 +55,7 @@ class FakeSuite final : public Suite {
   std::vector<AxisSpec> axes() const override {
     return {{"size", AxisKind::Int, "elements", {}, 1},
             {"twin", AxisKind::Int, "copies size by default", {}, 1},
-            {"mode", AxisKind::Enum, "behaviour", {"ok", "wrong", "skip", "throw", "gpuonly", "phased"}, 1}};
+            {"mode", AxisKind::Enum, "behaviour", {"ok", "wrong", "skip", "throw", "gpuonly", "phased", "unchecked", "nothreads"}, 1}};
   }
   std::vector<Preset> presets() const override {
     return {{"quick", {{"size", "1024"}, {"twin", "@size"}, {"mode", "ok"}}, {{"size", "64,128"}, {"twin", "@size"}, {"mode", "ok"}}},

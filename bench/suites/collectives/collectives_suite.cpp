@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "bench/core/sizes.hpp"
 #include "bench/mpi/session.hpp"
 #include "bench/suites/collectives/collectives.hpp"
 
@@ -48,15 +49,17 @@ class CollectivesSuite final : public Suite {
         {"dtype", AxisKind::Enum, "element type", types, 1},
         {"redop", AxisKind::Enum, "reduction (all_reduce, reduce_scatter, reduce; sum for the others)", redop_names(),
          1},
-        {"size", AxisKind::Int, "bytes per rank (the buffer nccl-tests calls size; rounded per operation)", {}, 1},
-        {"inplace", AxisKind::Int, "1: in place (NCCL's layout), 0: separate buffers", {}, 0},
-        {"root", AxisKind::Int, "root rank of broadcast and reduce (0 for the others)", {}, 0},
+        {"size", AxisKind::Int, "bytes per rank (the buffer nccl-tests calls size; rounded per operation)", {}, 1, {}, kMaxAxisBytes},
+        {"inplace", AxisKind::Int, "1: in place (NCCL's layout), 0: separate buffers", {}, 0, {}, 1},
+        {"root", AxisKind::Int, "root rank of broadcast and reduce (0 for the others)", {}, 0, {}, 65535},
         {"gpus",
          AxisKind::Int,
          "GPUs one process drives, from the case's device (0: all from it; 1 per rank under MPI)",
          {},
-         0},
-        {"graph", AxisKind::Int, "1: launch through a captured CUDA Graph (NCCL, one GPU per process)", {}, 0},
+         0,
+         {},
+         1024},
+        {"graph", AxisKind::Int, "1: launch through a captured CUDA Graph (NCCL, one GPU per process)", {}, 0, {}, 1},
     };
   }
 

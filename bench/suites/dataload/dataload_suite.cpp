@@ -62,17 +62,17 @@ class DataloadSuite final : public Suite {
   std::vector<AxisSpec> axes() const override {
     return {
         {"stage", AxisKind::Enum, "pipeline stage measured (see docs/suite-dataload.md)", {"read", "decode", "augment", "decode_augment", "collate", "h2d", "pipeline"}, 1},
-        {"workers", AxisKind::Int, "worker threads (read, decode, augment, collate, pipeline)", {}, 1},
+        {"workers", AxisKind::Int, "worker threads (read, decode, augment, collate, pipeline)", {}, 1, {}, 1024},
         {"order", AxisKind::Enum, "sample order of read and pipeline: seq or random (shuffled, as training reads)", {"seq", "random"}, 1},
         {"io", AxisKind::Enum, "memory (synthetic data, pipeline), cached (page cache warm), cold (evicted with posix_fadvise), direct (O_DIRECT, read)", {"memory", "cached", "cold", "direct"}, 1},
         {"format", AxisKind::Enum, "files (one JPEG per sample) or shard (packed file + index)", {"files", "shard"}, 1},
-        {"scale", AxisKind::Int, "JPEG DCT scaling: decode at 1/scale (1, 2, 4, 8)", {}, 1},
+        {"scale", AxisKind::Int, "JPEG DCT scaling: decode at 1/scale (1, 2, 4, 8)", {}, 1, {}, 8},
         {"dtype", AxisKind::Enum, "augmented tensor type (NCHW)", {"fp32", "fp16"}, 1},
-        {"batch", AxisKind::Int, "samples per run (per batch)", {}, 1},
-        {"prefetch", AxisKind::Int, "pipeline: batches the queue holds; h2d: 0 = synchronous copies, k = k buffers in flight", {}, 0},
-        {"pinned", AxisKind::Int, "1: page-locked host batches (h2d, pipeline on a GPU)", {}, 0},
+        {"batch", AxisKind::Int, "samples per run (per batch)", {}, 1, {}, 4096},
+        {"prefetch", AxisKind::Int, "pipeline: batches the queue holds; h2d: 0 = synchronous copies, k = k buffers in flight", {}, 0, {}, 1024},
+        {"pinned", AxisKind::Int, "1: page-locked host batches (h2d, pipeline on a GPU)", {}, 0, {}, 1},
         {"aug", AxisKind::Enum, "where the pipeline augments: cpu (in the workers) or gpu", {"cpu", "gpu"}, 1},
-        {"step_us", AxisKind::Int, "pipeline, consumer=spin: the consumer's time per batch in microseconds (0: none)", {}, 0},
+        {"step_us", AxisKind::Int, "pipeline, consumer=spin: the consumer's time per batch in microseconds (0: none)", {}, 0, {}, 60000000},
         {"consumer", AxisKind::Enum, "pipeline: spin (a calibrated wait of step_us: a GPU kernel, or a host loop) or train-768/3072/9408 (one training step of the train suite's mlp classifier on the batch's images mean-pooled to that many features)", {"spin", "train-768", "train-3072", "train-9408"}, 1},
     };
   }

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <new>
 
+#include "bench/core/errors.hpp"
+#include "bench/core/resources.hpp"
 #include "kernels/dataload/augment.hpp"
 
 namespace gpubench::suites::dataload {
@@ -87,7 +89,10 @@ void Pipeline::work(int worker) {
     } catch (const std::exception& e) {
       {
         std::lock_guard lock(error_mutex_);
-        if (error_.empty()) error_ = e.what();
+        if (error_.empty()) {
+          error_ = e.what();
+          exhausted_ = resource_exhaustion(e).has_value();  // memory or threads ran out: a skip
+        }
       }
       ready_.close();
       free_.close();
@@ -105,6 +110,12 @@ HostBatch* Pipeline::next(double& wait_s, int& depth) {
   depth = static_cast<int>(d);
   if (!b) {
     const std::string e = error();
+    bool exhausted = false;
+    {
+      std::lock_guard lock(error_mutex_);
+      exhausted = exhausted_;
+    }
+    if (exhausted) throw CaseSkipped("pipeline worker: out of resources: " + e);
     throw std::runtime_error(e.empty() ? "the pipeline stopped" : "pipeline worker: " + e);
   }
   return *b;

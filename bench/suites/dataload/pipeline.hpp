@@ -112,6 +112,7 @@ class Pipeline {
   std::vector<std::thread> threads_;
   mutable std::mutex error_mutex_;
   std::string error_;
+  bool exhausted_ = false;  // the first error was resource exhaustion (bench/core/resources.hpp)
 };
 
 // The consumer loop's bookkeeping: one StepRecord per step.

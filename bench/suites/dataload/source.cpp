@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 
 #include "bench/core/errors.hpp"
@@ -82,16 +85,50 @@ Source load() {
 
 }  // namespace
 
+namespace {
+
+// A folder whose JPEG files cannot be decoded would fail every case: the first few files (at
+// 1/8 scale: cheap) must include one that decodes, or the run is refused naming the first.
+void refuse_unreadable_images(const Dataset& d) {
+  constexpr std::size_t kSampled = 8;
+  constexpr std::uintmax_t kMaxBytes = std::uintmax_t{64} << 20;
+  JpegDecoder decoder;
+  DecodedImage image;
+  std::string first_error;
+  for (std::size_t i = 0; i < std::min(kSampled, d.files.size()); ++i) {
+    std::error_code ec;
+    const std::uintmax_t size = std::filesystem::file_size(d.files[i], ec);
+    std::string error;
+    if (ec) {
+      error = ec.message();
+    } else if (size > kMaxBytes) {
+      error = fmt::format("{} bytes: more than a JPEG sample should be", size);
+    } else {
+      std::ifstream in(d.files[i], std::ios::binary);
+      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!in.good() && !in.eof()) error = "cannot be read";
+      else if (decoder.decode(bytes.data(), bytes.size(), 8, image, &error)) return;
+    }
+    if (first_error.empty()) first_error = fmt::format("{}: {}", d.files[i].string(), error.empty() ? "corrupt" : error);
+  }
+  throw UsageError(fmt::format("{}: none of the first {} JPEG files decodes (first: {})", kDatasetEnv,
+                               std::min(kSampled, d.files.size()), first_error));
+}
+
+}  // namespace
+
 void check_dataset_env() {
   const char* env = std::getenv(kDatasetEnv);
   if (env == nullptr || *env == '\0') return;
   static std::once_flag once;
   std::call_once(once, [env] {
+    Dataset d;
     try {
-      (void)open_dataset(env);
+      d = open_dataset(env);
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("{}: {}", kDatasetEnv, e.what()));
     }
+    refuse_unreadable_images(d);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/core/errors.hpp"
+#include "bench/core/resources.hpp"
 #include "bench/suites/gemm/gemm.hpp"
 #include "kernels/common/fill.cuh"
 
@@ -30,8 +31,16 @@ class OpenblasGemmCase final : public HostCase {
   ~OpenblasGemmCase() override { openblas_set_num_threads(default_threads()); }
 
   void setup() override {
-    openblas_set_num_threads(spec_.threads > 0 ? spec_.threads : default_threads());
+    const int threads = spec_.threads > 0 ? spec_.threads : default_threads();
+    openblas_set_num_threads(threads);
     const std::size_t es = kernels::storage_bytes(storage_);
+    // OpenBLAS retries a failed buffer allocation forever (a spinning process under ulimit -v):
+    // its per-thread buffers (32 to 64 MiB each, two per thread at most) and the operands must
+    // fit in the address space left, or the case is skipped before OpenBLAS is called.
+    const std::size_t operands =
+        (kernels::gemm_a_elements(p_) + kernels::gemm_b_elements(p_) + kernels::gemm_c_elements(p_)) * es;
+    require_address_space(operands + static_cast<std::size_t>(threads) * (128u << 20) + (64u << 20),
+                          fmt::format("OpenBLAS {}x{}x{} GEMM on {} thread(s)", p_.m, p_.n, p_.k, threads));
     try {
       a_.resize(kernels::gemm_a_elements(p_) * es);
       b_.resize(kernels::gemm_b_elements(p_) * es);

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "bench/suites/gemm/gemm.hpp"
+#include "bench/core/sizes.hpp"
 #include "bench/suites/gemm/shapes.hpp"
 
 namespace gpubench::suites::gemm {
@@ -89,7 +90,7 @@ class GemmSuite final : public Suite {
     return {
         shape_axis(),
         model_axis(),
-        {"tp", AxisKind::Int, "tensor-parallel degree for the transformer shapes (1 for the others)", {}, 1},
+        {"tp", AxisKind::Int, "tensor-parallel degree for the transformer shapes (1 for the others)", {}, 1, {}, 1024},
         {"provider", AxisKind::Enum, "GEMM implementation (cublas, cublaslt, cublaslt-tuned, custom:<kernel> on GPUs; openblas on the CPU)", provider_choices(), 1},
         {"dtype", AxisKind::Enum, "precision: fp16/bf16/tf32 accumulate in fp32, fp16-acc16 in fp16, fp8 (A e4m3|e5m2, B e4m3) writes bf16, int8 accumulates and writes int32", dtype_names(), 1},
         {"layout", AxisKind::Enum, "op(A) op(B): n = as stored (column-major), t = transposed", {"nn", "nt", "tn", "tt"}, 1},
@@ -102,7 +103,7 @@ class GemmSuite final : public Suite {
         {"beta", AxisKind::Enum, "beta: 0 overwrites D, 1 accumulates (gradient accumulation)", {"0", "1", "0.5", "-1"}, 1},
         {"epilogue", AxisKind::Enum, "applied to the product: + bias[row], GELU (tanh form), or both", {"none", "bias", "gelu", "bias-gelu"}, 1},
         {"fusion", AxisKind::Enum, "fused: the epilogue runs inside the GEMM (cuBLASLt); separate: GEMM, then an elementwise kernel", {"fused", "separate"}, 1},
-        {"threads", AxisKind::Int, "OpenBLAS threads (0: its default); GPU providers run at 0 only", {}, 0},
+        {"threads", AxisKind::Int, "OpenBLAS threads (0: its default); GPU providers run at 0 only", {}, 0, {}, 1024},
     };
   }
 
@@ -193,6 +194,29 @@ class GemmSuite final : public Suite {
     const std::string shape = text_or(point, "shape", kShapeMnk);
     if (!is_llm_role(shape)) return text_or(point, "model", kNoModel) == kNoModel && int_or(point, "tp", 1) == 1;
     return named_shape(shape, point.text("model"), point.integer("tp")).has_value();
+  }
+
+  // Every buffer (with its padded leading dimension and batch) within kMaxCaseBytes, the
+  // products overflow-checked, before spec_from or any provider computes them.
+  void check_sizes(const DeviceInfo& device, const Point& point) const override {
+    (void)device;
+    const std::int64_t m = point.integer("m"), n = point.integer("n"), k = point.integer("k");
+    const std::int64_t batch = int_or(point, "batch", 1), pad = int_or(point, "pad", 0);
+    const std::string layout = text_or(point, "layout", "nn");
+    const bool ta = layout[0] == 't', tb = layout[1] == 't';
+    const kernels::GemmStorages st = kernels::gemm_storages(parse_precision(point.text("dtype")));
+    const auto bytes = [](kernels::Storage s) { return static_cast<std::int64_t>(kernels::storage_bytes(s)); };
+    const std::string what = "gemm " + point.label();
+    // op(A) is m x k, stored k x m when transposed; a leading dimension is the stored rows + pad.
+    const std::int64_t lda = checked_sum(what, {ta ? "k" : "m", ta ? k : m}, {"pad", pad});
+    checked_size(what + ", A", {{ta ? "k+pad" : "m+pad", lda}, {ta ? "m" : "k", ta ? m : k}, {"batch", batch},
+                                {"bytes per element", bytes(st.a)}});
+    const std::int64_t ldb = checked_sum(what, {tb ? "n" : "k", tb ? n : k}, {"pad", pad});
+    checked_size(what + ", B", {{tb ? "n+pad" : "k+pad", ldb}, {tb ? "k" : "n", tb ? k : n}, {"batch", batch},
+                                {"bytes per element", bytes(st.b)}});
+    const std::int64_t ldc = checked_sum(what, {"m", m}, {"pad", pad});
+    checked_size(what + ", C and D", {{"m+pad", ldc}, {"n", n}, {"batch", batch}, {"bytes per element", bytes(st.c)},
+                                      {"buffers", 2}});
   }
 
   std::optional<std::string> unsupported(const DeviceInfo& device, const Point& point) const override {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "bench/core/sizes.hpp"
 #include "bench/suites/memory/memory.hpp"
 #include "kernels/memory/peak_reference.hpp"
 
@@ -27,8 +28,8 @@ class MemorySuite final : public Suite {
     for (const TestInfo& t : tests()) names.push_back(t.name);
     return {
         {"test", AxisKind::Enum, "benchmark (see docs/suite-memory.md)", names, 1},
-        {"size", AxisKind::Int, "bytes per buffer for bandwidth, copy, peer and malloc tests; 0 for the others", {}, 0},
-        {"peer", AxisKind::Int, "destination GPU ordinal of the p2p tests; 0 for the others", {}, 0},
+        {"size", AxisKind::Int, "bytes per buffer for bandwidth, copy, peer and malloc tests; 0 for the others", {}, 0, {}, kMaxAxisBytes},
+        {"peer", AxisKind::Int, "destination GPU ordinal of the p2p tests; 0 for the others", {}, 0, {}, 1023},
     };
   }
 

@@ -1,0 +1,251 @@
+#include "paths.hpp"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "errors.hpp"
+#include "interrupt.hpp"
+#include "results.hpp"
+
+namespace gpubench {
+namespace fs = std::filesystem;
+namespace {
+
+// Room the temporary file beside an output needs in its name: ".tmp" and a pid (results.cpp).
+constexpr std::size_t kTempSuffixRoom = 16;
+constexpr std::size_t kMessagePathChars = 160;  // longer paths are shortened in messages
+
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t extra = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      extra = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      extra = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      extra = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + extra >= s.size()) return false;
+    for (std::size_t k = 1; k <= extra; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8.
+    constexpr std::uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[extra] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
+std::string file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+[[noreturn]] void refuse(std::string_view option, const std::string& path, const std::string& why) {
+  throw UsageError(fmt::format("{} '{}': {}", option, printable_path(path), why));
+}
+
+// Checks of the text itself, shared by files and folders.
+void check_text(const std::string& text, std::string_view option) {
+  if (text.empty()) throw UsageError(fmt::format("{}: empty path", option));
+  if (!valid_utf8(text)) refuse(option, text, "not valid UTF-8 (results and reports record their paths as JSON text)");
+  if (text.size() >= PATH_MAX) refuse(option, text, fmt::format("longer than {} bytes (PATH_MAX)", PATH_MAX - 1));
+  for (const fs::path& part : fs::path(text)) {
+    if (part.string().size() > NAME_MAX) {
+      refuse(option, text, fmt::format("a name in it is longer than {} bytes (NAME_MAX)", NAME_MAX));
+    }
+  }
+}
+
+// The folder `dir` (where an output goes) exists and is writable, or can be created: its
+// deepest existing ancestor is a writable folder. Checks the free space there.
+void check_folder(const fs::path& dir, std::string_view option, const std::string& shown) {
+  fs::path existing = dir.empty() ? fs::path(".") : dir;
+  struct stat st {};
+  while (::stat(existing.c_str(), &st) != 0) {
+    if (errno == ENOTDIR) refuse(option, shown, "a part of the path is a file, not a folder");
+    if (errno != ENOENT) refuse(option, shown, fmt::format("{}: {}", printable_path(existing.string()), std::strerror(errno)));
+    fs::path parent = existing.parent_path();
+    if (parent.empty()) parent = existing.is_absolute() ? fs::path("/") : fs::path(".");
+    if (parent == existing) refuse(option, shown, "no folder of the path exists");
+    existing = parent;
+  }
+  if (!S_ISDIR(st.st_mode)) refuse(option, shown, fmt::format("{} is {}, not a folder", printable_path(existing.string()), file_kind(st.st_mode)));
+  if (::access(existing.c_str(), W_OK | X_OK) != 0) {
+    refuse(option, shown, fmt::format("folder {} is not writable: {}", printable_path(existing.string()), std::strerror(errno)));
+  }
+  std::error_code ec;
+  const fs::space_info space = fs::space(existing, ec);
+  if (!ec && space.available < kMinFreeBytes) {
+    refuse(option, shown, fmt::format("only {} KiB free in {}; outputs need room", space.available / 1024,
+                                      printable_path(existing.string())));
+  }
+}
+
+}  // namespace
+
+std::string printable_path(std::string_view path) {
+  std::string out;
+  for (std::size_t i = 0; i < path.size() && out.size() < kMessagePathChars; ++i) {
+    const auto c = static_cast<unsigned char>(path[i]);
+    if (c < 0x20 || c >= 0x7f || c == '\\') {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (out.size() >= kMessagePathChars) out += fmt::format("... ({} bytes)", path.size());
+  return out;
+}
+
+void validate_output_file(const fs::path& path, std::string_view option) {
+  const std::string text = path.string();
+  check_text(text, option);
+  if (text.back() == '/') refuse(option, text, "ends with '/': give a file name, not a folder");
+  const std::string name = path.filename().string();
+  if (name == "." || name == "..") refuse(option, text, "names a folder; give a file name");
+  if (name.size() + kTempSuffixRoom > NAME_MAX) {
+    refuse(option, text, fmt::format("file name longer than {} bytes (NAME_MAX less room for the temporary file "
+                                     "written beside it)",
+                                     NAME_MAX - kTempSuffixRoom));
+  }
+  struct stat st {};
+  if (::stat(text.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) refuse(option, text, "is a folder");
+    if (!S_ISREG(st.st_mode)) {
+      refuse(option, text, fmt::format("exists and is {}; gpubench writes only regular files (it replaces them whole)",
+                                       file_kind(st.st_mode)));
+    }
+    if (::access(text.c_str(), W_OK) != 0) refuse(option, text, fmt::format("file is not writable: {}", std::strerror(errno)));
+  } else if (errno == ENOTDIR) {
+    refuse(option, text, "a part of the path is a file, not a folder");
+  } else if (errno != ENOENT) {
+    refuse(option, text, std::strerror(errno));
+  }
+  check_folder(path.has_parent_path() ? path.parent_path() : fs::path("."), option, text);
+}
+
+void validate_output_folder(const fs::path& path, std::string_view option) {
+  const std::string text = path.string();
+  check_text(text, option);
+  check_folder(path, option, text);
+}
+
+void make_folders(const fs::path& dir, std::string_view option) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    refuse(option, dir.string(), fmt::format("cannot create the folder: {}", ec ? ec.message() : "not a folder"));
+  }
+}
+
+bool process_gone(pid_t pid) { return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH; }
+
+int remove_stale_leftovers(const fs::path& dir, const std::string& prefix) {
+  int removed = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const auto pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == ::getpid() || !process_gone(pid)) continue;
+    std::error_code rm;
+    if (fs::remove_all(it->path(), rm) > 0 && !rm) ++removed;
+  }
+  return removed;
+}
+
+OutputLock::OutputLock(const fs::path& path, std::string_view option) : lock_path_(path.string() + ".lock") {
+  // Up to a few tries: a holder that is releasing unlinks the file we may have just opened.
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const int fd = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) refuse(option, path.string(), fmt::format("cannot create its lock file: {}", std::strerror(errno)));
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      char buf[32] = {};
+      const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+      ::close(fd);
+      if (err == EWOULDBLOCK) {
+        std::string holder = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+        holder = holder.substr(0, holder.find_first_not_of("0123456789"));
+        refuse(option, path.string(),
+               fmt::format("another gpubench run (pid {}) is writing this results file; give another path or wait "
+                           "for it to end",
+                           holder.empty() ? "?" : holder));
+      }
+      refuse(option, path.string(), fmt::format("cannot lock it: {}", std::strerror(err)));
+    }
+    struct stat held {}, now {};
+    if (::fstat(fd, &held) == 0 && ::stat(lock_path_.c_str(), &now) == 0 && held.st_ino == now.st_ino &&
+        held.st_dev == now.st_dev) {
+      const std::string pid = std::to_string(::getpid());
+      if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+        // The lock holds without the pid in it; only the refusal message of another run loses it.
+      }
+      fd_ = fd;
+      add_interrupt_cleanup(lock_path_);
+      return;
+    }
+    ::close(fd);
+  }
+  refuse(option, path.string(), "cannot lock it: its lock file keeps changing");
+}
+
+OutputLock::~OutputLock() { release(); }
+
+OutputLock::OutputLock(OutputLock&& other) noexcept : fd_(other.fd_), lock_path_(std::move(other.lock_path_)) {
+  other.fd_ = -1;
+  other.lock_path_.clear();
+}
+
+OutputLock& OutputLock::operator=(OutputLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    fd_ = other.fd_;
+    lock_path_ = std::move(other.lock_path_);
+    other.fd_ = -1;
+    other.lock_path_.clear();
+  }
+  return *this;
+}
+
+void OutputLock::release() {
+  if (fd_ < 0) return;
+  // Unlink while still holding it: a run waiting on this file then finds it gone and retries.
+  remove_interrupt_cleanup(lock_path_);
+  ::unlink(lock_path_.c_str());
+  ::close(fd_);
+  fd_ = -1;
+}
+
+}  // namespace gpubench
