@@ -17,6 +17,12 @@
 namespace gpubench::profilers {
 namespace {
 
+// Without a device the reason is the same whatever the toolkit: a run's metrics status must not
+// depend on how the binary was built when there is nothing to profile.
+std::string no_device_status(const std::string& no_cuda_reason) {
+  return "off: no CUDA device" + (no_cuda_reason.empty() ? "" : " (" + no_cuda_reason + ")");
+}
+
 #if GPUBENCH_HAVE_RANGE_PROFILER
 
 // A failed CUPTI call, as the "off: ..." reason the case records.
@@ -93,7 +99,7 @@ class MetricsInstrument final : public Instrument {
   MetricsInstrument(std::vector<std::string> metrics, bool cuda_works, const std::string& no_cuda_reason)
       : requested_(metrics.empty() ? default_metrics() : std::move(metrics)) {
     if (!cuda_works) {
-      status_ = "off: no CUDA device" + (no_cuda_reason.empty() ? "" : " (" + no_cuda_reason + ")");
+      status_ = no_device_status(no_cuda_reason);
       return;
     }
     std::string why;
@@ -323,9 +329,14 @@ class MetricsInstrument final : public Instrument {
 
 class MetricsInstrument final : public Instrument {
  public:
-  MetricsInstrument(std::vector<std::string>, bool, const std::string&) {}
+  MetricsInstrument(std::vector<std::string>, bool cuda_works, const std::string& no_cuda_reason)
+      : status_(cuda_works ? "off: built without the CUPTI range profiler (CUDA 12.6 or newer)"
+                           : no_device_status(no_cuda_reason)) {}
   std::string name() const override { return "metrics"; }
-  std::string status() const override { return "off: built without the CUPTI range profiler (CUDA 12.6 or newer)"; }
+  std::string status() const override { return status_; }
+
+ private:
+  std::string status_;
 };
 
 #endif
