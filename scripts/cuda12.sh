@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Builds gpubench with CUDA 12.4 (the toolkit scripts/toolkit-cuda12.sh assembles), for hosts whose
+# driver predates CUDA 13 (r525 and newer; docs/cuda12.md), with the machine's other toolkits hidden:
+#   scripts/cuda12.sh build [DIR [-DVAR=VALUE...]]  configure and build in DIR (default build/cuda12-release,
+#                                                   every default architecture); prints DIR
+#   scripts/cuda12.sh test                          CI's CUDA 12 stage: Release, sm_90 (and sm_90a's
+#                                                   wgmma) with the tests, in build/cuda12; runs ctest
+# GPUBENCH_JOBS sets the parallel jobs (default: every core). /usr/local/include and /usr/local/lib*
+# link into /usr/local/cuda-13.0 on machines set up by NVIDIA's installer, so the compiler and linker
+# would silently take CUDA 13's headers and libraries: the build runs in a private mount namespace
+# (unshare -m) where every other /usr/local/cuda-* folder is an empty one. CMake checks that
+# cuda_runtime_api.h's CUDART_VERSION is the compiler's (printed at configure: "CUDART_VERSION 12040").
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+usage() { sed -n '2,13p' "$0"; }
+cmd="${1:-}"
+[ -n "$cmd" ] || { usage >&2; exit 2; }
+shift
+case "$cmd" in
+  build|test) ;;
+  -h|--help) usage; exit 0 ;;
+  *) printf '[gpubench] cuda12.sh: unknown command %s (accepted: build, test)\n' "'$cmd'" >&2; exit 2 ;;
+esac
+
+toolkit="$("$GPUBENCH_ROOT/scripts/toolkit-cuda12.sh")"
+toolkit="${toolkit%/bin/nvcc}"
+
+# Re-run this script in a mount namespace where the other CUDA toolkits are empty folders.
+if [ -z "${GPUBENCH_OTHER_CUDA_HIDDEN:-}" ]; then
+  others=()
+  for d in /usr/local/cuda-*; do
+    [ -d "$d" ] && [ ! -L "$d" ] && [ "$(cd "$d" && pwd -P)" != "$(cd "$toolkit" && pwd -P)" ] && others+=("$d")
+  done
+  if [ ${#others[@]} -gt 0 ]; then
+    ns=(unshare -m)
+    [ "$(id -u)" -eq 0 ] || ns=(unshare -Urm)  # unprivileged: a user namespace may make mounts
+    empty="$(dirname "$toolkit")/empty"  # stays empty: only ever a mount source
+    mkdir -p "$empty"
+    if "${ns[@]}" true 2>/dev/null; then
+      log "hiding ${others[*]} while building with CUDA 12.4"
+      exec "${ns[@]}" -- env GPUBENCH_OTHER_CUDA_HIDDEN=1 bash -c '
+        empty="$1"; shift; n="$1"; shift
+        for d in "${@:1:$n}"; do mount --bind "$empty" "$d" || exit 1; done
+        shift "$n"; exec "$@"' _ "$empty" "${#others[@]}" "${others[@]}" "$0" "$cmd" "$@"
+    fi
+    log "warning: cannot make a mount namespace (${ns[*]}): ${others[*]} stay visible; CMake's CUDART_VERSION check guards the headers"
+  fi
+fi
+
+cuda12_build() {  # DIR [cmake args...]
+  local dir="$1"; shift
+  ensure_packages "${GPUBENCH_BUILD_PACKAGES[@]}"
+  if command -v ccache >/dev/null; then
+    export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
+  fi
+  # The toolkit's nvcc, headers and libraries only: no CUDA 13 from the environment.
+  unset CUDA_HOME CUDA_PATH CUDAToolkit_ROOT
+  export CUDACXX="$toolkit/bin/nvcc" PATH="$toolkit/bin:$PATH"
+  (cd "$GPUBENCH_ROOT" &&
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUDAToolkit_ROOT="$toolkit" "$@" >&2 &&
+    cmake --build "$dir" -j "${GPUBENCH_JOBS:-$(nproc)}" >&2) || die "CUDA 12.4 build failed ($dir)"
+  echo "$dir"
+}
+
+case "$cmd" in
+  build)
+    dir="${1:-$GPUBENCH_ROOT/build/cuda12-release}"
+    [ $# -gt 0 ] && shift
+    cuda12_build "$dir" -DGPUBENCH_BUILD_TESTS=OFF -DGPUBENCH_BUILD_PERF=OFF "$@"
+    ;;
+  test)
+    ensure_packages "${GPUBENCH_TEST_PACKAGES[@]}"
+    start=$(date +%s)
+    dir=$(cuda12_build "$GPUBENCH_ROOT/build/cuda12" -DCMAKE_CUDA_ARCHITECTURES=90 -DGPUBENCH_BUILD_TESTS=ON)
+    version=$("$dir/apps/gpubench/gpubench" version | head -n 3 | tr '\n' ' ')
+    echo "$version" | grep -q 'runtime 12\.4' || die "the CUDA 12 build does not say runtime 12.4: $version"
+    ctest --test-dir "$dir" --output-on-failure -j "${GPUBENCH_JOBS:-$(nproc)}"
+    log "CUDA 12.4 stage passed in $(( $(date +%s) - start )) s ($version)"
+    ;;
+esac
