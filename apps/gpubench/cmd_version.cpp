@@ -1,3 +1,4 @@
+#include <cuda_runtime_api.h>  // CUDART_VERSION: the toolkit this binary was built with
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include "apps/gpubench/commands.hpp"
 #include "bench/core/device.hpp"
 #include "bench/core/errors.hpp"
+#include "bench/doctor/checks.hpp"
 #include "bench/suites/all_suites.hpp"
 #include "gpubench/version.hpp"
 
@@ -25,6 +27,11 @@ int cmd_version(const std::vector<std::string>& args) {
   fmt::print("CUDA architectures: {}\n", kCudaArchitectures);
   fmt::print("CUDA runtime {}, driver {}\n", format_cuda_version(inv.runtime_version),
              inv.driver_version > 0 ? format_cuda_version(inv.driver_version) : "none");
+  // The runtime is linked statically, so the build's toolkit decides which drivers run it: any
+  // of its major version's minor version compatibility range (docs/cuda12.md).
+  const std::string minimum = doctor::minimum_driver_for(CUDART_VERSION);
+  fmt::print("minimum NVIDIA driver: {} (built with CUDA {})\n", minimum.empty() ? "unknown" : minimum,
+             format_cuda_version(CUDART_VERSION));
   // Several suites measure the same library (gemm and train both use OpenBLAS and cuBLASLt):
   // each is listed once, in the order first met.
   std::vector<std::string> listed;

@@ -54,8 +54,10 @@ void check_driver(const SystemView& v, std::vector<Finding>& out) {
                     driver, driver_name, runtime),
         fmt::format("update the NVIDIA driver to one supporting CUDA {}", runtime));
   } else {
+    const std::string minimum = minimum_driver_for(v.runtime_version);
     add(out, "driver", "host", Severity::Ok,
-        fmt::format("driver supports CUDA {}{}; gpubench's runtime is CUDA {}", driver, driver_name, runtime));
+        fmt::format("driver supports CUDA {}{}; gpubench's runtime is CUDA {}{}", driver, driver_name, runtime,
+                    minimum.empty() ? std::string() : fmt::format(" (it needs driver {} or newer)", minimum)));
   }
 }
 
@@ -487,8 +489,10 @@ std::string format_text(const std::vector<Finding>& findings) {
 
 std::string minimum_driver_for(int cuda_version) {
   // The minimum driver of each major version's minor version compatibility (CUDA
-  // Compatibility guide; for 12 and 13 also the GA rows of the release notes' "CUDA Toolkit
-  // and Corresponding Driver Versions" table): every runtime of that major runs on it.
+  // Compatibility guide, https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html:
+  // 13.x >= 580, 12.x >= 525, 11.x >= 450; the exact releases are the GA rows of the release
+  // notes' "CUDA Toolkit and Corresponding Driver Versions" table): every runtime of that major
+  // runs on it, except for features that need a newer driver (PTX JIT of newer PTX).
   switch (cuda_version / 1000) {
     case 13: return "580.65.06";
     case 12: return "525.60.13";

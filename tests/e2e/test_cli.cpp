@@ -239,7 +239,11 @@ TEST_F(Cli, HelpAndVersion) {
     EXPECT_FALSE(r.out.empty()) << cmd;
   }
   EXPECT_NE(gpubench("run --help").out.find("--axis"), std::string::npos);
-  EXPECT_NE(gpubench("version").out.find("cublas"), std::string::npos);
+  const std::string version = gpubench("version").out;
+  EXPECT_NE(version.find("cublas"), std::string::npos);
+  // The minimum driver follows the toolkit of the build (CUDA 13 in the ci preset, 12.4 in CI's CUDA 12 stage).
+  const std::string minimum = version.find("CUDA runtime 12.") != std::string::npos ? "525.60.13" : "580.65.06";
+  EXPECT_NE(version.find("\nminimum NVIDIA driver: " + minimum + " (built with CUDA "), std::string::npos) << version;
   EXPECT_EQ(gpubench("").code, 2);
 }
 

@@ -150,6 +150,16 @@ TEST(Doctor, DriverOlderMinorVersionIsAWarning) {
   EXPECT_TRUE(contains(f.remedy, "CUDA 13.1"));
 }
 
+TEST(Doctor, DriverNewEnoughStillNamesTheBinarysMinimumDriver) {
+  SystemView v = healthy();
+  v.runtime_version = 12040;  // a CUDA 12.4 build on a CUDA 12.8 driver
+  v.driver_version = 12080;
+  v.driver_version_string = "570.86.10";
+  const Finding f = one(v, "driver");
+  EXPECT_EQ(f.severity, Severity::Ok);
+  EXPECT_TRUE(contains(f.message, "CUDA 12.4 (it needs driver 525.60.13 or newer)")) << f.message;
+}
+
 TEST(Doctor, NoDriverIsInformationNamingTheDriver) {
   SystemView v = healthy();
   v.driver_version = 0;
