@@ -293,8 +293,10 @@ int cmd_run(const std::vector<std::string>& all_args) {
   mpi::Session* team = nullptr;
   if (const std::optional<LaunchInfo> launch = detect_launch()) {
     if (!mpi::built_with_mpi()) throw UsageError(launch_without_mpi_message(*launch));
+    if (!launch->unjoinable.empty()) throw UsageError(launch->unjoinable);
     if (o.isolate || o.isolated_case >= 0) throw UsageError("--isolate and --case-timeout: not available under MPI");
     team = mpi::session(o.rank_timeout_s);
+    if (const std::string m = team_size_mismatch_message(*launch, team->size()); !m.empty()) throw UsageError(m);
     h.team = team;
   }
   const bool leader = team == nullptr || team->rank() == 0;

@@ -43,6 +43,16 @@ std::optional<LaunchInfo> detect_launch(const std::function<const char*(const ch
     info.size = *size;
     const char* rank = getenv(s.rank);
     if (rank != nullptr) info.rank = std::atoi(rank);
+    // srun wires MPI through a plugin (--mpi=pmix sets PMIX_RANK, --mpi=pmi2 PMI_RANK). Without
+    // one (--mpi=none, the default MpiDefault) each task's MPI_Init finds no peers: Open MPI
+    // aborts with "OPAL ERROR: Unreachable", others run N singletons writing one file.
+    if (s.requires_var != nullptr && getenv("PMIX_RANK") == nullptr && getenv("PMI_RANK") == nullptr) {
+      info.unjoinable = fmt::format(
+          "started by srun as task {} of {} ({}={}, {}={}) without an MPI plugin (no PMIX_RANK or PMI_RANK set): "
+          "the tasks cannot join one run and would run as {} independent jobs writing one results file. "
+          "Launch with `srun --mpi=pmix` (see `srun --mpi=list`), or with mpirun inside the allocation",
+          info.rank, *size, s.size, *size, s.rank, rank != nullptr ? rank : "unset", *size);
+    }
     return info;
   }
   return std::nullopt;
@@ -57,6 +67,15 @@ std::string launch_without_mpi_message(const LaunchInfo& launch) {
       "started as rank {} of {} by {}, but this gpubench was built without MPI support: the ranks would run as {} "
       "independent jobs. Rebuild with MPI (libopenmpi-dev; CMake option GPUBENCH_WITH_MPI) or run without the launcher",
       launch.rank, launch.size, launch.launcher, launch.size);
+}
+
+std::string team_size_mismatch_message(const LaunchInfo& launch, int mpi_size) {
+  if (mpi_size == launch.size) return {};
+  return fmt::format(
+      "started as rank {} of {} by {}, but MPI joined {} rank(s): the processes would run as independent jobs "
+      "writing one results file. Start them with an MPI launcher this gpubench's MPI understands (mpirun, or srun "
+      "--mpi=pmix)",
+      launch.rank, launch.size, launch.launcher, mpi_size);
 }
 
 }  // namespace gpubench
