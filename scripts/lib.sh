@@ -11,6 +11,8 @@ GPUBENCH_BUILD_PACKAGES=(cmake ninja-build g++ pkg-config ccache libbenchmark-de
 # python3-prometheus-client: the real parser that checks `report --format openmetrics`.
 GPUBENCH_TEST_PACKAGES=(libgtest-dev libgmock-dev libbenchmark-tools python3-scipy libjpeg-turbo-progs chromium debootstrap
   python3-prometheus-client)
+# A one-machine Slurm cluster for scripts/test-slurm.sh (CI submits scripts/slurm/*.sbatch to it).
+GPUBENCH_SLURM_PACKAGES=(munge slurmctld slurmd slurm-client)
 
 log() { printf '[gpubench] %s\n' "$*" >&2; }
 die() { printf '[gpubench] error: %s\n' "$*" >&2; exit 1; }
