@@ -15,7 +15,10 @@
 # linked statically; libcuda and libnvidia-ml come from the driver. MPI runs (mpirun) use the
 # host's Open MPI launcher and plugins: the bundle carries only the libraries a single process loads.
 #
-#   scripts/bundle.sh [--build DIR] [--out DIR] [--with-cuda-libs] [--max-mib N]
+#   scripts/bundle.sh [--build DIR] [--out DIR] [--with-cuda-libs] [--max-mib N] [--cuda 12]
+#     --cuda 12     build with CUDA 12.4 (scripts/cuda12.sh, build/cuda12-release) for drivers r525 and
+#                   newer: bundle/gpubench-<version>-cuda12; its CUDA libraries are the 12.4 toolkit's
+#                   (docs/cuda12.md; with --with-cuda-libs about 860 MiB: give --max-mib 1024)
 #     --build DIR   use this existing build folder (default: build/$GPUBENCH_PRESET, release, built here)
 #     --out DIR     where bundle/ goes (default: the checkout's bundle/)
 #     --max-mib N   fail when the unpacked bundle is larger (default 64: what one device call carries)
@@ -23,20 +26,23 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-with_cuda=0 build="" out_dir="$GPUBENCH_ROOT/bundle" max_mib=64
+with_cuda=0 build="" out_dir="$GPUBENCH_ROOT/bundle" max_mib=64 cuda=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --with-cuda-libs) with_cuda=1 ;;
     --build) [ $# -ge 2 ] || die "bundle.sh: --build needs a folder"; build="$2"; shift ;;
     --out) [ $# -ge 2 ] || die "bundle.sh: --out needs a folder"; out_dir="$2"; shift ;;
     --max-mib) [[ "${2:-}" =~ ^[0-9]+$ ]] || die "bundle.sh: --max-mib needs a number"; max_mib="$2"; shift ;;
+    --cuda) [ "${2:-}" = 12 ] || die "bundle.sh: --cuda takes 12 (without it: the machine's toolkit)"; cuda=12; shift ;;
     -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) die "bundle.sh: unknown argument '$1' (accepted: --build DIR, --out DIR, --with-cuda-libs, --max-mib N)" ;;
+    *) die "bundle.sh: unknown argument '$1' (accepted: --build DIR, --out DIR, --with-cuda-libs, --max-mib N, --cuda 12)" ;;
   esac
   shift
 done
 
-if [ -z "$build" ]; then
+if [ -z "$build" ] && [ "$cuda" = 12 ]; then
+  build=$("$GPUBENCH_ROOT/scripts/cuda12.sh" build)
+elif [ -z "$build" ]; then
   ensure_packages "${GPUBENCH_BUILD_PACKAGES[@]}"
   build=$(build_preset "${GPUBENCH_PRESET:-release}" -DGPUBENCH_BUILD_TESTS=OFF)  # perf/ (the peers) is built regardless
 fi
@@ -48,6 +54,7 @@ for p in gpubench_perf_cublaslt gpubench_perf_memcpy; do
 done
 version=$("$bin" version | head -n1 | awk '{print $2}')
 [ -n "$version" ] || die "bundle.sh: '$bin version' printed no version"
+version+="${cuda:+-cuda$cuda}"
 mkdir -p "$out_dir"
 out_dir="$(cd "$out_dir" && pwd)"
 dest="$out_dir/gpubench-$version"
@@ -102,6 +109,9 @@ optional=("libcupti.so.$cuda_major" libnvperf_host.so libnvperf_target.so)
 if [ "$with_cuda" = 1 ]; then
   cupti=$(ldconfig -p | awk -v n="${optional[0]}" '$1 == n {print $NF; exit}')
   [ -n "$cupti" ] || cupti=$(ls /usr/local/cuda/lib64/"${optional[0]}" /usr/local/cuda/extras/CUPTI/lib64/"${optional[0]}" 2>/dev/null | head -n1)
+  if [ "$cuda" = 12 ]; then  # the toolkit built with, not the machine's CUDA 13
+    cupti="$(dirname "$("$GPUBENCH_ROOT/scripts/toolkit-cuda12.sh")")/../lib64/${optional[0]}"
+  fi
   if [ -n "$cupti" ]; then
     for f in "$cupti" "$(dirname "$cupti")"/libnvperf_host.so "$(dirname "$cupti")"/libnvperf_target.so; do
       [ -f "$f" ] && cp -L "$f" "$dest/lib/$(basename "$f")"

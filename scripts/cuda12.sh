@@ -67,7 +67,7 @@ case "$cmd" in
   build)
     dir="${1:-$GPUBENCH_ROOT/build/cuda12-release}"
     [ $# -gt 0 ] && shift
-    cuda12_build "$dir" -DGPUBENCH_BUILD_TESTS=OFF -DGPUBENCH_BUILD_PERF=OFF "$@"
+    cuda12_build "$dir" -DGPUBENCH_BUILD_TESTS=OFF "$@"  # perf/ too: the bundle carries its peers
     ;;
   test)
     ensure_packages "${GPUBENCH_TEST_PACKAGES[@]}"
