@@ -73,8 +73,9 @@ case "$cmd" in
     ensure_packages "${GPUBENCH_TEST_PACKAGES[@]}"
     start=$(date +%s)
     dir=$(cuda12_build "$GPUBENCH_ROOT/build/cuda12" -DCMAKE_CUDA_ARCHITECTURES=90 -DGPUBENCH_BUILD_TESTS=ON)
-    version=$("$dir/apps/gpubench/gpubench" version | head -n 3 | tr '\n' ' ')
-    echo "$version" | grep -q 'runtime 12\.4' || die "the CUDA 12 build does not say runtime 12.4: $version"
+    version=$("$dir/apps/gpubench/gpubench" version | sed -n '3,4p' | tr '\n' ' ')
+    grep -q 'runtime 12\.4.*minimum NVIDIA driver: 525\.' <<<"$version" ||
+      die "the CUDA 12 build does not say runtime 12.4 and driver >= 525: $version"
     ctest --test-dir "$dir" --output-on-failure -j "${GPUBENCH_JOBS:-$(nproc)}"
     log "CUDA 12.4 stage passed in $(( $(date +%s) - start )) s ($version)"
     ;;
