@@ -232,18 +232,18 @@ if id=$(OUT_DIR="$results/array" RUN_ARGS="$cpu_args --suite memory" \
   elif ! wait_for 120 job_done "$report_id" || [ "$(job_state "$report_id")" != COMPLETED ]; then
     fail "array.sbatch: report job $report_id ended $(job_state "$report_id")"
   else
-    n=$(ls "$results/array/"*.json 2>/dev/null | wc -l)
+    n=$(ls "$results/array/"*_*.json 2>/dev/null | wc -l)
     errs=""
-    for f in "$results/array/"*.json; do
-      err=$(check_results "$f" 1 2>&1) || errs+="$err "
-      # The report's run table lists every results file it joined.
-      grep -qF "$f" "$results/array/side-by-side.md" 2>/dev/null || errs+="side-by-side.md lacks $(basename "$f") "
-    done
-    [ -s "$results/array/side-by-side.html" ] || errs+="no side-by-side.html "
+    for f in "$results/array/"*_*.json; do err=$(check_results "$f" 1 2>&1) || errs+="$err "; done
+    # The report joined every array task's results file (its runs name their files).
+    joined=$(python3 -c 'import json, sys; print(" ".join(sorted(r["file"] for r in json.load(open(sys.argv[1]))["runs"])))' \
+      "$results/array/side-by-side.json" 2>&1)
+    [ "$joined" = "$(ls "$results/array/"*_*.json | sort | tr '\n' ' ' | sed 's/ $//')" ] || errs+="side-by-side.json joined: $joined "
+    [ -s "$results/array/side-by-side.md" ] && [ -s "$results/array/side-by-side.html" ] || errs+="no side-by-side.md/.html "
     if [ "$n" = 2 ] && [ -z "$errs" ]; then
       pass "array.sbatch: 2 array tasks' results and their side-by-side report"
     else
-      fail "array.sbatch: $n results files (want 2) $errs; side-by-side.md: $(head -c 200 "$results/array/side-by-side.md" 2>&1)"
+      fail "array.sbatch: $n results files (want 2) $errs"
     fi
   fi
 else
