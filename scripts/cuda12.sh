@@ -25,6 +25,9 @@ esac
 
 toolkit="$("$GPUBENCH_ROOT/scripts/toolkit-cuda12.sh")"
 toolkit="${toolkit%/bin/nvcc}"
+# Where this machine's CUDA 12 libraries are, for the bundle launcher's search (scripts/cuda-libs.sh)
+# and the bundle's test (test-bundle-root.sh), which otherwise look for them in CUDA 13's places.
+export GPUBENCH_CUDA_LIBS="$toolkit/lib64${GPUBENCH_CUDA_LIBS:+:$GPUBENCH_CUDA_LIBS}"
 
 # Re-run this script in a mount namespace where the other CUDA toolkits are empty folders.
 if [ -z "${GPUBENCH_OTHER_CUDA_HIDDEN:-}" ]; then
@@ -67,7 +70,7 @@ case "$cmd" in
   build)
     dir="${1:-$GPUBENCH_ROOT/build/cuda12-release}"
     [ $# -gt 0 ] && shift
-    cuda12_build "$dir" -DGPUBENCH_BUILD_TESTS=OFF "$@"  # perf/ too: the bundle carries its peers
+    cuda12_build "$dir" -DGPUBENCH_BUILD_TESTS=OFF -DGPUBENCH_BUILD_PERF=ON "$@"  # perf/: the bundle's peers
     ;;
   test)
     ensure_packages "${GPUBENCH_TEST_PACKAGES[@]}"
