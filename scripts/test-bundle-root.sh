@@ -166,22 +166,26 @@ dry_run_case() {
 }
 check "gpu-smoke.sh --dry-run --assume h200 inside the root" dry_run_case
 
-# 6. No folder given: the launcher finds the libraries where pip's CUDA 13 wheels put them in a
-#    virtual environment (nvidia/cu13/lib, nvidia/nccl/lib), as on a PyTorch GPU host.
+# 6. No folder given: the launcher finds the libraries where pip's CUDA wheels put them in a
+#    virtual environment (nvidia/cu13/lib, nvidia/nccl/lib; CUDA 12 wheels: nvidia/cublas/lib, ...),
+#    as on a PyTorch GPU host. The sonames are the bundle's (a CUDA 12 build's: scripts/cuda12.sh).
 pip_layout_case() {
   local venv="$debroot/opt/venv/lib/python3.12/site-packages/nvidia" s dir
+  local cublaslt wheel=cu13
+  cublaslt=$(awk '$2 ~ /^libcublasLt[.]so[.]/ {print $2}' "$bundle/cuda-libs.txt")
+  [[ "$cublaslt" == *.so.12 ]] && wheel=cublas
   $sudo rm -rf "$debroot/opt/venv"
   while read -r kind s; do
     [ "$kind" = required ] || [ "$kind" = optional ] || continue
     [ -e "$debroot/opt/host-cuda-libs/$s" ] || continue
-    case "$s" in libnccl*) dir=nccl ;; *) dir=cu13 ;; esac
+    case "$s" in libnccl*) dir=nccl ;; *) dir=$wheel ;; esac
     $sudo mkdir -p "$venv/$dir/lib"
     $sudo ln "$debroot/opt/host-cuda-libs/$s" "$venv/$dir/lib/$s" 2>/dev/null || $sudo cp "$debroot/opt/host-cuda-libs/$s" "$venv/$dir/lib/"
   done <"$bundle/cuda-libs.txt"
   local text
   text=$(in_root env GPUBENCH_LAUNCHER_VERBOSE=1 "$launcher" version 2>&1) || { echo "$text"; return 1; }
   grep 'launcher' <<<"$text"
-  grep -q "libcublasLt.so.13 from /opt/venv/lib/python3.12/site-packages/nvidia/cu13/lib/" <<<"$text" &&
+  grep -q "$cublaslt from /opt/venv/lib/python3.12/site-packages/nvidia/$wheel/lib/" <<<"$text" &&
     grep -q "libnccl.so.2 from /opt/venv/lib/python3.12/site-packages/nvidia/nccl/lib/" <<<"$text" &&
     grep -q "^gpubench [0-9]" <<<"$text"
 }
