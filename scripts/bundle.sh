@@ -18,7 +18,7 @@
 #   scripts/bundle.sh [--build DIR] [--out DIR] [--with-cuda-libs] [--max-mib N] [--cuda 12]
 #     --cuda 12     build with CUDA 12.4 (scripts/cuda12.sh, build/cuda12-release) for drivers r525 and
 #                   newer: bundle/gpubench-<version>-cuda12; its CUDA libraries are the 12.4 toolkit's
-#                   (docs/cuda12.md; with --with-cuda-libs about 860 MiB: give --max-mib 1024)
+#                   (docs/cuda12.md; with --with-cuda-libs 868 MiB: give --max-mib 1024)
 #     --build DIR   use this existing build folder (default: build/$GPUBENCH_PRESET, release, built here)
 #     --out DIR     where bundle/ goes (default: the checkout's bundle/)
 #     --max-mib N   fail when the unpacked bundle is larger (default 64: what one device call carries)
@@ -108,7 +108,8 @@ optional=("libcupti.so.$cuda_major" libnvperf_host.so libnvperf_target.so)
 } >"$dest/cuda-libs.txt"
 if [ "$with_cuda" = 1 ]; then
   cupti=$(ldconfig -p | awk -v n="${optional[0]}" '$1 == n {print $NF; exit}')
-  [ -n "$cupti" ] || cupti=$(ls /usr/local/cuda/lib64/"${optional[0]}" /usr/local/cuda/extras/CUPTI/lib64/"${optional[0]}" 2>/dev/null | head -n1)
+  # (|| true: with pipefail, ls naming a missing file would end the script without a word.)
+  [ -n "$cupti" ] || cupti=$(ls /usr/local/cuda/lib64/"${optional[0]}" /usr/local/cuda/extras/CUPTI/lib64/"${optional[0]}" 2>/dev/null | head -n1 || true)
   if [ "$cuda" = 12 ]; then  # the toolkit built with, not the machine's CUDA 13
     cupti="$(dirname "$("$GPUBENCH_ROOT/scripts/toolkit-cuda12.sh")")/../lib64/${optional[0]}"
   fi
