@@ -1,9 +1,11 @@
-// The device-kernel entry points of the suites (fill, memory), for the fuzz build only: the fuzzers drive
+// The device-kernel entry points of the suites (fill, memory, the cold L2 flush), for the fuzz build only: the fuzzers drive
 // planning and parsing, which never launch a kernel, and this clang build compiles no CUDA.
 #include <stdexcept>
 
 #include "kernels/common/fill.cuh"
+#include "kernels/common/l2_flush.cuh"
 #include "kernels/memory/peak.cuh"
+#include "kernels/memory/peak_wgmma.cuh"
 #include "kernels/memory/stream.cuh"
 
 namespace gpubench::kernels {
@@ -18,6 +20,11 @@ cudaError_t launch_fma_chain(FmaType, double*, std::int64_t, unsigned, unsigned,
 cudaError_t launch_mma(MmaType, double*, std::int64_t, unsigned, unsigned, unsigned long long*, cudaStream_t) {
   no_kernels();
 }
+cudaError_t mma_code_arch(MmaType, int*) { no_kernels(); }
+cudaError_t wgmma_fp8_peak_code_arch(int*) { no_kernels(); }
+int wgmma_fp8_peak_blocks_per_sm() { no_kernels(); }
+cudaError_t launch_wgmma_fp8_peak(double*, std::int64_t, unsigned, unsigned long long*, cudaStream_t) { no_kernels(); }
+cudaError_t launch_l2_flush_read(void*, std::size_t, unsigned, cudaStream_t) { no_kernels(); }
 int fma_blocks_per_sm(FmaType, unsigned) { no_kernels(); }
 int mma_blocks_per_sm(MmaType, unsigned) { no_kernels(); }
 cudaError_t launch_empty(int*, cudaStream_t) { no_kernels(); }
