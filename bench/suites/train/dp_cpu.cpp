@@ -14,12 +14,15 @@
 // rank's median over the rounds gives step_s, compute_only_s and comm_s = serial - compute_only;
 // exposed_comm_s = step - compute_only; overlap_pct = 100 (comm_s - exposed) / comm_s
 // (clamped to 0..100); scaling_efficiency = compute_only / step. docs/suite-train.md.
+#include <cblas.h>
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <thread>
 
 #include "bench/core/errors.hpp"
 #include "bench/core/phase.hpp"
@@ -51,6 +54,22 @@ double median(std::vector<double> v) {
 // all (the compute-only step), or every bucket after backward (nothing hidden: comm_s).
 enum class Comm { Overlap, Off, Serial };
 
+int default_threads() {
+  static const int n = openblas_get_num_threads();
+  return n;
+}
+
+// max(1, the CPUs this process may run on / the ranks on this host).
+int blas_threads_per_rank(int local_ranks) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cpus = 0;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
+  if (cpus <= 0) cpus = static_cast<int>(std::thread::hardware_concurrency());
+  (void)default_threads();  // remembered before the first change
+  return std::max(1, std::min(cpus, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, local_ranks)));
+}
+
 // Seconds each kind of step gets in the timing rounds (at least kMinRounds rounds, at most
 // kMaxRounds).
 constexpr double kRoundBudgetS = 0.6;
@@ -59,11 +78,18 @@ constexpr int kMinRounds = 3, kMaxRounds = 15;
 class CpuDpCase final : public HostCase {
  public:
   CpuDpCase(const ModelConfig& c, DpMode mode, double bucket_mb) : c_(c), mode_(mode), bucket_mb_(bucket_mb) {}
+  ~CpuDpCase() override {
+    if (threads_ > 0) openblas_set_num_threads(default_threads());
+  }
 
   void setup() override {
     session_ = mpi::session();
     ranks_ = session_->size();
     rank_ = session_->rank();
+    // OpenBLAS threads: the cores this rank may use, shared with the other ranks on its host
+    // (ranks that each start a thread per core would fight over the cores).
+    threads_ = blas_threads_per_rank(session_->local_size());
+    openblas_set_num_threads(threads_);
     const double need = estimated_bytes(c_, sizeof(float));
     if (need > 0.5 * static_cast<double>(1ull << 40)) {
       throw CaseSkipped(fmt::format("the model needs about {:.3g} GB of host memory", need / 1e9));
@@ -113,6 +139,7 @@ class CpuDpCase final : public HostCase {
     m.extra["comm_bytes_per_step"] = comm_bytes_per_step(plan_);
     m.extra["buckets_per_step"] = static_cast<double>(plan_.buckets.size());
     m.extra["compute_spread_pct"] = spread_pct_;
+    m.extra["blas_threads_per_rank"] = threads_;
     return m;
   }
 
@@ -322,6 +349,7 @@ class CpuDpCase final : public HostCase {
     return 100 * std::clamp((comm_s_ - (step_s_ - compute_s_)) / comm_s_, 0.0, 1.0);
   }
 
+  int threads_ = 0;
   ModelConfig c_;
   DpMode mode_;
   double bucket_mb_;

@@ -107,12 +107,13 @@ class MpiGradComm final : public GradComm {
     MPI_Request request;
     MPI_Ibarrier(comm_, &request);
     const auto deadline = deadline_from_now();
+    const auto spin_until = Clock::now() + std::chrono::milliseconds(1);
     int done = 0;
     while (true) {
       MPI_Test(&request, &done, MPI_STATUS_IGNORE);
       if (done) return;
       if (Clock::now() > deadline) stuck("the barrier before a timed step");
-      std::this_thread::yield();
+      pause(spin_until);
     }
   }
 
@@ -137,10 +138,16 @@ class MpiGradComm final : public GradComm {
       while (!test(i)) {
         const auto now = Clock::now();
         if (now > deadline) stuck(fmt::format("{} of bucket {}", what, i));
-        // Ranks may share cores (--oversubscribe): spin briefly, then let the others run.
-        if (now > spin_until) std::this_thread::yield();
+        pause(spin_until);
       }
     }
+  }
+
+  // Ranks may share cores (--oversubscribe, or a rank's BLAS threads): spin for the first
+  // millisecond (a collective usually completes within it), then sleep between polls so a
+  // waiting rank does not take the core from a rank that still computes.
+  static void pause(Clock::time_point spin_until) {
+    if (Clock::now() > spin_until) std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 
   double timeout_s() const { return session_ != nullptr ? session_->timeout_s() : 300; }
