@@ -61,13 +61,14 @@ std::optional<StepInput> timeline(const ResultEntry& e) {
 
 std::vector<TrainCase> train_cases(const std::vector<ResultsFile>& files) {
   std::vector<TrainCase> out;
-  for (const ResultsFile& f : files) {
-    for (const ResultEntry& e : f.entries) {
+  for (std::size_t fi = 0; fi < files.size(); ++fi) {
+    for (const ResultEntry& e : files[fi].entries) {
       if (e.suite != "train" || e.status != "ok" || !is_iteration(e)) continue;
       auto in = timeline(e);
       if (!in) continue;
       TrainCase c;
       c.entry = &e;
+      c.file = fi;
       c.label = case_label(e);
       c.device_kind = kind_of(e.device);
       c.step = *in;
@@ -90,6 +91,7 @@ std::vector<TrainCase> train_cases(const std::vector<ResultsFile>& files) {
         if (!c.measured_step_s) c.measured_step_s = e.real_time_s;
         c.measured_exposed_s = number_at(e.metrics, {"exposed_comm_s"});
         c.measured_efficiency = number_at(e.metrics, {"scaling_efficiency"});
+        c.measured_comm_s = number_at(e.metrics, {"comm_s"});
       }
       out.push_back(std::move(c));
     }
@@ -340,13 +342,14 @@ ScalingResult project(const std::vector<ResultsFile>& files, const ScalingOption
   // Validation: every measured data-parallel case against the projection at its rank count,
   // from the single-device case of the same configuration when there is one.
   for (const TrainCase* d : parallel) {
-    const TrainCase* base = d;
+    // The single-device case of the same launch first (same file: the same cores per rank).
+    const TrainCase* base = nullptr;
     for (const TrainCase* b : singles) {
-      if (b->label == d->label && b->device_kind == d->device_kind) {
+      if (b->label == d->label && b->device_kind == d->device_kind && (!base || (b->file == d->file && base->file != d->file))) {
         base = b;
-        break;
       }
     }
+    if (!base) base = d;
     const Setup& s = setup(d->device_kind);
     Validation v;
     v.label = d->label;
@@ -362,6 +365,8 @@ ScalingResult project(const std::vector<ResultsFile>& files, const ScalingOption
     v.measured_efficiency = d->measured_efficiency;
     v.projected_exposed_s = p.exposed_s;
     v.projected_efficiency = p.efficiency;
+    v.measured_comm_s = d->measured_comm_s;
+    v.projected_comm_s = p.comm_s;
     r.validation.push_back(std::move(v));
   }
   r.notes.insert(r.notes.end(), notes.begin(), notes.end());
@@ -420,6 +425,8 @@ nlohmann::ordered_json to_json(const ScalingResult& r) {
     j["error_pct"] = v.error_pct;
     j["measured_exposed_comm_s"] = opt_number(v.measured_exposed_s);
     j["projected_exposed_comm_s"] = v.projected_exposed_s;
+    j["measured_comm_s"] = opt_number(v.measured_comm_s);
+    j["projected_comm_s"] = v.projected_comm_s;
     j["measured_scaling_efficiency"] = opt_number(v.measured_efficiency);
     j["projected_scaling_efficiency"] = v.projected_efficiency;
     validation.push_back(std::move(j));
@@ -476,12 +483,15 @@ Document to_document(const ScalingResult& r) {
     t.add_column("measured step", true);
     t.add_column("projected step", true);
     t.add_column("error", true);
+    t.add_column("measured comm", true);
+    t.add_column("projected comm", true);
     t.add_column("measured exposed", true);
     t.add_column("projected exposed", true);
     t.add_column("basis");
     for (const Validation& v : r.validation) {
       t.rows.push_back({v.label, dp_name(v.dp), std::to_string(v.ranks), seconds_text(v.measured_s),
                         seconds_text(v.projected_s), percent_change(v.error_pct),
+                        v.measured_comm_s ? seconds_text(*v.measured_comm_s) : "", seconds_text(v.projected_comm_s),
                         v.measured_exposed_s ? seconds_text(*v.measured_exposed_s) : "",
                         seconds_text(v.projected_exposed_s), v.basis});
     }

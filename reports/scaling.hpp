@@ -28,6 +28,7 @@ struct ScalingOptions {
 // One train case as the model needs it (gpubench.details of the train suite, docs/scaling.md).
 struct TrainCase {
   const ResultEntry* entry = nullptr;
+  std::size_t file = 0;     // index of its results file
   std::string label;        // axes without dp and device
   std::string device_kind;  // "cpu", "cuda"
   std::string dp = "none";
@@ -36,7 +37,7 @@ struct TrainCase {
   double work_per_step = 0;      // tokens (or samples) one device processes per step
   std::string work_unit;         // "tokens" or "samples"
   std::optional<double> measured_step_s;   // dp cases: the step time (slowest rank)
-  std::optional<double> measured_exposed_s, measured_efficiency;
+  std::optional<double> measured_exposed_s, measured_efficiency, measured_comm_s;
 };
 
 struct Projection {
@@ -53,8 +54,8 @@ struct Validation {
   Dp dp = Dp::ddp;
   int ranks = 0;
   double measured_s = 0, projected_s = 0, error_pct = 0;
-  std::optional<double> measured_exposed_s, measured_efficiency;
-  double projected_exposed_s = 0, projected_efficiency = 0;
+  std::optional<double> measured_exposed_s, measured_efficiency, measured_comm_s;
+  double projected_exposed_s = 0, projected_efficiency = 0, projected_comm_s = 0;
 };
 
 struct ScalingResult {

@@ -97,6 +97,11 @@ TEST_F(ScalingCli, ReportShowsTheDataParallelSection) {
   EXPECT_TRUE(contains(r.out, "projected scaling efficiency drops below 80% at") ||
               contains(r.out, "projected scaling efficiency stays at or above 80%"))
       << r.out;
+  // Data-parallel cases without collectives curves: the measured table, and why there is no projection.
+  Output n = gpubench("report " + (kScaling / "train_only.json").string());
+  ASSERT_EQ(n.code, 0) << n.err;
+  EXPECT_TRUE(contains(n.out, "## Data-parallel scaling")) << n.out;
+  EXPECT_TRUE(contains(n.out, "No projection to more GPUs: no all")) << n.out;
 }
 
 TEST_F(ScalingCli, HtmlChartRendersInHeadlessChromium) {
