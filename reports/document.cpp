@@ -269,9 +269,21 @@ std::string svg_multi_line(const LineChart& c) {
       if (std::isfinite(x)) a.lo = std::min(a.lo, x), a.hi = std::max(a.hi, x);
     }
   };
-  widen(axes[0], c.values);
-  for (const auto& s : c.series) widen(axes[s.secondary ? 1 : 0], s.values);
-  for (Axis& a : axes) {
+  // Log scale: the primary values as log10 (non-positive ones are left out).
+  auto primary = [&](const std::vector<double>& v) {
+    if (!c.log_y) return v;
+    std::vector<double> out;
+    for (double x : v) out.push_back(x > 0 ? std::log10(x) : NAN);
+    return out;
+  };
+  widen(axes[0], primary(c.values));
+  for (const auto& s : c.series) widen(axes[s.secondary ? 1 : 0], s.secondary ? s.values : primary(s.values));
+  if (c.log_y && std::isfinite(axes[0].lo)) {
+    axes[0].lo = std::floor(axes[0].lo), axes[0].hi = std::max(std::ceil(axes[0].hi), axes[0].lo + 1);
+  }
+  for (int ai = 0; ai < 2; ++ai) {
+    Axis& a = axes[ai];
+    if (ai == 0 && c.log_y && std::isfinite(a.lo)) continue;  // decades, from the data
     if (!std::isfinite(a.lo)) a.lo = 0, a.hi = 1;
     a.lo = std::min(a.lo, 0.0);  // rates and efficiencies read from zero
     if (a.hi - a.lo < 1e-12 * std::max(1.0, std::fabs(a.hi))) a.hi = a.lo + 1;
@@ -289,7 +301,15 @@ std::string svg_multi_line(const LineChart& c) {
       width, height);
   out += svg_text(4, 14, shorten(c.title, 80), "start", " class=\"title\"");
   out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" class=\"frame\"/>", left, top, pw, ph);
-  out += svg_text(left - 3, top + 8, sig3(axes[0].hi), "end") + svg_text(left - 3, top + ph, sig3(axes[0].lo), "end");
+  auto axis_label = [&](double v) { return c.log_y ? sig3(std::pow(10.0, v)) : sig3(v); };
+  out += svg_text(left - 3, top + 8, axis_label(axes[0].hi), "end") + svg_text(left - 3, top + ph, axis_label(axes[0].lo), "end");
+  if (c.log_y) {
+    for (double e = axes[0].lo + 1; e < axes[0].hi; e += 1) {
+      out += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"grid\"/>", left, left + pw,
+                         yof(axes[0], e), yof(axes[0], e));
+      out += svg_text(left - 3, yof(axes[0], e) + 4, sig3(std::pow(10.0, e)), "end");
+    }
+  }
   out += svg_text(4, top + ph + 28, shorten(c.unit, 30));
   const bool second = std::any_of(c.series.begin(), c.series.end(), [](const auto& s) { return s.secondary; });
   if (second) {
@@ -301,8 +321,11 @@ std::string svg_multi_line(const LineChart& c) {
   }
   // The series: values first, then the others; each its own colour class.
   std::vector<LineChart::Series> all;
-  all.push_back({c.values_label.empty() ? std::string("value") : c.values_label, c.values, false, false});
-  all.insert(all.end(), c.series.begin(), c.series.end());
+  all.push_back({c.values_label.empty() ? std::string("value") : c.values_label, primary(c.values), false, false});
+  for (const auto& s : c.series) {
+    all.push_back(s);
+    if (!s.secondary) all.back().values = primary(s.values);
+  }
   for (std::size_t k = 0; k < all.size(); ++k) {
     const auto& s = all[k];
     const Axis& a = axes[s.secondary ? 1 : 0];
@@ -318,7 +341,8 @@ std::string svg_multi_line(const LineChart& c) {
       if (!std::isfinite(s.values[i])) continue;
       out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" class=\"dot {}\"><title>{}</title></circle>", xof(i),
                          yof(a, s.values[i]), s.points_only ? 4 : 2.5, cls,
-                         html_escape(fmt::format("{} at {}: {}", s.label, c.x_labels[i], sig3(s.values[i]))));
+                         html_escape(fmt::format("{} at {}: {}", s.label, c.x_labels[i],
+                                                 sig3(c.log_y && !s.secondary ? std::pow(10.0, s.values[i]) : s.values[i]))));
     }
     const double lx = left + 8 + static_cast<double>(k) * (pw / static_cast<double>(all.size()));
     out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" class=\"dot {}\"/>", lx, height - 8.0, cls);

@@ -45,6 +45,7 @@ struct LineChart {
   std::vector<Series> series;
   std::string values_label;    // the legend's name for `values`
   std::string secondary_unit;
+  bool log_y = false;          // the primary axis in log scale (rates over 1 to 4096 GPUs); positive values only
 };
 
 // Roofline on log-log axes: points (arithmetic intensity, rate) under the ceilings.

@@ -93,8 +93,8 @@ void scaling_section(Document& doc, const std::vector<ResultsFile>& files) {
   }
   const scaling::ScalingResult& r = *v.projection;
   doc.paragraph("Projected with the model of `gpubench scaling` (docs/scaling.md; network: " + r.network +
-                "). Charts: projected throughput (line), measured throughput (dots), projected efficiency (dashed, right "
-                "axis).");
+                "). Charts: projected throughput (line, log scale), measured throughput (dots), projected efficiency "
+                "(dashed, right axis).");
   // One chart per case, device and mode, over the projected GPU counts.
   std::size_t i = 0;
   while (i < r.projections.size()) {
@@ -104,6 +104,7 @@ void scaling_section(Document& doc, const std::vector<ResultsFile>& files) {
     chart.unit = first.work_unit.empty() ? "steps/s" : first.work_unit + "/s";
     chart.values_label = "projected";
     chart.secondary_unit = "efficiency %";
+    chart.log_y = true;  // 1 to 4096 GPUs: a line that rises by decades
     LineChart::Series measured{"measured", {}, false, true};
     LineChart::Series efficiency{"projected efficiency", {}, true, false};
     for (; i < r.projections.size() && r.projections[i].label == first.label &&
