@@ -93,6 +93,25 @@ void md_table(std::string& out, const Table& t) {
   out += '\n';
 }
 
+std::string unit_suffix(const std::string& unit) { return unit.empty() ? std::string() : " (" + unit + ")"; }
+
+void md_line_table(std::string& out, const LineChart& c) {
+  out += "**" + md_escape(c.title) + "**\n\n";
+  Table t;
+  t.add_column("x");
+  t.add_column((c.values_label.empty() ? std::string("value") : c.values_label) + unit_suffix(c.unit), true);
+  for (const auto& s : c.series) t.add_column(s.label + unit_suffix(s.secondary ? c.secondary_unit : c.unit), true);
+  auto cell = [](const std::vector<double>& v, std::size_t i) {
+    return i < v.size() && std::isfinite(v[i]) ? sig3(v[i]) : std::string();
+  };
+  for (std::size_t i = 0; i < c.x_labels.size(); ++i) {
+    std::vector<std::string> row = {c.x_labels[i], cell(c.values, i)};
+    for (const auto& s : c.series) row.push_back(cell(s.values, i));
+    t.rows.push_back(std::move(row));
+  }
+  md_table(out, t);
+}
+
 }  // namespace
 
 std::string to_markdown(const Document& doc) {
@@ -121,8 +140,13 @@ std::string to_markdown(const Document& doc) {
         out += fence + "\n" + b.text + (b.text.empty() || b.text.back() != '\n' ? "\n" : "") + fence + "\n\n";
         break;
       }
-      case Block::Kind::bars:
       case Block::Kind::line:
+        if (!b.line.series.empty()) {  // several series: their numbers, as the chart would show them
+          md_line_table(out, b.line);
+          break;
+        }
+        [[fallthrough]];
+      case Block::Kind::bars:
       case Block::Kind::scatter:
         if (!chart_note) out += "_(Charts are in the HTML report.)_\n\n";
         chart_note = true;
@@ -300,6 +324,100 @@ std::string svg_scatter(const ScatterChart& c) {
   return out + "</svg>";
 }
 
+// Several series over the same x labels, a legend, and a second y axis for the `secondary` ones.
+std::string svg_multi_line(const LineChart& c) {
+  const double width = 560, height = 240, left = 56, right = 56, top = 24, bottom = 44;
+  struct Axis {
+    double lo = INFINITY, hi = -INFINITY;
+  };
+  Axis axes[2];
+  auto widen = [](Axis& a, const std::vector<double>& v) {
+    for (double x : v) {
+      if (std::isfinite(x)) a.lo = std::min(a.lo, x), a.hi = std::max(a.hi, x);
+    }
+  };
+  // Log scale: the primary values as log10 (non-positive ones are left out).
+  auto primary = [&](const std::vector<double>& v) {
+    if (!c.log_y) return v;
+    std::vector<double> out;
+    for (double x : v) out.push_back(x > 0 ? std::log10(x) : NAN);
+    return out;
+  };
+  widen(axes[0], primary(c.values));
+  for (const auto& s : c.series) widen(axes[s.secondary ? 1 : 0], s.secondary ? s.values : primary(s.values));
+  if (c.log_y && std::isfinite(axes[0].lo)) {
+    axes[0].lo = std::floor(axes[0].lo), axes[0].hi = std::max(std::ceil(axes[0].hi), axes[0].lo + 1);
+  }
+  for (int ai = 0; ai < 2; ++ai) {
+    Axis& a = axes[ai];
+    if (ai == 0 && c.log_y && std::isfinite(a.lo)) continue;  // decades, from the data
+    if (!std::isfinite(a.lo)) a.lo = 0, a.hi = 1;
+    a.lo = std::min(a.lo, 0.0);  // rates and efficiencies read from zero
+    if (a.hi - a.lo < 1e-12 * std::max(1.0, std::fabs(a.hi))) a.hi = a.lo + 1;
+    a.hi += (a.hi - a.lo) * 0.08;
+  }
+  const std::size_t n = c.x_labels.size();
+  const double pw = width - left - right, ph = height - top - bottom;
+  auto xof = [&](std::size_t i) {
+    return n <= 1 ? left + pw / 2 : left + pw * static_cast<double>(i) / static_cast<double>(n - 1);
+  };
+  auto yof = [&](const Axis& a, double v) { return top + ph * (a.hi - v) / (a.hi - a.lo); };
+  std::string out = fmt::format(
+      "<svg class=\"chart line multi\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
+      "viewBox=\"0 0 {0:.0f} {1:.0f}\" role=\"img\">",
+      width, height);
+  out += svg_text(4, 14, shorten(c.title, 80), "start", " class=\"title\"");
+  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" class=\"frame\"/>", left, top, pw, ph);
+  auto axis_label = [&](double v) { return c.log_y ? sig3(std::pow(10.0, v)) : sig3(v); };
+  out += svg_text(left - 3, top + 8, axis_label(axes[0].hi), "end") + svg_text(left - 3, top + ph, axis_label(axes[0].lo), "end");
+  if (c.log_y) {
+    for (double e = axes[0].lo + 1; e < axes[0].hi; e += 1) {
+      out += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"grid\"/>", left, left + pw,
+                         yof(axes[0], e), yof(axes[0], e));
+      out += svg_text(left - 3, yof(axes[0], e) + 4, sig3(std::pow(10.0, e)), "end");
+    }
+  }
+  out += svg_text(4, top + ph + 28, shorten(c.unit, 30));
+  const bool second = std::any_of(c.series.begin(), c.series.end(), [](const auto& s) { return s.secondary; });
+  if (second) {
+    out += svg_text(left + pw + 3, top + 8, sig3(axes[1].hi)) + svg_text(left + pw + 3, top + ph, sig3(axes[1].lo));
+    out += svg_text(width - 4, top + ph + 28, shorten(c.secondary_unit, 30), "end");
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    out += svg_text(xof(i), top + ph + 13, shorten(c.x_labels[i], 8), "middle");
+  }
+  // The series: values first, then the others; each its own colour class.
+  std::vector<LineChart::Series> all;
+  all.push_back({c.values_label.empty() ? std::string("value") : c.values_label, primary(c.values), false, false});
+  for (const auto& s : c.series) {
+    all.push_back(s);
+    if (!s.secondary) all.back().values = primary(s.values);
+  }
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const auto& s = all[k];
+    const Axis& a = axes[s.secondary ? 1 : 0];
+    const std::string cls = fmt::format("s{}", k % 4);
+    if (!s.points_only) {
+      std::string points;
+      for (std::size_t i = 0; i < n && i < s.values.size(); ++i) {
+        if (std::isfinite(s.values[i])) points += fmt::format("{:.1f},{:.1f} ", xof(i), yof(a, s.values[i]));
+      }
+      out += "<polyline class=\"series " + cls + (s.secondary ? " dash" : "") + "\" points=\"" + points + "\"/>";
+    }
+    for (std::size_t i = 0; i < n && i < s.values.size(); ++i) {
+      if (!std::isfinite(s.values[i])) continue;
+      out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" class=\"dot {}\"><title>{}</title></circle>", xof(i),
+                         yof(a, s.values[i]), s.points_only ? 4 : 2.5, cls,
+                         html_escape(fmt::format("{} at {}: {}", s.label, c.x_labels[i],
+                                                 sig3(c.log_y && !s.secondary ? std::pow(10.0, s.values[i]) : s.values[i]))));
+    }
+    const double lx = left + 8 + static_cast<double>(k) * (pw / static_cast<double>(all.size()));
+    out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" class=\"dot {}\"/>", lx, height - 8.0, cls);
+    out += svg_text(lx + 7, height - 4, shorten(s.label + (s.secondary ? " (right)" : ""), 34));
+  }
+  return out + "</svg>";
+}
+
 std::string svg_roofline(const Roofline& r) {
   const double width = 620, height = 380, left = 64, right = 170, top = 26, bottom = 40;
   double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
@@ -393,6 +511,9 @@ td.r{text-align:right;font-variant-numeric:tabular-nums}tr:nth-child(even) td{ba
 svg.chart{font-size:11px;background:#fff;border:1px solid #eaeef2;margin:4px 0}
 svg .title{font-weight:600;font-size:12px}svg .bar{fill:#4c78a8}svg .ref{stroke:#b00;stroke-dasharray:4 3}
 svg .series{fill:none;stroke:#4c78a8;stroke-width:1.5}svg .pt{fill:#f58518}svg .mark{stroke:#d62728;stroke-width:1.5;stroke-dasharray:3 2}
+svg .s0{stroke:#4c78a8;fill:#4c78a8}svg .s1{stroke:#f58518;fill:#f58518}svg .s2{stroke:#54a24b;fill:#54a24b}
+svg .s3{stroke:#b279a2;fill:#b279a2}svg polyline.s0,svg polyline.s1,svg polyline.s2,svg polyline.s3{fill:none}
+svg .dash{stroke-dasharray:5 3}
 svg .axis{stroke:#999}svg .frame{fill:none;stroke:#999}svg .grid{stroke:#eee}
 svg .roof{stroke:#2ca02c;stroke-width:2}svg .roof.spec{stroke:#999;stroke-dasharray:5 4}
 svg .pt1{fill:#2ca02c;stroke:#1b1f24}svg .pt2{fill:#9467bd;stroke:#1b1f24}
@@ -450,7 +571,7 @@ std::string to_html(const Document& doc) {
         break;
       case Block::Kind::table: html_table(out, b.table); break;
       case Block::Kind::bars: out += svg_bars(b.bars) + "\n"; break;
-      case Block::Kind::line: out += svg_line(b.line) + "\n"; break;
+      case Block::Kind::line: out += (b.line.series.empty() ? svg_line(b.line) : svg_multi_line(b.line)) + "\n"; break;
       case Block::Kind::roofline: out += svg_roofline(b.roofline) + "\n"; break;
       case Block::Kind::scatter: out += svg_scatter(b.scatter) + "\n"; break;
       case Block::Kind::code: out += "<pre><code>" + html_escape(b.text) + "</code></pre>\n"; break;

@@ -33,6 +33,19 @@ struct LineChart {
   std::vector<std::string> x_labels;
   std::vector<double> values;
   std::vector<std::size_t> marks;
+  // Optional further series over the same x_labels (NaN where one has no point), with a legend;
+  // `secondary` ones are read on a second y axis at the right, in `secondary_unit`. With any,
+  // the chart is drawn wider with a legend, and Markdown shows its numbers as a table.
+  struct Series {
+    std::string label;
+    std::vector<double> values;
+    bool secondary = false;
+    bool points_only = false;  // markers without a line (measured points beside a model's curve)
+  };
+  std::vector<Series> series;
+  std::string values_label;    // the legend's name for `values`
+  std::string secondary_unit;
+  bool log_y = false;          // the primary axis in log scale (rates over 1 to 4096 GPUs); positive values only
 };
 
 // Roofline on log-log axes: points (arithmetic intensity, rate) under the ceilings.

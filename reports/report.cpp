@@ -18,6 +18,7 @@
 #include "reports/escape.hpp"
 #include "reports/json_error.hpp"
 #include "reports/plausibility.hpp"
+#include "reports/scaling_section.hpp"
 #include "reports/stats.hpp"
 #include "reports/tuning.hpp"
 
@@ -1067,11 +1068,13 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   scorecard(body, m);
   for (const auto& s : m.j.suites) suite_section(body, m, s);
   train_section(body, m);
+  scaling_section(body, files);
   roofline_section(body, m);
   bool findings = false;
   knob_findings(body, m, findings);
   tuned_finding(body, m, findings);
   stall_finding(body, m, findings);
+  scaling_finding(body, files, findings);
   suspect_finding(body, m, findings);
   flagged_finding(body, m, findings);
   environment(body, m);

@@ -170,6 +170,7 @@ ResultEntry read_entry(const std::filesystem::path& path, const ordered& obj, st
   e.verification = r.object(*gb, "verification");
   e.profile = r.object(*gb, "profile");
   e.telemetry = r.object(*gb, "telemetry");
+  e.collective = r.object(*gb, "collective");
   e.suspect = r.strings(*gb, "suspect");
   if (auto it = obj.find("repetition_index"); it != obj.end() && it->is_number_integer()) {
     e.repetition_index = it->get<std::int64_t>();

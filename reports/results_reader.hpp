@@ -27,6 +27,7 @@ struct ResultEntry {
   nlohmann::json verification = nlohmann::json::object();
   nlohmann::json profile = nlohmann::json::object();    // instruments' fields (telemetry, ...)
   nlohmann::json telemetry = nlohmann::json::object();  // entry-level telemetry, when written there
+  nlohmann::json collective = nlohmann::json::object();  // collectives suite: ranks, nodes, backend, bytes
   std::optional<std::int64_t> repetition_index;
   std::optional<double> real_time_s;  // mean time per run in seconds, when a time was reported
   std::optional<std::int64_t> iterations;

@@ -25,6 +25,7 @@ Commands:
   version   print version, build and library versions
   tune      search cuBLASLt algorithms per GEMM shape (tune gemm); search a training setup's knobs (tune train)
   datagen   write a synthetic dataset for the dataload suite
+  scaling   project data-parallel training to N GPUs from measured timelines and collectives
 
 `gpubench COMMAND --help` describes each command's options.
 )";
@@ -44,6 +45,7 @@ constexpr Command kCommands[] = {
     {"version", gpubench::app::cmd_version},
     {"tune", gpubench::app::cmd_tune},
     {"datagen", gpubench::app::cmd_datagen},
+    {"scaling", gpubench::app::cmd_scaling},
 };
 
 }  // namespace
@@ -78,7 +80,7 @@ int dispatch(int argc, char** argv) {
     }
   }
   fmt::print(stderr,
-             "gpubench: unknown command '{}' (commands: run, list, report, compare, history, tune, datagen, doctor, version; see gpubench --help)\n",
+             "gpubench: unknown command '{}' (commands: run, list, report, compare, history, tune, datagen, scaling, doctor, version; see gpubench --help)\n",
              command);
   return 2;
 }
