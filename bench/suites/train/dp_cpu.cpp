@@ -74,8 +74,6 @@ int blas_threads_per_rank(int local_ranks) {
 // kMaxRounds).
 constexpr double kRoundBudgetS = 0.4;
 constexpr int kMinRounds = 3, kMaxRounds = 11;
-// A step with communication measured more than 2% faster than without it is noise.
-constexpr double kMaxEfficiency = 1.02;
 
 class CpuDpCase final : public HostCase {
  public:
@@ -159,10 +157,11 @@ class CpuDpCase final : public HostCase {
   void annotate(nlohmann::ordered_json& g, double) const override {
     // The ratio of two medians of a noisy machine can pass 1 (the compute-only step measured
     // slower than the step that also communicates): not a believable efficiency.
-    if (step_s_ > 0 && compute_s_ / step_s_ > kMaxEfficiency) {
+    if (step_s_ > 0 && compute_s_ > step_s_) {
       g["suspect"].push_back(fmt::format(
           "scaling_efficiency {:.3f} > 1: the compute-only step ({:.4g} s) measured slower than the step with "
-          "communication ({:.4g} s); the timing rounds were noisy (exposed_comm_s and overlap_pct too)",
+          "communication ({:.4g} s), so exposed_comm_s < 0; the timing rounds were noisy and scaling_efficiency, "
+          "exposed_comm_s and overlap_pct are not believable",
           compute_s_ / step_s_, compute_s_, step_s_));
     }
   }
