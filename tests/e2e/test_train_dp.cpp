@@ -110,7 +110,7 @@ TEST_F(TrainDp, OutsideALauncherNoneRunsWithItsTimelineAndDdpIsSkipped) {
   EXPECT_EQ(d["bucket_mb"], 0.25);
   EXPECT_GT(d["grad_buckets"].size(), 1u);
   EXPECT_GT(d["backward_s"].get<double>(), 0);
-  EXPECT_GT(d["step_s"].get<double>(), d["backward_s"].get<double>());
+  EXPECT_GT(d["step_s"].get<double>(), 0);  // a median of steps: not bounded by that one backward on a busy machine
   EXPECT_EQ(d["param_count"], none["metrics"]["params"]);
   EXPECT_FALSE(d.contains("comm_s"));
   for (int i : {1, 2}) {
