@@ -233,14 +233,18 @@ void ReferenceModel<T>::block_backward(std::int64_t l) {
   }
   // x_{l+1} = x_mid + fc2(gelu(fc1(LN2(x_mid))))
   linear_backward(m.g.data(), lw(l, "fc2.w"), dx_.data(), dh_.data(), ldw(l, "fc2.w"), ldw(l, "fc2.b"), n, F, C);
+  tick();
   gelu_backward(m.h.data(), dh_.data(), dh_.data(), n * F);
   linear_backward(a.ln2_out.data(), lw(l, "fc1.w"), dh_.data(), dtmp_.data(), ldw(l, "fc1.w"), ldw(l, "fc1.b"), n, C, F);
+  tick();
   layernorm_backward(dtmp_.data(), a.x_mid.data(), a.ln2_mean.data(), a.ln2_rstd.data(), lw(l, "ln2.g"), dx_.data(),
                      ldw(l, "ln2.g"), ldw(l, "ln2.b"), n, C);
   // x_mid = x_l + proj(attn(qkv(LN1(x_l))))
   linear_backward(a.att.data(), lw(l, "proj.w"), dx_.data(), datt_.data(), ldw(l, "proj.w"), ldw(l, "proj.b"), n, C, C);
+  tick();
   attention_backward(datt_.data(), a.qkv.data(), a.p.data(), dqkv_.data(), dscores_.data(), c_.batch, c_.seq, C,
                      c_.heads);
+  tick();
   linear_backward(a.ln1_out.data(), lw(l, "qkv.w"), dqkv_.data(), dtmp_.data(), ldw(l, "qkv.w"), ldw(l, "qkv.b"), n, C,
                   3 * C);
   layernorm_backward(dtmp_.data(), x(l), a.ln1_mean.data(), a.ln1_rstd.data(), lw(l, "ln1.g"), dx_.data(),
@@ -264,6 +268,8 @@ void ReferenceModel<T>::backward_transformer(const Batch& b, double grad_scale) 
   cross_entropy_backward(dlogits, b.targets.data(), n, V, grad_scale);
   gemm<T>(false, false, n, C, V, T(1), dlogits, V, w("wte"), C, T(0), dtmp_.data(), C);  // dxf = dlogits wte
   gemm<T>(true, false, V, C, n, T(1), dlogits, V, lnf_out_.data(), C, T(1), dw("wte"), C);  // dwte += dlogits^T xf
+  watermark_ = layout_.total;  // nothing complete yet
+  tick();
   std::fill(dx_.begin(), dx_.end(), T(0));
   layernorm_backward(dtmp_.data(), x(c_.layers), lnf_mean_.data(), lnf_rstd_.data(), w("lnf.g"), dx_.data(),
                      dw("lnf.g"), dw("lnf.b"), n, C);

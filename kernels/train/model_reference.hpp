@@ -60,6 +60,8 @@ class ReferenceModel {
   // Called by backward() each time the gradients at flat offsets >= `watermark` are complete
   // (after the head, after each layer or block in reverse order, and with 0 at the end). The
   // watermark only decreases within one backward(), since the layout is in forward order.
+  // Inside a transformer block it is also called again with the unchanged watermark between the
+  // block's matmuls, so a caller can let communication progress more often.
   // Data-parallel steps start a bucket's collective from it while backward goes on.
   using GradReadyHook = std::function<void(std::int64_t watermark)>;
   void set_grad_ready_hook(GradReadyHook hook) { ready_ = std::move(hook); }
@@ -97,15 +99,19 @@ class ReferenceModel {
   void backward_mlp(const Batch& b, double grad_scale);
 
   void ready(const char* tensor) {
-    if (ready_) ready_(layout_.at(tensor).offset);
+    if (ready_) ready_(watermark_ = layout_.at(tensor).offset);
   }
   void ready(std::int64_t l, const char* what) {
-    if (ready_) ready_(layout_.at(names::layer(l, what)).offset);
+    if (ready_) ready_(watermark_ = layout_.at(names::layer(l, what)).offset);
+  }
+  void tick() {
+    if (ready_) ready_(watermark_);
   }
 
   ModelConfig c_;
   ParamLayout layout_;
   GradReadyHook ready_;
+  std::int64_t watermark_ = 0;  // the last one reported
   std::vector<T> p_, g_, m_, v_;
   std::int64_t t_ = 0;
   // Activations. transformer: xs_ = the residual stream x_0..x_L; mlp: xs_ = x_0..x_L (layer

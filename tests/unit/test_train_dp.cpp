@@ -159,6 +159,19 @@ TEST(TrainDp, MlpBucketsAndBadArguments) {
   EXPECT_EQ(comm_bytes_per_step(plan_buckets(layout, 25, 4, DpMode::None, 1)), 0);
 }
 
+TEST(TrainDp, PlansFromCountsTileTheBufferForPlainBenchmarks) {
+  const BucketPlan ddp = plan_from_counts({1000, 3, 25}, 4, DpMode::Ddp, 4);
+  expect_tiles(ddp);
+  EXPECT_EQ(ddp.elements, 1028);
+  EXPECT_EQ(ddp.buckets[0].count, 1000);
+  EXPECT_EQ(ddp.buckets[0].offset, 28);
+  const BucketPlan z = plan_from_counts({1000, 3, 25}, 4, DpMode::Zero1, 4);
+  expect_tiles(z);
+  EXPECT_EQ(z.elements, 1000 + 4 + 28);
+  for (const Bucket& b : z.buckets) EXPECT_EQ(b.shard * 4, b.count);
+  EXPECT_THROW(plan_from_counts({0}, 4, DpMode::Ddp, 2), std::invalid_argument);
+}
+
 TEST(TrainDpVerify, ChecksumsNameTheRanksThatDiffer) {
   std::vector<float> p = {1.0f, 2.0f, -3.5f};
   const std::string a = params_checksum(p.data(), 3);

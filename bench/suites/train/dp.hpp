@@ -83,6 +83,13 @@ struct BucketPlan {
 BucketPlan plan_buckets(const kernels::train::ParamLayout& layout, double bucket_mb, std::size_t element_bytes,
                         DpMode mode, int ranks);
 
+// A plan of buckets of the given element counts, in backward order (buckets[0] at the end of
+// the buffer), without a model: for benchmarks of the communication path with plain buffers
+// (perf/). zero1 rounds each count up to a multiple of the ranks. Throws std::invalid_argument
+// for a count < 1 or ranks < 1.
+BucketPlan plan_from_counts(const std::vector<std::int64_t>& counts, std::size_t element_bytes, DpMode mode,
+                            int ranks);
+
 // Bytes one rank sends per step for the plan, counted as the algorithm-independent payload
 // (nccl-tests' "size"): ddp = one all-reduce of every bucket (elements * element_bytes);
 // zero1 = one reduce-scatter plus one all-gather of every bucket (2 * elements *

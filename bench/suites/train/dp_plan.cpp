@@ -100,6 +100,34 @@ BucketPlan plan_buckets(const kernels::train::ParamLayout& layout, double bucket
   return plan;
 }
 
+BucketPlan plan_from_counts(const std::vector<std::int64_t>& counts, std::size_t element_bytes, DpMode mode,
+                            int ranks) {
+  if (ranks < 1) throw std::invalid_argument(fmt::format("ranks must be at least 1 (got {})", ranks));
+  BucketPlan plan;
+  plan.ranks = ranks;
+  plan.mode = mode;
+  plan.element_bytes = element_bytes;
+  const std::int64_t align = mode == DpMode::Zero1 ? ranks : 1;
+  std::vector<std::int64_t> rounded;
+  for (std::int64_t c : counts) {
+    if (c < 1) throw std::invalid_argument(fmt::format("a bucket needs at least one element (got {})", c));
+    rounded.push_back((c + align - 1) / align * align);
+    plan.elements += rounded.back();
+  }
+  std::int64_t high = plan.elements;
+  for (std::int64_t c : rounded) {
+    Bucket b;
+    b.offset = high - c;
+    b.count = c;
+    b.shard = c / align;
+    b.first_tensor = 0;
+    b.last_tensor = -1;
+    plan.buckets.push_back(b);
+    high = b.offset;
+  }
+  return plan;
+}
+
 double comm_bytes_per_step(const BucketPlan& plan) {
   const double bytes = static_cast<double>(plan.bytes());
   switch (plan.mode) {
