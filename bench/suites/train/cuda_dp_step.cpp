@@ -164,6 +164,7 @@ class CudaDpStepCase final : public CudaCase {
     ranks_ = team_ != nullptr ? team_->size() : 1;
     rank_ = team_ != nullptr ? team_->rank() : 0;
     timeout_s_ = collectives::collective_timeout_s();
+    join_nccl_comm(timeout_s_);
     if (estimated_bytes(c_, 2) > static_cast<double>(device().memory_bytes)) {
       throw CaseSkipped(fmt::format("the step needs about {:.3g} GB, more than the device's {:.3g} GB",
                                     estimated_bytes(c_, 2) / 1e9, static_cast<double>(device().memory_bytes) / 1e9));
@@ -171,9 +172,11 @@ class CudaDpStepCase final : public CudaCase {
     skip_on_oom([&] { dp_ = std::make_unique<DpStepper>(c_, p_, mode_, bucket_mb_, ranks_, rank_, stream(), timeout_s_); });
   }
 
+  // Every rank runs the same collectives (NCCL steps, checksum and loss exchanges) whatever its
+  // own checks found, and the ranks agree on the outcome before timing: a rank that stopped at
+  // its first failure would leave the others waiting in a collective.
   Verification verify() override {
     Verification v = skip_on_oom([&] { return verify_tiny(); });
-    if (!v.passed) return v;
     // The benchmark configuration: one step, a sane loss, identical parameters on every rank.
     skip_on_oom([&] { (void)dp_->step(DpComm::Overlap); });
     synchronize();
@@ -182,12 +185,12 @@ class CudaDpStepCase final : public CudaCase {
     v.method += "; benchmark configuration: first loss finite and within 25% of log(vocab), parameters identical on "
                 "every rank";
     if (!std::isfinite(loss) || std::abs(loss - expect) > 0.25 * expect) {
-      v.passed = false;
-      v.detail = fmt::format("first loss of the benchmark configuration {} (log(vocab) = {})", loss, expect);
-      return v;
+      fail(v, fmt::format("first loss of the benchmark configuration {} (log(vocab) = {})", loss, expect));
     }
-    if (!parameters_agree(*dp_, v, "benchmark configuration")) return v;
-    time_rounds();
+    parameters_agree(*dp_, v, "benchmark configuration");
+    const bool all_passed =
+        team_ == nullptr ? v.passed : team_sum(*team_, v.passed ? 0.0 : 1.0, "data-parallel verification") == 0;
+    if (all_passed) time_rounds();
     return v;
   }
 
@@ -260,18 +263,22 @@ class CudaDpStepCase final : public CudaCase {
     cuda::Event start_, stop_;
   };
 
-  // The checksum of this rank's parameters against every other rank's.
-  bool parameters_agree(DpStepper& dp, Verification& v, const char* what) {
+  // Marks `v` failed, keeping the first failure's detail.
+  static void fail(Verification& v, const std::string& detail) {
+    if (!v.passed) return;
+    v.passed = false;
+    v.detail = detail;
+  }
+
+  // The checksum of this rank's parameters against every other rank's (collective).
+  void parameters_agree(DpStepper& dp, Verification& v, const char* what) {
     const std::vector<double> p = dp.model->parameters();
     const std::vector<float> f(p.begin(), p.end());
     const std::string mine = params_checksum(f.data(), static_cast<std::int64_t>(f.size()));
     ++v.checked;
-    if (team_ == nullptr) return true;
+    if (team_ == nullptr) return;
     const auto bad = checksum_mismatch(team_->all_gather(mine, fmt::format("dp parameter checksums ({})", what)));
-    if (!bad) return true;
-    v.passed = false;
-    v.detail = fmt::format("{} after one step: {}", what, *bad);
-    return false;
+    if (bad) fail(v, fmt::format("{} after one step: {}", what, *bad));
   }
 
   Verification verify_tiny() {
@@ -286,7 +293,7 @@ class CudaDpStepCase final : public CudaCase {
     for (int i = 0; i < 40 && !applied; ++i) applied = dp.step(DpComm::Overlap);
     dp.comm->wait_idle(stream());
     Verification v;
-    if (!applied) {
+    if (!applied) {  // every rank alike: the reduced gradients (or the combined flags) agree
       v.detail = "fp16: every step of the tiny configuration overflowed";
       return v;
     }
@@ -322,32 +329,21 @@ class CudaDpStepCase final : public CudaCase {
         "{} reduced gradients, mean loss, parameters after AdamW, parameters identical on every rank",
         to_string(t.kind), to_string(mode_), ranks_, dp.plan.buckets.size(), to_string(p_),
         mode_ == DpMode::Zero1 ? "this rank's shard of the" : "all");
-    if (!v.passed) {
-      v.detail = "after the " + to_string(mode_) + " reduction: " + v.detail;
-      return v;
-    }
+    if (!v.passed) v.detail = "after the " + to_string(mode_) + " reduction: " + v.detail;
     // The loss: the mean over ranks of each rank's mean (equal batches) is the global mean.
     double loss = dp.model->loss();
     if (team_ != nullptr) loss = team_sum(*team_, loss, "dp tiny-configuration loss") / ranks_;
     const double err = std::abs(loss - want_loss) / (loss_tolerance(p_) * (1 + std::abs(want_loss)));
     ++v.checked;
     v.max_error = std::max(v.max_error, std::isfinite(err) ? err : INFINITY);
-    if (!(err <= 1)) {
-      v.passed = false;
-      v.detail = fmt::format("tiny-configuration mean loss over ranks {} (reference {})", loss, want_loss);
-      return v;
-    }
+    if (!(err <= 1)) fail(v, fmt::format("tiny-configuration mean loss over ranks {} (reference {})", loss, want_loss));
     auto floats = [](const std::vector<double>& d) { return std::vector<float>(d.begin(), d.end()); };
     const Verification pv = compare_dp_params(floats(dp.model->parameters()), floats(ref.params()), floats(init64),
                                               floats(ref.grads()), lay, AdamW{}, grad_tolerance(p_));
     v.checked += pv.checked;
     v.max_error = std::max(v.max_error, pv.max_error);
-    if (!pv.passed) {
-      v.passed = false;
-      v.detail = "tiny configuration: " + pv.detail;
-      return v;
-    }
-    (void)parameters_agree(dp, v, "tiny configuration");
+    if (!pv.passed) fail(v, "tiny configuration: " + pv.detail);
+    parameters_agree(dp, v, "tiny configuration");
     return v;
   }
 

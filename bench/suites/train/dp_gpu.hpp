@@ -34,6 +34,11 @@ class GpuGradComm : public GradComm {
   virtual void wait_idle(cudaStream_t compute) = 0;
 };
 
+// Creates (collectively, every rank at once) the communicator make_nccl_grad_comm will use on the
+// current device, before any rank-local step that may fail (an allocation): a rank that stopped
+// before joining would leave the others waiting in the creation.
+void join_nccl_comm(double timeout_s);
+
 // On the current device; `grads` and `params` hold plan.elements floats; the collectives wait
 // for `compute`. Communicators: one per rank of the MPI session when there is one with several
 // ranks, else a one-rank communicator (both from collectives/nccl_comm.hpp). Null without NCCL.

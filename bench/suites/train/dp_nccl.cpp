@@ -22,19 +22,24 @@ namespace {
 
 namespace nc = collectives;
 
+// This rank's communicator on the current device (cached by nccl_comm.hpp after the first call).
+ncclComm_t run_comm(int device, double timeout_s, mpi::Session** session) {
+  mpi::Session* s = mpi::active() ? mpi::session() : nullptr;
+  if (s != nullptr && s->size() > 1) {
+    *session = s;
+    return nc::mpi_comm(*s, device, timeout_s);
+  }
+  *session = nullptr;
+  return nc::process_comms(device, 1, timeout_s).front();
+}
+
 class NcclGradComm final : public GpuGradComm {
  public:
   NcclGradComm(const BucketPlan& plan, float* grads, float* params, cudaStream_t compute, double timeout_s)
       : plan_(plan), grads_(grads), params_(params), compute_(compute), timeout_s_(timeout_s) {
     GPUBENCH_CUDA_CHECK(cudaGetDevice(&device_));
-    mpi::Session* s = mpi::active() ? mpi::session() : nullptr;
-    if (s != nullptr && s->size() > 1) {
-      session_ = s;
-      rank_ = s->rank();
-      comm_ = nc::mpi_comm(*s, device_, timeout_s);
-    } else {
-      comm_ = nc::process_comms(device_, 1, timeout_s).front();
-    }
+    comm_ = run_comm(device_, timeout_s, &session_);
+    if (session_ != nullptr) rank_ = session_->rank();
     int ranks = 0;
     GPUBENCH_NCCL_CHECK(ncclCommCount(comm_, &ranks));
     if (ranks != plan.ranks) {
@@ -184,6 +189,13 @@ class NcclGradComm final : public GpuGradComm {
 };
 
 }  // namespace
+
+void join_nccl_comm(double timeout_s) {
+  int device = 0;
+  GPUBENCH_CUDA_CHECK(cudaGetDevice(&device));
+  mpi::Session* session = nullptr;
+  (void)run_comm(device, timeout_s, &session);
+}
 
 std::unique_ptr<GpuGradComm> make_nccl_grad_comm(const BucketPlan& plan, float* grads, float* params,
                                                  cudaStream_t compute, double timeout_s) {
