@@ -1,6 +1,7 @@
 // Builds without NCCL: the data-parallel step on CUDA devices is not available (the suite says
 // so before it makes a case; this keeps the link whole).
 #include "bench/core/errors.hpp"
+#include "bench/suites/train/dp.hpp"
 #include "bench/suites/train/train.hpp"
 
 namespace gpubench::suites::train {
