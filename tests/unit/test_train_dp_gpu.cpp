@@ -289,11 +289,11 @@ TEST(TrainDpGpu, Zero1Fp16AnotherRanksOverflowSkipsTheStepEverywhere) {
 }
 
 // The suite's judgement of GPU data-parallel points before any case exists.
-Point gpu_point(const std::string& dp, const std::string& micro_batch) {
+Point gpu_point(const std::string& dp, const std::string& micro_batch, const std::string& precision = "bf16-amp") {
   const std::vector<std::pair<std::string, std::string>> values = {
       {"model", "transformer"}, {"layers", "2"},   {"hidden", "64"},         {"heads", "4"},
       {"ffn_mult", "4"},        {"seq", "32"},     {"micro_batch", micro_batch}, {"vocab", "512"},
-      {"precision", "bf16-amp"}, {"accum", "1"},   {"recompute", "none"},    {"dp", dp},
+      {"precision", precision}, {"accum", "1"},   {"recompute", "none"},    {"dp", dp},
       {"bucket_mb", "25"}};
   Point p;
   for (const AxisSpec& a : train_axes()) {
@@ -306,18 +306,19 @@ Point gpu_point(const std::string& dp, const std::string& micro_batch) {
   return p;
 }
 
-TEST(TrainDpGpu, SuiteRefusesTheLargestBatchSearchAndNeedsALauncher) {
+TEST(TrainDpGpu, SuiteRefusesTheLargestBatchSearchAndRunsOneRankWithoutALauncher) {
   const auto suite = make_suite();
   const DeviceInfo gpu = testing::fake_gpu(0);
   const auto search = suite->unsupported(gpu, gpu_point("zero1", "0"));
   ASSERT_TRUE(search.has_value());
   EXPECT_NE(search->find("micro_batch=0"), std::string::npos) << *search;
-  // No launcher in a unit test: the point says how to start it (never a case that would hang).
-  const auto alone = suite->unsupported(gpu, gpu_point("ddp", "2"));
+  // No launcher in a unit test: a GPU runs the step on one rank (a one-rank NCCL communicator),
+  // the CPU says how to start ranks.
+  EXPECT_FALSE(suite->unsupported(gpu, gpu_point("ddp", "2")).has_value());
+  EXPECT_FALSE(suite->unsupported(gpu, gpu_point("none", "2")).has_value());
+  const auto alone = suite->unsupported(testing::fake_cpu(), gpu_point("zero1", "2", "fp32"));
   ASSERT_TRUE(alone.has_value());
   EXPECT_NE(alone->find("mpirun"), std::string::npos) << *alone;
-  // One device needs neither.
-  EXPECT_FALSE(suite->unsupported(gpu, gpu_point("none", "2")).has_value());
 }
 
 }  // namespace

@@ -14,8 +14,9 @@ namespace {
 using kernels::train::ModelKind;
 using kernels::train::Recompute;
 
-// Data parallel needs the ranks of a launcher (mpirun/srun), which the run has joined; on CUDA
-// devices also NCCL, and a fixed micro-batch (the largest-batch search is one device's).
+// Data parallel needs the ranks of a launcher (mpirun/srun), which the run has joined (a CUDA
+// device may run it on one rank without); on CUDA devices also NCCL, and a fixed micro-batch
+// (the largest-batch search is one device's).
 std::optional<std::string> dp_unsupported(const DeviceInfo& device, const Point& point) {
   const DpMode mode = *parse_dp(point.text("dp"));
   if (mode == DpMode::None) return std::nullopt;
@@ -25,7 +26,9 @@ std::optional<std::string> dp_unsupported(const DeviceInfo& device, const Point&
   if (device.is_cuda() && searches_batch(point)) {
     return fmt::format("micro_batch=0 searches one device's memory: give dp={} a micro-batch", to_string(mode));
   }
-  if (!mpi::active()) {
+  // On a GPU, one rank needs no launcher (a one-rank NCCL communicator: gpubench run detects a
+  // launch only from 2 ranks): the step's collectives, streams and verification run the same.
+  if (!mpi::active() && !device.is_cuda()) {
     return fmt::format("dp={} needs several ranks: start gpubench under mpirun or srun (one rank per device)",
                        to_string(mode));
   }
