@@ -1,5 +1,6 @@
 #include "kernels/train/gpu_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -159,9 +160,33 @@ blas::LtProblem to_lt_problem(const RowMajorGemm& g, GpuPrecision prec, bool c_f
   return p;
 }
 
-GpuModel::GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cudaStream_t stream)
+namespace {
+
+// Whether `given` holds the tensors of `canonical` in the same order, each at a multiple of
+// kParamAlign after the previous one ends (padding may grow, never shrink to an overlap).
+void check_layout(const ParamLayout& canonical, const ParamLayout& given) {
+  bool ok = given.tensors.size() == canonical.tensors.size() && given.count == canonical.count;
+  std::int64_t end = 0;
+  for (std::size_t i = 0; ok && i < given.tensors.size(); ++i) {
+    const ParamTensor& g = given.tensors[i];
+    const ParamTensor& w = canonical.tensors[i];
+    ok = g.name == w.name && g.size == w.size && g.offset % kParamAlign == 0 && g.offset >= end;
+    end = g.offset + g.size;
+  }
+  if (!ok || end > given.total) throw std::invalid_argument("GpuModel: the parameter layout does not fit the model");
+}
+
+}  // namespace
+
+GpuModel::GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cudaStream_t stream,
+                   const ParamLayout* layout)
     : c_(c), layout_(param_layout(c)) {
   if (auto e = config_error(c)) throw std::invalid_argument(*e);
+  const ParamLayout canonical = layout_;
+  if (layout != nullptr) {
+    check_layout(canonical, *layout);
+    layout_ = *layout;
+  }
   impl_ = std::make_unique<Impl>(c, p, stream, allocated_);
   Impl& m = *impl_;
   int dev = 0, major = 0;
@@ -176,7 +201,11 @@ GpuModel::GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cud
   m.v32 = m.alloc(P, 4);
   if (m.dt != DType::F32) m.w16 = m.act(P);
   const std::vector<double> init = initial_params(c, seed);
-  const std::vector<float> init32(init.begin(), init.end());
+  std::vector<float> init32(sz(P), 0.0f);  // in layout_ (padding zero)
+  for (std::size_t i = 0; i < layout_.tensors.size(); ++i) {
+    const ParamTensor &to = layout_.tensors[i], &from = canonical.tensors[i];
+    std::copy(init.begin() + from.offset, init.begin() + from.offset + from.size, init32.begin() + to.offset);
+  }
   cuda_check(cudaMemcpyAsync(m.p32.get(), init32.data(), sz(P) * 4, cudaMemcpyHostToDevice, stream), "upload params");
   cuda_check(cudaMemsetAsync(m.m32.get(), 0, sz(P) * 4, stream), "memset");
   cuda_check(cudaMemsetAsync(m.v32.get(), 0, sz(P) * 4, stream), "memset");
@@ -394,10 +423,13 @@ void GpuModel::backward(std::size_t micro) {
   if (c_.kind == ModelKind::Mlp) {
     auto x = [&](std::int64_t l) -> void* { return l == 0 ? m.inputs.at(micro).get() : m.xs[sz(l)].get(); };
     m.linear_backward(x(L), lay.at("head.w"), lay.at("head.b"), m.logits.get(), m.dx.get(), n, C, V);
+    std::size_t stage = 0;
+    if (hook_) hook_(stage++);
     for (std::int64_t l = L - 1; l >= 0; --l) {
       cuda_check(launch_gelu_backward(m.dt, m.pre[sz(l)].get(), m.dx.get(), m.dtmp.get(), n * C, m.s), "gelu");
       m.linear_backward(x(l), lay.at(names::layer(l, "fc.w")), lay.at(names::layer(l, "fc.b")), m.dtmp.get(),
                         l > 0 ? m.dx.get() : nullptr, n, C, C);
+      if (hook_) hook_(stage++);
     }
     return;
   }
@@ -409,20 +441,47 @@ void GpuModel::backward(std::size_t micro) {
                                        m.W(lay.at("lnf.g")), m.dx.get(), m.G(lay.at("lnf.g")), m.G(lay.at("lnf.b")), n,
                                        C, m.s),
              "layernorm");
-  for (std::int64_t l = L - 1; l >= 0; --l) block_backward(l);
+  // The stages of backward_stages(): the final LayerNorm, each block, the embeddings.
+  std::size_t stage = 0;
+  if (hook_) hook_(stage++);
+  for (std::int64_t l = L - 1; l >= 0; --l) {
+    block_backward(l);
+    if (hook_) hook_(stage++);
+  }
   cuda_check(launch_embedding_backward(m.dt, static_cast<const std::int32_t*>(m.tokens.at(micro).get()), m.dx.get(),
                                        m.G(wte), m.G(lay.at("wpe")), c_.batch, c_.seq, C, m.s),
              "embedding");
+  if (hook_) hook_(stage++);
 }
 
 bool GpuModel::optimizer_step(const AdamW& hp) {
+  if (!optimizer_step(hp, {FlatRange{0, layout_.total}}, {})) return false;
+  refresh_weight_copy();
+  return true;
+}
+
+void GpuModel::refresh_weight_copy() {
   Impl& m = *impl_;
-  const std::int64_t P = layout_.total;
+  if (m.dt != DType::F32) cuda_check(launch_cast_from_f32(m.dt, m.p32.f(), m.w16.get(), layout_.total, m.s), "cast");
+}
+
+bool GpuModel::optimizer_step(const AdamW& hp, const std::vector<FlatRange>& ranges,
+                              const std::function<void(int*)>& combine_overflow) {
+  Impl& m = *impl_;
+  for (const FlatRange& r : ranges) {
+    if (r.offset < 0 || r.count < 0 || r.offset + r.count > layout_.total) {
+      throw std::out_of_range("GpuModel::optimizer_step: a range beyond the parameter buffer");
+    }
+  }
   const double scale = m.last_scale;
   if (m.prec == GpuPrecision::FP16) {
     int overflow = 0;
     cuda_check(cudaMemsetAsync(m.flag.get(), 0, sizeof(int), m.s), "memset");
-    cuda_check(launch_overflow_check(m.g32.f(), P, static_cast<int*>(m.flag.get()), m.s), "overflow check");
+    for (const FlatRange& r : ranges) {
+      cuda_check(launch_overflow_check(m.g32.f() + r.offset, r.count, static_cast<int*>(m.flag.get()), m.s),
+                 "overflow check");
+    }
+    if (combine_overflow) combine_overflow(static_cast<int*>(m.flag.get()));
     cuda_check(cudaMemcpyAsync(&overflow, m.flag.get(), sizeof(int), cudaMemcpyDeviceToHost, m.s), "read flag");
     cuda_check(cudaStreamSynchronize(m.s), "overflow check");
     if (!scaler_.update(overflow != 0)) return false;
@@ -437,8 +496,10 @@ bool GpuModel::optimizer_step(const AdamW& hp) {
   a.c1 = static_cast<float>(1 - std::pow(hp.beta1, static_cast<double>(m.t)));
   a.c2 = static_cast<float>(1 - std::pow(hp.beta2, static_cast<double>(m.t)));
   a.grad_scale = static_cast<float>(1 / scale);
-  cuda_check(launch_adamw(m.p32.f(), m.g32.f(), m.m32.f(), m.v32.f(), P, a, m.s), "adamw");
-  if (m.dt != DType::F32) cuda_check(launch_cast_from_f32(m.dt, m.p32.f(), m.w16.get(), P, m.s), "cast");
+  for (const FlatRange& r : ranges) {
+    const std::int64_t o = r.offset;
+    cuda_check(launch_adamw(m.p32.f() + o, m.g32.f() + o, m.m32.f() + o, m.v32.f() + o, r.count, a, m.s), "adamw");
+  }
   return true;
 }
 
@@ -459,6 +520,18 @@ double GpuModel::loss() {
   const double count = static_cast<double>(m.micro_count) * static_cast<double>(c_.rows());
   return count > 0 ? sum / count : 0;
 }
+
+std::vector<double> GpuModel::parameters() {
+  Impl& m = *impl_;
+  std::vector<float> p(sz(layout_.total));
+  cuda_check(cudaMemcpyAsync(p.data(), m.p32.get(), p.size() * 4, cudaMemcpyDeviceToHost, m.s), "read parameters");
+  cuda_check(cudaStreamSynchronize(m.s), "read parameters");
+  return std::vector<double>(p.begin(), p.end());
+}
+
+float* GpuModel::gradient_buffer() { return impl_->g32.f(); }
+float* GpuModel::parameter_buffer() { return impl_->p32.f(); }
+cudaStream_t GpuModel::stream() const { return impl_->s; }
 
 std::vector<double> GpuModel::gradients() {
   Impl& m = *impl_;

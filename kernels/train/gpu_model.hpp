@@ -54,9 +54,19 @@ struct DeviceOutOfMemory : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A contiguous range of the flat parameter buffer, in elements.
+struct FlatRange {
+  std::int64_t offset = 0, count = 0;
+};
+
 class GpuModel {
  public:
-  GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cudaStream_t stream);
+  // `layout`: where each tensor lives in the flat buffers (parameters, gradients, AdamW moments),
+  // param_layout(c) when null; a data-parallel step passes one with extra padding so that each
+  // gradient bucket divides evenly among the ranks (the same tensors in the same order, each at a
+  // multiple of kParamAlign, none overlapping).
+  GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cudaStream_t stream,
+           const ParamLayout* layout = nullptr);
   ~GpuModel();
   GpuModel(const GpuModel&) = delete;
   GpuModel& operator=(const GpuModel&) = delete;
@@ -76,16 +86,35 @@ class GpuModel {
   void zero_grads();
   void forward(std::size_t micro);
   void backward(std::size_t micro);
+  // Called by backward() after each of its stages has been enqueued, with the stage's index in
+  // backward_stages(config()): from then on the gradients of every tensor at or after that
+  // stage's frontier hold their final values for this micro-batch (once the stream gets there).
+  // A data-parallel step records an event there and starts the complete buckets' collectives.
+  void set_backward_hook(std::function<void(std::size_t stage)> hook) { hook_ = std::move(hook); }
   // fp16: checks every gradient for overflow (synchronizes), updates the loss scaler and skips
   // the update on overflow. Returns whether the update was applied.
   bool optimizer_step(const AdamW& hp);
+  // AdamW on `ranges` of the flat buffers only (ZeRO-1: this rank's shard of each bucket), and
+  // without the 16-bit weight copy's refresh (the caller gathers the parameters first, then
+  // calls refresh_weight_copy()). fp16: the overflow check covers `ranges`; `combine_overflow`
+  // gets the device int flag (1: overflow) to combine with the other ranks' before it is read.
+  bool optimizer_step(const AdamW& hp, const std::vector<FlatRange>& ranges,
+                      const std::function<void(int* device_flag)>& combine_overflow);
+  void refresh_weight_copy();
   // All phases of one optimizer step.
   bool step(const AdamW& hp);
 
   // Mean loss over the micro-batches since zero_grads() (synchronizes).
   double loss();
-  // Parameter gradients, unscaled (divided by the loss scale), in double (synchronizes).
+  // Parameter gradients, unscaled (divided by the loss scale), in double (synchronizes); in
+  // layout() order (param_layout(config()) unless another layout was given).
   std::vector<double> gradients();
+  // The fp32 (master) parameters in double, in layout() order (synchronizes).
+  std::vector<double> parameters();
+  // The flat fp32 buffers (layout().total elements) and the stream the model enqueues on.
+  float* gradient_buffer();
+  float* parameter_buffer();
+  cudaStream_t stream() const;
   const LossScaler& scaler() const { return scaler_; }
   // Bytes of device memory this model allocated (buffers and the cuBLASLt workspace).
   std::int64_t memory_bytes() const { return allocated_; }
@@ -99,6 +128,7 @@ class GpuModel {
   ParamLayout layout_;
   LossScaler scaler_;
   std::int64_t allocated_ = 0;
+  std::function<void(std::size_t)> hook_;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -137,4 +137,22 @@ StepFlops step_flops(const ModelConfig& c) {
   return f;
 }
 
+std::vector<std::size_t> backward_stages(const ModelConfig& c) {
+  const ParamLayout layout = param_layout(c);
+  auto index = [&](const std::string& name) {
+    const ParamTensor& t = layout.at(name);
+    return static_cast<std::size_t>(&t - layout.tensors.data());
+  };
+  std::vector<std::size_t> stages;
+  if (c.kind == ModelKind::Mlp) {
+    stages.push_back(index("head.w"));
+    for (std::int64_t l = c.layers - 1; l >= 0; --l) stages.push_back(index(names::layer(l, "fc.w")));
+    return stages;
+  }
+  stages.push_back(index("lnf.g"));
+  for (std::int64_t l = c.layers - 1; l >= 0; --l) stages.push_back(index(names::layer(l, "ln1.g")));
+  stages.push_back(0);  // the embedding backward: wte and wpe
+  return stages;
+}
+
 }  // namespace gpubench::kernels::train

@@ -68,6 +68,15 @@ struct ParamLayout {
 };
 ParamLayout param_layout(const ModelConfig& c);
 
+// The stages in which backward finishes gradients, in order (the reference and the GPU model
+// follow it). Each entry is the stage's frontier: the index in param_layout(c).tensors from
+// which on every tensor's gradient is final once the stage is done. transformer: the final
+// LayerNorm, blocks L-1 .. 0, then the embeddings (wte, tied to the LM head whose gradient
+// backward starts with, is final only then); mlp: the head, then layers L-1 .. 0. The last
+// frontier is 0. Backward thus finishes tensors in reverse layout order, which is what lets a
+// data-parallel step bucket gradients as contiguous ranges of the flat buffer.
+std::vector<std::size_t> backward_stages(const ModelConfig& c);
+
 // Per-layer tensor names, shared by the layout and the models.
 namespace names {
 std::string layer(std::int64_t l, const char* what);  // "h3.fc1.w"

@@ -25,22 +25,12 @@
 #include "bench/core/errors.hpp"
 #include "bench/mpi/session.hpp"
 #include "bench/suites/collectives/collectives.hpp"
+#include "bench/suites/collectives/nccl_comm.hpp"
 #include "bench/suites/collectives/progress.hpp"
 #include "kernels/common/l2_flush.cuh"
 
-#ifndef NCCL_VERSION
-#define NCCL_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
-#endif
-
 namespace gpubench::suites::collectives {
 namespace {
-
-void nccl_check(ncclResult_t r, const char* what) {
-  if (r != ncclSuccess && r != ncclInProgress) {
-    throw std::runtime_error(fmt::format("{}: {}", what, ncclGetErrorString(r)));
-  }
-}
-#define GPUBENCH_NCCL_CHECK(expr) nccl_check((expr), #expr)
 
 ncclDataType_t nccl_type(Dtype t) {
   switch (t) {
@@ -83,42 +73,6 @@ ncclRedOp_t nccl_op(RedOp op) {
   return ncclSum;
 }
 
-// Communicators live for the process (creating one costs far more than a case): keyed by the
-// GPUs they span. Aborted ones are dropped. None is finalized or destroyed before exit (as a
-// process that ends may leave them to the driver); code that adds ncclCommFinalize must poll it
-// with settle() like init, since it too answers ncclInProgress on a non-blocking communicator.
-std::map<std::string, std::vector<ncclComm_t>>& comm_cache() {
-  static std::map<std::string, std::vector<ncclComm_t>> cache;
-  return cache;
-}
-
-// NCCL's state of a communicator: ready, still working on the last call, or failed.
-CommStatus comm_status(ncclComm_t comm) {
-  ncclResult_t state = ncclSuccess;
-  const ncclResult_t r = ncclCommGetAsyncError(comm, &state);
-  if (r != ncclSuccess) return {CommState::Failed, static_cast<int>(r)};
-  if (state == ncclInProgress) return {CommState::InProgress, static_cast<int>(state)};
-  if (state != ncclSuccess) return {CommState::Failed, static_cast<int>(state)};
-  return {CommState::Ready, 0};
-}
-
-std::chrono::steady_clock::time_point deadline_after(double seconds) {
-  return std::chrono::steady_clock::now() +
-         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
-}
-
-// Waits until none of `comms` is in progress, or the deadline. The first rounds only yield:
-// this wait sits inside timed calls, and an enqueue finishes in microseconds.
-Settled settle(const std::vector<ncclComm_t>& comms, std::chrono::steady_clock::time_point deadline) {
-  return wait_until_settled(
-      comms.size(), [&](std::size_t i) { return comm_status(comms[i]); }, deadline,
-      [] { return std::chrono::steady_clock::now(); },
-      [](std::int64_t rounds) {
-        if (rounds < 10000) std::this_thread::yield();
-        else std::this_thread::sleep_for(std::chrono::microseconds(100));
-      });
-}
-
 struct Local {
   int device = 0;
   int rank = 0;
@@ -142,12 +96,12 @@ class NcclTransport final : public Transport {
       locals_.resize(1);
       locals_[0].device = device;
       locals_[0].rank = session_->rank();
-      locals_[0].comm = mpi_comm(device);
+      locals_[0].comm = mpi_comm(*session_, device, timeout_s_);
     } else {
       session_ = nullptr;
       ranks_ = gpus;
       locals_.resize(static_cast<std::size_t>(gpus));
-      std::vector<ncclComm_t> comms = process_comms(first_gpu, gpus);
+      std::vector<ncclComm_t> comms = process_comms(first_gpu, gpus, timeout_s_);
       for (int g = 0; g < gpus; ++g) {
         locals_[static_cast<std::size_t>(g)].device = first_gpu + g;
         locals_[static_cast<std::size_t>(g)].rank = g;
@@ -374,72 +328,7 @@ class NcclTransport final : public Transport {
     throw std::runtime_error(message);
   }
 
-  void abort_all() {
-    for (auto it = comm_cache().begin(); it != comm_cache().end();) {
-      for (ncclComm_t c : it->second) (void)ncclCommAbort(c);
-      it = comm_cache().erase(it);
-    }
-  }
-
-  std::vector<ncclComm_t> process_comms(int first_gpu, int gpus) {
-    const std::string key = fmt::format("process:{}+{}", first_gpu, gpus);
-    auto it = comm_cache().find(key);
-    if (it != comm_cache().end()) return it->second;
-    std::vector<int> devices;
-    for (int g = 0; g < gpus; ++g) devices.push_back(first_gpu + g);
-    std::vector<ncclComm_t> comms(static_cast<std::size_t>(gpus));
-    GPUBENCH_NCCL_CHECK(ncclCommInitAll(comms.data(), gpus, devices.data()));
-    // Blocking by default; NCCL_COMM_BLOCKING=0 in the environment makes them non-blocking.
-    const Settled s = settle(comms, deadline_after(timeout_s_));
-    if (s.outcome != Settled::Outcome::Ready) {
-      for (ncclComm_t c : comms) (void)ncclCommAbort(c);
-      throw std::runtime_error(fmt::format(
-          "ncclCommInitAll over GPUs {}..{}: {}", first_gpu, first_gpu + gpus - 1,
-          s.outcome == Settled::Outcome::Failed ? ncclGetErrorString(static_cast<ncclResult_t>(s.code))
-                                                : fmt::format("not ready within {} s", timeout_s_)));
-    }
-    comm_cache()[key] = comms;
-    return comms;
-  }
-
-  // Rank 0 creates the id; every rank joins within the timeout (non-blocking init, polled).
-  ncclComm_t mpi_comm(int device) {
-    const std::string key = fmt::format("mpi:{}", device);
-    auto it = comm_cache().find(key);
-    if (it != comm_cache().end()) return it->second.front();
-    ncclUniqueId id;
-    std::string bytes;
-    if (session_->rank() == 0) {
-      GPUBENCH_NCCL_CHECK(ncclGetUniqueId(&id));
-      bytes.assign(reinterpret_cast<const char*>(&id), sizeof id);
-    }
-    bytes = session_->broadcast(bytes, "the NCCL unique id broadcast");
-    std::memcpy(&id, bytes.data(), std::min(bytes.size(), sizeof id));
-    cuda::ScopedDevice on(device);
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
-    ncclComm_t comm = nullptr;
-    GPUBENCH_NCCL_CHECK(ncclCommInitRankConfig(&comm, session_->size(), id, session_->rank(), &config));
-    const Settled s = settle({comm}, deadline_after(timeout_s_));
-    if (s.outcome == Settled::Outcome::Failed) {
-      const std::string why = fmt::format("ncclCommInitRank (rank {} of {}, GPU {}): {} ({})", session_->rank(),
-                                          session_->size(), device,
-                                          ncclGetErrorString(static_cast<ncclResult_t>(s.code)), ncclGetLastError(comm));
-      (void)ncclCommAbort(comm);
-      throw std::runtime_error(why);
-    }
-    if (s.outcome == Settled::Outcome::TimedOut) {
-      (void)ncclCommAbort(comm);
-      session_->abort_run(
-          fmt::format("ncclCommInitRank (rank {} of {}, GPU {}) did not complete within {} s: a rank "
-                      "did not join",
-                      session_->rank(), session_->size(), device, timeout_s_));
-    }
-    // Every rank confirms it joined, so rank 0 can name the ranks that did not.
-    (void)session_->all_gather(1.0, "NCCL communicator creation");
-    comm_cache()[key] = {comm};
-    return comm;
-  }
+  void abort_all() { abort_all_comms(); }
 
   double timeout_s_;
   mpi::Session* session_ = nullptr;

@@ -3,8 +3,12 @@
 // the tiny configuration against the double reference, loss and every parameter gradient
 // within the precision's tolerance (verify.hpp); then one step of the benchmark configuration,
 // whose loss must be finite and near log(vocab) (small initial weights predict near-uniformly).
+// Outside the measured runs, the phase split and the gradient bucket timeline (dp.hpp's
+// timeline_details: when each bucket of a `bucket_mb` plan is complete in the last micro-step's
+// backward, from events after each backward stage), which `gpubench scaling` projects from.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <memory>
@@ -13,6 +17,8 @@
 #include "bench/core/cuda_case.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/core/phase.hpp"
+#include "bench/suites/train/dp.hpp"
+#include "bench/suites/train/dp_gpu_plan.hpp"
 #include "bench/suites/train/largest_batch.hpp"
 #include "bench/suites/train/train.hpp"
 #include "bench/suites/train/verify.hpp"
@@ -59,8 +65,8 @@ auto skip_on_oom(F&& f) {
 
 class CudaStepCase final : public CudaCase {
  public:
-  CudaStepCase(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search)
-      : CudaCase(device), c_(c), p_(p), search_(search) {}
+  CudaStepCase(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search, double bucket_mb)
+      : CudaCase(device), c_(c), p_(p), search_(search), bucket_mb_(bucket_mb) {}
 
   void setup() override {
     if (search_) search_batch();
@@ -90,8 +96,11 @@ class CudaStepCase final : public CudaCase {
       return v;
     }
     measure_phases();
+    measure_timeline();
     return v;
   }
+
+  nlohmann::ordered_json details(std::int64_t) override { return timeline_; }
 
   void run() override {
     {
@@ -219,7 +228,41 @@ class CudaStepCase final : public CudaCase {
       phase_s_[0] += fwd;
       phase_s_[1] += bwd;
       phase_s_[2] += std::max(0.0, total - fwd - bwd);
+      step_s_.push_back(total);
     }
+  }
+
+  // One more step with an event after each backward stage of the last micro-step: each bucket
+  // is ready at the stage that completes it (dp_gpu_plan.hpp's buckets_by_stage).
+  void measure_timeline() {
+    const BucketPlan plan = plan_buckets(model_->layout(), bucket_mb_, sizeof(float), DpMode::None, 1);
+    const std::vector<std::vector<std::size_t>> starts = buckets_by_stage(plan, stage_watermarks(c_));
+    std::vector<std::unique_ptr<cuda::Event>> stage_done;
+    for (std::size_t i = 0; i < starts.size(); ++i) stage_done.push_back(std::make_unique<cuda::Event>());
+    cuda::Event start, backward_start, backward_end, end;
+    start.record(stream());
+    model_->zero_grads();
+    for (std::size_t i = 0; i < static_cast<std::size_t>(c_.accum); ++i) {
+      model_->forward(i);
+      const bool last = i + 1 == static_cast<std::size_t>(c_.accum);
+      if (last) {
+        backward_start.record(stream());
+        model_->set_backward_hook([&](std::size_t stage) { stage_done.at(stage)->record(stream()); });
+      }
+      model_->backward(i);
+      model_->set_backward_hook({});
+      if (last) backward_end.record(stream());
+    }
+    model_->optimizer_step(AdamW{});
+    end.record(stream());
+    std::vector<double> ready(plan.buckets.size(), 0.0);
+    for (std::size_t s = 0; s < starts.size(); ++s) {
+      for (std::size_t b : starts[s]) ready[b] = cuda::Event::elapsed_ms(backward_start, *stage_done[s]) * 1e-3;
+    }
+    step_s_.push_back(cuda::Event::elapsed_ms(start, end) * 1e-3);
+    std::sort(step_s_.begin(), step_s_.end());
+    timeline_ = timeline_details(plan, bucket_mb_, ready, cuda::Event::elapsed_ms(backward_start, backward_end) * 1e-3,
+                                 step_s_[step_s_.size() / 2], model_->layout().count, std::nullopt);
   }
 
   ModelConfig c_;
@@ -234,12 +277,16 @@ class CudaStepCase final : public CudaCase {
   std::int64_t search_trials_ = 0;
   std::unique_ptr<GpuModel> model_;
   std::array<double, 3> phase_s_{};
+  double bucket_mb_ = kDefaultBucketMb;
+  std::vector<double> step_s_;  // the steps timed outside the measured runs
+  nlohmann::ordered_json timeline_ = nlohmann::ordered_json::object();
 };
 
 }  // namespace
 
-std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search_batch) {
-  return std::make_unique<CudaStepCase>(device, c, p, search_batch);
+std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search_batch,
+                                     double bucket_mb) {
+  return std::make_unique<CudaStepCase>(device, c, p, search_batch, bucket_mb);
 }
 
 }  // namespace gpubench::suites::train

@@ -44,6 +44,11 @@ std::unique_ptr<Case> make_cpu_case(const ModelConfig& c, double bucket_mb);
 // The data-parallel CPU step (dp_cpu.cpp): ddp or zero1 across the ranks of the MPI session.
 enum class DpMode;
 std::unique_ptr<Case> make_cpu_dp_case(const ModelConfig& c, DpMode mode, double bucket_mb);
-std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search_batch);
+// The single-GPU step; `bucket_mb` only shapes the gradient bucket timeline it writes.
+std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search_batch,
+                                     double bucket_mb);
+// The data-parallel GPU step over NCCL (cuda_dp_step.cpp; dp_gpu_none.cpp without NCCL).
+std::unique_ptr<Case> make_cuda_dp_case(const DeviceInfo& device, const ModelConfig& c, Precision p, DpMode mode,
+                                        double bucket_mb);
 
 }  // namespace gpubench::suites::train

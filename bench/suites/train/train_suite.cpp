@@ -4,6 +4,7 @@
 
 #include "bench/core/errors.hpp"
 #include "bench/mpi/session.hpp"
+#include "bench/suites/collectives/collectives.hpp"
 #include "bench/suites/train/dp.hpp"
 #include "bench/suites/train/train.hpp"
 
@@ -13,15 +14,24 @@ namespace {
 using kernels::train::ModelKind;
 using kernels::train::Recompute;
 
-// Data parallel needs the ranks of a launcher (mpirun/srun), which the run has joined.
+// Data parallel needs the ranks of a launcher (mpirun/srun), which the run has joined (a CUDA
+// device may run it on one rank without); on CUDA devices also NCCL, and a fixed micro-batch
+// (the largest-batch search is one device's).
 std::optional<std::string> dp_unsupported(const DeviceInfo& device, const Point& point) {
   const DpMode mode = *parse_dp(point.text("dp"));
   if (mode == DpMode::None) return std::nullopt;
-  if (!mpi::active()) {
+  if (device.is_cuda() && !collectives::have_nccl_backend()) {
+    return fmt::format("dp={} on CUDA devices needs a build with NCCL (GPUBENCH_WITH_NCCL)", to_string(mode));
+  }
+  if (device.is_cuda() && searches_batch(point)) {
+    return fmt::format("micro_batch=0 searches one device's memory: give dp={} a micro-batch", to_string(mode));
+  }
+  // On a GPU, one rank needs no launcher (a one-rank NCCL communicator: gpubench run detects a
+  // launch only from 2 ranks): the step's collectives, streams and verification run the same.
+  if (!mpi::active() && !device.is_cuda()) {
     return fmt::format("dp={} needs several ranks: start gpubench under mpirun or srun (one rank per device)",
                        to_string(mode));
   }
-  if (device.is_cuda()) return fmt::format("dp={} on CUDA devices: not built yet", to_string(mode));
   return std::nullopt;
 }
 
@@ -56,9 +66,12 @@ class TrainSuite final : public Suite {
   }
 
   std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const override {
-    if (device.is_cuda()) return make_cuda_case(device, config_from(point), parse_precision(point.text("precision")),
-                                                  searches_batch(point));
     const DpMode mode = *parse_dp(point.text("dp"));
+    if (device.is_cuda()) {
+      const Precision p = parse_precision(point.text("precision"));
+      if (mode != DpMode::None) return make_cuda_dp_case(device, config_from(point), p, mode, bucket_mb(point));
+      return make_cuda_case(device, config_from(point), p, searches_batch(point), bucket_mb(point));
+    }
     if (mode != DpMode::None) return make_cpu_dp_case(config_from(point), mode, bucket_mb(point));
     return make_cpu_case(config_from(point), bucket_mb(point));
   }
