@@ -126,6 +126,7 @@ int dry_run(const TuneOptions& o) {
 }  // namespace
 
 int cmd_tune(const std::vector<std::string>& args) {
+  if (!args.empty() && args.front() == "dataload") return cmd_tune_dataload({args.begin() + 1, args.end()});
   const TuneOptions o = parse_tune_options(args);
   if (o.help) return print_help(o.help_text);
   if (o.dry_run) return dry_run(o);
