@@ -28,6 +28,8 @@ void Document::table(Table t) { add(Block::Kind::table).table = std::move(t); }
 void Document::chart(BarChart c) { add(Block::Kind::bars).bars = std::move(c); }
 void Document::chart(LineChart c) { add(Block::Kind::line).line = std::move(c); }
 void Document::chart(Roofline c) { add(Block::Kind::roofline).roofline = std::move(c); }
+void Document::chart(ScatterChart c) { add(Block::Kind::scatter).scatter = std::move(c); }
+void Document::code(std::string text) { add(Block::Kind::code).text = std::move(text); }
 
 // ---------------------------------------------------------------- numbers
 
@@ -108,8 +110,20 @@ std::string to_markdown(const Document& doc) {
         out += '\n';
         break;
       case Block::Kind::table: md_table(out, b.table); break;
+      case Block::Kind::code: {
+        // A fence longer than any run of backticks in the text, so the text cannot end it.
+        std::size_t run = 0, longest = 0;
+        for (char ch : b.text) {
+          run = ch == '`' ? run + 1 : 0;
+          longest = std::max(longest, run);
+        }
+        const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+        out += fence + "\n" + b.text + (b.text.empty() || b.text.back() != '\n' ? "\n" : "") + fence + "\n\n";
+        break;
+      }
       case Block::Kind::bars:
       case Block::Kind::line:
+      case Block::Kind::scatter:
         if (!chart_note) out += "_(Charts are in the HTML report.)_\n\n";
         chart_note = true;
         break;
@@ -233,6 +247,59 @@ std::string svg_line(const LineChart& c) {
   return out + "</svg>";
 }
 
+std::string svg_scatter(const ScatterChart& c) {
+  const double width = 460, height = 300, left = 64, right = 16, top = 40, bottom = 40;
+  double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+  for (const auto& p : c.points) {
+    if (!std::isfinite(p.x) || !std::isfinite(p.y)) continue;
+    xmin = std::min(xmin, p.x), xmax = std::max(xmax, p.x), ymin = std::min(ymin, p.y), ymax = std::max(ymax, p.y);
+  }
+  if (!std::isfinite(xmin)) xmin = 0, xmax = 1, ymin = 0, ymax = 1;
+  // From zero when all values are positive: a frontier reads best against the origin.
+  xmin = std::min(xmin, 0.0), ymin = std::min(ymin, 0.0);
+  if (xmax - xmin <= 0) xmax = xmin + 1;
+  if (ymax - ymin <= 0) ymax = ymin + 1;
+  xmax += (xmax - xmin) * 0.05, ymax += (ymax - ymin) * 0.08;
+  const double pw = width - left - right, ph = height - top - bottom;
+  auto xof = [&](double x) { return left + pw * (x - xmin) / (xmax - xmin); };
+  auto yof = [&](double y) { return top + ph * (ymax - y) / (ymax - ymin); };
+  std::string out = fmt::format(
+      "<svg class=\"chart scatter\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
+      "viewBox=\"0 0 {0:.0f} {1:.0f}\" role=\"img\">",
+      width, height);
+  out += svg_text(4, 16, shorten(c.title, 70), "start", " class=\"title\"");
+  for (std::size_t k = 0; k < c.legend.size() && k < 2; ++k) {
+    const double x = left + 150 * static_cast<double>(k);
+    out += fmt::format("<circle cx=\"{:.1f}\" cy=\"29\" r=\"4.5\" class=\"pt{}\"/>", x, k + 1);
+    out += svg_text(x + 8, 33, shorten(c.legend[k], 22));
+  }
+  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" class=\"frame\"/>", left, top, pw, ph);
+  out += svg_text(left - 4, top + 8, sig3(ymax), "end");
+  out += svg_text(left - 4, top + ph, sig3(ymin), "end");
+  out += svg_text(left, top + ph + 14, sig3(xmin), "middle");
+  out += svg_text(left + pw, top + ph + 14, sig3(xmax), "end");
+  out += svg_text(left + pw / 2, height - 6, shorten(c.x_title, 60), "middle");
+  out += fmt::format("<text x=\"14\" y=\"{0:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {0:.1f})\">{1}</text>",
+                     top + ph / 2, html_escape(shorten(c.y_title, 40)));
+  std::string line;
+  for (std::size_t i : c.frontier) {
+    if (i >= c.points.size() || !std::isfinite(c.points[i].x) || !std::isfinite(c.points[i].y)) continue;
+    line += fmt::format("{:.1f},{:.1f} ", xof(c.points[i].x), yof(c.points[i].y));
+  }
+  if (!line.empty()) out += "<polyline class=\"series\" points=\"" + line + "\"/>";
+  // Emphasised points last, so they are drawn on top.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const auto& p : c.points) {
+      if (!std::isfinite(p.x) || !std::isfinite(p.y) || (p.emphasis != 0) != (pass == 1)) continue;
+      const int e = std::clamp(p.emphasis, 0, 2);
+      out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" class=\"{}\"><title>{}: {}, {}</title></circle>",
+                         xof(p.x), yof(p.y), e == 0 ? "3" : "5", e == 0 ? "pt" : e == 1 ? "pt1" : "pt2",
+                         html_escape(p.label), html_escape(sig3(p.x)), html_escape(sig3(p.y)));
+    }
+  }
+  return out + "</svg>";
+}
+
 std::string svg_roofline(const Roofline& r) {
   const double width = 620, height = 380, left = 64, right = 170, top = 26, bottom = 40;
   double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
@@ -328,6 +395,8 @@ svg .title{font-weight:600;font-size:12px}svg .bar{fill:#4c78a8}svg .ref{stroke:
 svg .series{fill:none;stroke:#4c78a8;stroke-width:1.5}svg .pt{fill:#f58518}svg .mark{stroke:#d62728;stroke-width:1.5;stroke-dasharray:3 2}
 svg .axis{stroke:#999}svg .frame{fill:none;stroke:#999}svg .grid{stroke:#eee}
 svg .roof{stroke:#2ca02c;stroke-width:2}svg .roof.spec{stroke:#999;stroke-dasharray:5 4}
+svg .pt1{fill:#2ca02c;stroke:#1b1f24}svg .pt2{fill:#9467bd;stroke:#1b1f24}
+pre{background:#f6f8fa;border:1px solid #d0d7de;padding:8px 10px;overflow-x:auto;font-size:13px}
 )";
 
 void html_table(std::string& out, const Table& t) {
@@ -348,7 +417,8 @@ void html_table(std::string& out, const Table& t) {
 }
 
 bool is_chart(const Block& b) {
-  return b.kind == Block::Kind::bars || b.kind == Block::Kind::line || b.kind == Block::Kind::roofline;
+  return b.kind == Block::Kind::bars || b.kind == Block::Kind::line || b.kind == Block::Kind::roofline ||
+         b.kind == Block::Kind::scatter;
 }
 
 }  // namespace
@@ -382,6 +452,8 @@ std::string to_html(const Document& doc) {
       case Block::Kind::bars: out += svg_bars(b.bars) + "\n"; break;
       case Block::Kind::line: out += svg_line(b.line) + "\n"; break;
       case Block::Kind::roofline: out += svg_roofline(b.roofline) + "\n"; break;
+      case Block::Kind::scatter: out += svg_scatter(b.scatter) + "\n"; break;
+      case Block::Kind::code: out += "<pre><code>" + html_escape(b.text) + "</code></pre>\n"; break;
     }
   }
   if (in_charts) out += "</div>\n";

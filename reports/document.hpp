@@ -54,8 +54,23 @@ struct Roofline {
   std::vector<Point> points;
 };
 
+// Points (x, y) on linear axes: a search frontier (throughput against memory, stall against
+// workers). `emphasis` 1 and 2 draw a point larger in a second and a third colour, named by
+// `legend` (e.g. "recommended", "default"); `frontier` lists point indices joined by a line.
+struct ScatterChart {
+  struct Point {
+    std::string label;
+    double x = 0, y = 0;
+    int emphasis = 0;  // 0, 1 or 2
+  };
+  std::string title, x_title, y_title;
+  std::vector<Point> points;
+  std::vector<std::size_t> frontier;
+  std::vector<std::string> legend;  // names of emphasis 1 and 2
+};
+
 struct Block {
-  enum class Kind { heading, paragraph, warning, list, table, bars, line, roofline };
+  enum class Kind { heading, paragraph, warning, list, table, bars, line, roofline, scatter, code };
   Kind kind = Kind::paragraph;
   int level = 2;              // headings
   std::string text;           // heading, paragraph, warning
@@ -64,6 +79,7 @@ struct Block {
   BarChart bars;
   LineChart line;
   Roofline roofline;
+  ScatterChart scatter;
 };
 
 struct Document {
@@ -78,13 +94,16 @@ struct Document {
   void chart(BarChart c);
   void chart(LineChart c);
   void chart(Roofline c);
+  void chart(ScatterChart c);
+  // Preformatted text to copy as it is (a command line, a configuration block).
+  void code(std::string text);
 
  private:
   Block& add(Block::Kind kind);  // a new block of this kind at the end
 };
 
 // GitHub/GitLab Markdown. Charts are left out (a line says the HTML report has them), except
-// that a roofline's points are listed in a table.
+// that a roofline's points are listed in a table. Code blocks are fenced.
 std::string to_markdown(const Document& doc);
 
 // One HTML page with inline CSS and inline SVG charts: no script, no network; a

@@ -19,6 +19,7 @@
 #include "reports/json_error.hpp"
 #include "reports/plausibility.hpp"
 #include "reports/stats.hpp"
+#include "reports/tuning.hpp"
 
 namespace gpubench::reports {
 
@@ -1062,6 +1063,7 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
     r.summary = build_summary(m);
     return r;
   }
+  tuning_section(body, files);  // reports/tuning.cpp: files written by `gpubench tune train|dataload`
   scorecard(body, m);
   for (const auto& s : m.j.suites) suite_section(body, m, s);
   train_section(body, m);

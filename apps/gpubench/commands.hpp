@@ -18,6 +18,7 @@ int cmd_version(const std::vector<std::string>& args);
 int cmd_datagen(const std::vector<std::string>& args);
 // 1 also when there is no CUDA device to tune on.
 int cmd_tune(const std::vector<std::string>& args);
+int cmd_tune_train(const std::vector<std::string>& args);  // `tune train`: 1 when nothing could be recommended
 int cmd_tune_dataload(const std::vector<std::string>& args);  // `tune dataload`, from cmd_tune
 
 }  // namespace gpubench::app

@@ -23,7 +23,7 @@ Commands:
   history   per-case series over many runs with change points
   doctor    check the machine (driver, GPUs, libraries, host, disk) and say what to fix
   version   print version, build and library versions
-  tune      search cuBLASLt algorithms per GEMM shape and write a tuning cache (tune gemm)
+  tune      search cuBLASLt algorithms per GEMM shape (tune gemm); search a training setup's knobs (tune train)
   datagen   write a synthetic dataset for the dataload suite
 
 `gpubench COMMAND --help` describes each command's options.

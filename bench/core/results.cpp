@@ -74,6 +74,17 @@ void ResultsFile::add(nlohmann::ordered_json entry) {
   flush();
 }
 
+void ResultsFile::replace(std::size_t index, nlohmann::ordered_json entry) {
+  doc_["benchmarks"].at(index) = std::move(entry);
+  if (judge_) judge_(doc_);
+  flush();
+}
+
+void ResultsFile::set_gpubench(const std::string& key, nlohmann::ordered_json value) {
+  doc_["gpubench"][key] = std::move(value);
+  flush();
+}
+
 void ResultsFile::set_summary(const std::string& name, nlohmann::ordered_json summary) {
   doc_["gpubench"]["summaries"][name] = std::move(summary);
 }

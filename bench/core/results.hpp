@@ -30,6 +30,11 @@ class ResultsFile {
   // memory only: the ranks other than 0 of a multi-process run write nothing.
   ResultsFile(std::filesystem::path path, nlohmann::ordered_json context);
   void add(nlohmann::ordered_json entry);  // appends and rewrites the file
+  // Replaces entry `index` (a later, more thorough measurement of the same case: `tune`) and
+  // rewrites the file; std::out_of_range for an index that is not there.
+  void replace(std::size_t index, nlohmann::ordered_json entry);
+  // Sets top-level gpubench.<key> (e.g. `tuning`) and rewrites the file.
+  void set_gpubench(const std::string& key, nlohmann::ordered_json value);
   // Sets top-level gpubench.summaries.<name> (rewritten with the next add()).
   void set_summary(const std::string& name, nlohmann::ordered_json summary);
   // Runs over the whole document after every add(), before the write: `gpubench run` marks

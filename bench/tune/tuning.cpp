@@ -1,10 +1,19 @@
 #include "bench/tune/tuning.hpp"
 
 namespace gpubench::tune {
+namespace {
+
+// Knob values are kept as text; integers are written as JSON numbers ("micro_batch": 8).
+nlohmann::ordered_json knob_value(const std::string& v) {
+  if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos) return v;
+  return std::stoll(v);
+}
+
+}  // namespace
 
 nlohmann::ordered_json configuration_json(const Config& c, const nlohmann::ordered_json& figures) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [name, value] : c) j[name] = value;
+  for (const auto& [name, value] : c) j[name] = knob_value(value);
   if (figures.is_object()) {
     for (const auto& [k, v] : figures.items()) j[k] = v;
   }
@@ -13,7 +22,7 @@ nlohmann::ordered_json configuration_json(const Config& c, const nlohmann::order
 
 nlohmann::ordered_json log_entry_json(const LogEntry& e) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [name, value] : e.config) j[name] = value;
+  for (const auto& [name, value] : e.config) j[name] = knob_value(value);
   j["stage"] = e.stage();
   j["round"] = e.round;
   j["status"] = to_string(e.status);
