@@ -529,7 +529,10 @@ int tune_dataload(const DataloadTuneOptions& o) {
   auto line = [&](const char* what, const Json& j) {
     if (j.is_null()) return fmt::format("{:<12} not measured", what);
     std::string knobs;
-    for (const std::string& k : t.knobs) knobs += fmt::format("{}={} ", k, j.value(k, std::string("?")));
+    for (const std::string& k : t.knobs) {
+      const Json& v = j.contains(k) ? j[k] : Json("?");
+      knobs += fmt::format("{}={} ", k, v.is_string() ? v.get<std::string>() : v.dump());
+    }
     std::string split;
     if (j.contains("prep_stall_pct")) {
       split = fmt::format(" (preparation {:.1f}%, fetch {:.1f}%)", j["prep_stall_pct"].get<double>(),

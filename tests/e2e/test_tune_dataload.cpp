@@ -30,7 +30,8 @@ TEST_F(TuneDataload, CpuRunRecommendsMeasuredWorkersWithinTheBudget) {
   EXPECT_EQ(t["target"], "dataload");
   ASSERT_TRUE(t.contains("recommended")) << t.dump();
   ASSERT_TRUE(t["recommended"].contains("workers"));
-  const int workers = std::stoi(t["recommended"]["workers"].get<std::string>());
+  ASSERT_TRUE(t["recommended"]["workers"].is_number_integer()) << t["recommended"].dump();
+  const int workers = t["recommended"]["workers"].get<int>();
   EXPECT_GE(workers, 1);
   EXPECT_LE(workers, t["fixed"]["max_workers"].get<int>());
   for (const char* figure : {"samples_per_s", "data_stall_pct", "prep_stall_pct", "fetch_stall_pct", "noise_pct"}) {
@@ -59,7 +60,9 @@ TEST_F(TuneDataload, CpuRunRecommendsMeasuredWorkersWithinTheBudget) {
     EXPECT_EQ(g["suite"], "dataload");
     EXPECT_EQ(g["axes"]["stage"], "pipeline");
     ASSERT_TRUE(g.contains("tune")) << b.dump();
-    if (g["status"] == "ok") EXPECT_TRUE(g["verification"]["passed"].get<bool>()) << b.dump();
+    if (g["status"] == "ok") {
+      EXPECT_TRUE(g["verification"]["passed"].get<bool>()) << b.dump();
+    }
     if (b["name"] == t["recommended"]["case"]) recommended_case = true;
   }
   EXPECT_TRUE(recommended_case);
@@ -71,10 +74,11 @@ TEST_F(TuneDataload, CpuRunRecommendsMeasuredWorkersWithinTheBudget) {
 
 TEST_F(TuneDataload, BadOptionsAreOneLineUsageErrors) {
   const std::string out = (dir / "D.json").string();
-  for (const std::string args : {"--budget 0", "--budget -3", "--budget abc", "--budget nan", "--max-stall 0",
+  const std::vector<std::string> bad = {"--budget 0", "--budget -3", "--budget abc", "--budget nan", "--max-stall 0",
                                  "--max-stall 100", "--max-stall -1", "--dataset " + (dir / "missing").string(),
                                  "--step-time 0.01 --consumer-rate 100", "--device gpu", "--max-scale 3",
-                                 "--consumer train-768 --step-time 0.01", "--io direct"}) {
+                                 "--consumer train-768 --step-time 0.01", "--io direct"};
+  for (const std::string& args : bad) {
     const std::string device = args.rfind("--device", 0) == 0 ? "" : "--device cpu ";
     Output r = gpubench(fmt::format("tune dataload {}{} --out {}", device, args, out));
     EXPECT_EQ(r.code, 2) << args << ": " << r.err;
