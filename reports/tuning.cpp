@@ -132,8 +132,18 @@ void evidence_table(Document& doc, const json& t, const std::vector<std::string>
         "From the final measurements (not the search's best sample): the recommendation runs at {}x the default; "
         "noise (stddev/mean of the samples) {}% and {}%.",
         decimal(*speedup, 3), decimal(*nr, 1), decimal(*nd, 1));
-    // A difference smaller than the two noises together is not shown to be real.
-    if (std::abs(*speedup - 1) * 100 < *nr + *nd) {
+    // The uncertainty of the ratio of two means: their relative standard errors (noise /
+    // sqrt(samples)) combined; a speed-up within twice that of 1 is not shown to be real.
+    const auto sr = number(rec, "samples"), sd = number(def, "samples");
+    if (sr && sd && *sr >= 2 && *sd >= 2) {
+      const double se = std::sqrt(std::pow(*nr / 100, 2) / *sr + std::pow(*nd / 100, 2) / *sd);
+      line += fmt::format(" Speed-up {} ± {} (twice the combined standard error of the two means, {} and {} samples).",
+                          decimal(*speedup, 3), decimal(2 * se * *speedup, 3), text_of(rec["samples"]),
+                          text_of(def["samples"]));
+      if (std::abs(*speedup - 1) < 2 * se * *speedup) {
+        line += " That includes 1: the default is as good as far as this run can tell.";
+      }
+    } else if (std::abs(*speedup - 1) * 100 < *nr + *nd) {
       line += " The difference is within the measurements' noise: the default is as good as far as this run can tell.";
     }
     doc.paragraph(line);
@@ -229,9 +239,11 @@ void summary_line(Document& doc, const json& t) {
   for (const char* k : {"candidates", "measured", "failed", "does_not_fit", "skipped"}) {
     if (n.is_object() && n.contains(k)) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", text_of(n[k]), k);
   }
+  const auto budget = number(t, "budget_s");
   doc.paragraph(fmt::format("{}: {}. Search {} s of a {} s budget; final confirmation {} s after it ({} s in all); seed {}.",
                             what, counts.empty() ? "no counts" : counts, opt(number(t, "search_s"), 1),
-                            opt(number(t, "budget_s")), opt(number(t, "final_s"), 1), opt(number(t, "wall_s"), 1),
+                            budget ? fmt::format("{:g}", *budget) : "-", opt(number(t, "final_s"), 1),
+                            opt(number(t, "wall_s"), 1),
                             t.contains("seed") ? text_of(t["seed"]) : "-"));
 }
 

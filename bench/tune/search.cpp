@@ -162,8 +162,9 @@ SearchResult successive_halving(const std::vector<Candidate>& candidates, const 
                      [&](std::size_t a, std::size_t b) { return r.latest_score[a] > r.latest_score[b]; });
     // Candidates of this round left out for the budget still compete with their earlier score.
     if (r.budget_exhausted) break;
+    // At least two finalists: the last round compares two candidates at the longest effort.
     const std::size_t keep = (measured.size() + static_cast<std::size_t>(options.eta) - 1) / static_cast<std::size_t>(options.eta);
-    measured.resize(std::min(measured.size(), std::max<std::size_t>(keep, 1)));
+    measured.resize(std::min(measured.size(), std::max<std::size_t>(keep, 2)));
     pool = measured;
   }
 

@@ -4,9 +4,9 @@
 // caller), with a cost oracle that measures one configuration at one effort.
 //
 //   round 0 ("short"): every candidate, in prior order, measured at effort 0;
-//   round k ("long"):  the best ceil(n / eta) of round k-1's measured candidates, at effort k
-//                      (the oracle makes effort k about eta times longer than effort k-1);
-//   until one candidate is left, max_rounds rounds were run, or the budget is spent.
+//   round k ("long"):  the best ceil(n / eta) (at least 2) of round k-1's measured candidates,
+//                      at effort k (the oracle makes effort k about eta times longer than k-1);
+//   until max_rounds rounds were run, fewer than 2 candidates are left, or the budget is spent.
 //
 // Pruning: a candidate that does not fit (out of memory) prunes every later candidate the
 // caller's `at_least_as_large` says needs at least as much memory, without measuring it (the

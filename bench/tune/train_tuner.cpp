@@ -250,10 +250,9 @@ class TrainOracle {
       const std::string reason = g.value("reason", status);
       out.reason = status == "skipped" ? "skipped: " + reason : reason;
       // Out of memory (device or host) means the configuration does not fit; anything else failed.
-      const bool memory = reason.find("out of memory") != std::string::npos ||
-                          reason.find("fits in device memory") != std::string::npos ||
-                          reason.find("more than the device") != std::string::npos ||
-                          reason.find("host memory") != std::string::npos;
+      // ("out of device memory allocating ...", "out of host memory", "the step needs about X GB,
+      // more than the device's Y GB", "not even micro-batch 1 fits in device memory").
+      const bool memory = reason.find("memory") != std::string::npos || reason.find("more than the device") != std::string::npos;
       out.status = status == "skipped" && memory ? Status::DoesNotFit : Status::Failed;
       return out;
     }
@@ -383,8 +382,10 @@ Tuning tune_train(const TrainTuneRequest& r, const TrainSpace& space, ResultsFil
   const double final_start = clock();
   const MeasureOptions fm = options_for(final_s, 10);
   auto final_figures = [&](const Config& c, const std::string& role) {
+    const double t0 = clock();
     Measured m = oracle.measure(c, fm, "final", sr.rounds, role);
     LogEntry e;
+    e.cost_s = clock() - t0;
     e.config = c;
     e.round = sr.rounds;
     e.status = m.status;

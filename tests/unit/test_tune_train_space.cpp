@@ -205,6 +205,17 @@ TEST(TuningReport, WithinNoiseAndNothingRecommended) {
   Document doc;
   tuning_section(doc, {f});
   EXPECT_NE(to_markdown(doc).find("within the measurements' noise"), std::string::npos);
+  // With sample counts: the speed-up with twice the combined standard error of the two means.
+  f.tuning["recommended"]["samples"] = 40;
+  f.tuning["default"]["samples"] = 40;
+  Document se;
+  tuning_section(se, {f});
+  EXPECT_NE(to_markdown(se).find("Speed-up 1.010 ± 0.008"), std::string::npos) << to_markdown(se);
+  EXPECT_EQ(to_markdown(se).find("includes 1"), std::string::npos);
+  f.tuning["speedup_vs_default"] = 1.005;
+  Document se1;
+  tuning_section(se1, {f});
+  EXPECT_NE(to_markdown(se1).find("That includes 1"), std::string::npos) << to_markdown(se1);
   f.tuning.erase("recommended");
   f.tuning.erase("speedup_vs_default");
   Document none;
