@@ -110,9 +110,20 @@ void evidence(Document& doc, const json& t, const std::vector<std::string>& knob
       "step time. Preparation and fetch: DS-Analyzer's split (Mohan et al., VLDB 2021) from the same configuration run "
       "three ways (io=memory, cached, cold), as shares of the cold step; it also counts a consumer slowed by the "
       "loader's CPU use, which the wait share does not.");
+  // As for tune train: the ratio of two means is uncertain by their relative standard errors
+  // (noise / sqrt(samples)) combined; a speed-up within twice that of 1 is not shown to be real.
   const auto speedup = number(t, "speedup_vs_default");
   const auto nr = number(rec, "noise_pct"), nd = number(def, "noise_pct");
-  if (speedup && nr && nd && std::abs(*speedup - 1) * 100 < *nr + *nd) {
+  const auto sr = number(rec, "samples"), sd = number(def, "samples");
+  if (speedup && nr && nd && sr && sd && *sr >= 2 && *sd >= 2) {
+    const double se = std::sqrt(std::pow(*nr / 100, 2) / *sr + std::pow(*nd / 100, 2) / *sd);
+    std::string line = fmt::format("Speed-up in samples/s {} ± {} (twice the combined standard error of the two mean "
+                                   "step times; noise {}% and {}% over {} and {} steps).",
+                                   decimal(*speedup, 3), decimal(2 * se * *speedup, 3), decimal(*nr, 1),
+                                   decimal(*nd, 1), text(rec, "samples"), text(def, "samples"));
+    if (std::abs(*speedup - 1) < 2 * se * *speedup) line += " That includes 1: no difference in speed is shown.";
+    doc.paragraph(line);
+  } else if (speedup && nr && nd && std::abs(*speedup - 1) * 100 < *nr + *nd) {
     doc.paragraph(fmt::format("The {}x difference in samples/s is within the measurements' noise ({}% and {}%).",
                               decimal(*speedup, 3), decimal(*nr, 1), decimal(*nd, 1)));
   }

@@ -224,6 +224,7 @@ struct Run {
   bool ok = false;
   std::string reason;
   double stall = 0, samples_per_s = 0, step_s = 0, noise_pct = 0, queue_mean = 0;
+  std::int64_t samples = 0;  // timed samples (steps) behind noise_pct
 };
 
 // One pipeline case through the harness; its entry recorded in the results (replacing an
@@ -274,6 +275,7 @@ Run run_case(Context& cx, const Config& settings, int workers, const std::string
   r.step_s = d.value("mean_step_s", 0.0);
   r.queue_mean = d.contains("queue_depth") ? d["queue_depth"].value("mean", 0.0) : 0.0;
   r.noise_pct = g.contains("measurement") ? g["measurement"].value("noise_pct", 0.0) : 0.0;
+  r.samples = g.contains("measurement") ? g["measurement"].value("samples", std::int64_t{0}) : 0;
   return r;
 }
 
@@ -284,6 +286,7 @@ Json run_figures(const Run& r) {
     f["samples_per_s"] = r.samples_per_s;
     f["step_s"] = r.step_s;
     f["noise_pct"] = r.noise_pct;
+    f["samples"] = r.samples;
     f["queue_depth_mean"] = r.queue_mean;
   }
   if (r.entry.contains("name")) f["case"] = r.entry["name"];
@@ -324,6 +327,7 @@ Json final_measurement(Context& cx, const Config& settings, int workers, const s
   j["meets_max_stall"] = head.stall <= cx.o->max_stall;
   j["step_s"] = head.step_s;
   j["noise_pct"] = head.noise_pct;
+  j["samples"] = head.samples;
   if (runs["memory"].ok && runs["cached"].ok && runs["cold"].ok && runs["memory"].step_s > 0) {
     const dl::DsSplit s = dl::ds_analyzer_split(runs["memory"].step_s, runs["cached"].step_s, runs["cold"].step_s);
     j["prep_stall_pct"] = s.prep_share * 100;

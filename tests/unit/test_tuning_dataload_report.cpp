@@ -25,12 +25,12 @@ ResultsFile tuned_file() {
     "fixed": {"device": "cpu", "batch": 16, "consumer": "spin", "step_s": 0.05, "consumer_samples_per_s": 320.0,
               "io": "cached", "max_stall_pct": 5.0, "max_workers": 4, "dataset": "generated", "ranks": 1},
     "recommended": {"workers": 2, "prefetch": 4, "scale": 1, "format": "shard", "samples_per_s": 318.0,
-                    "data_stall_pct": 1.2, "meets_max_stall": true, "noise_pct": 2.0, "prep_stall_pct": 3.5,
+                    "data_stall_pct": 1.2, "meets_max_stall": true, "noise_pct": 2.0, "samples": 16, "prep_stall_pct": 3.5,
                     "fetch_stall_pct": 0.5, "loader_cores": 2, "search_meets_max_stall": true,
                     "pytorch": "DataLoader(batch_size=16, num_workers=2, prefetch_factor=2, pin_memory=False)",
                     "command": "gpubench run --suite dataload --device cpu --axis stage=pipeline --axis workers=2"},
     "default": {"workers": 1, "prefetch": 2, "scale": 1, "format": "files", "samples_per_s": 160.0,
-                "data_stall_pct": 50.0, "meets_max_stall": false, "noise_pct": 3.0, "prep_stall_pct": 48.0,
+                "data_stall_pct": 50.0, "meets_max_stall": false, "noise_pct": 3.0, "samples": 16, "prep_stall_pct": 48.0,
                 "fetch_stall_pct": 2.0, "loader_cores": 1},
     "speedup_vs_default": 1.9875, "budget_s": 30, "search_s": 15, "final_s": 12, "wall_s": 29, "seed": 1,
     "configurations": {"candidates": 6, "measured": 5, "failed": 1, "skipped": 0, "pruned": 3},
@@ -71,6 +71,9 @@ TEST(TuningDataloadReport, SectionInMarkdownAndHtml) {
             std::string::npos)
       << md;
   EXPECT_NE(md.find("DataLoader(batch_size=16, num_workers=2"), std::string::npos) << md;
+  // 2 x sqrt(0.02^2/16 + 0.03^2/16) x 1.9875 = 0.0358
+  EXPECT_NE(md.find("Speed-up in samples/s 1.988 ± 0.036"), std::string::npos) << md;
+  EXPECT_EQ(md.find("That includes 1"), std::string::npos) << md;
   EXPECT_NE(md.find("per rank"), std::string::npos) << md;
   EXPECT_NE(md.find("verification failed"), std::string::npos) << md;
   EXPECT_EQ(md.find("MFU"), std::string::npos) << md;  // not the train table
@@ -88,9 +91,11 @@ TEST(TuningDataloadReport, SectionInMarkdownAndHtml) {
 TEST(TuningDataloadReport, WarnsWhenNoSettingMetTheTargetOrNothingWasRecommended) {
   ResultsFile f = tuned_file();
   f.tuning["recommended"]["search_meets_max_stall"] = false;
+  f.tuning["speedup_vs_default"] = 1.01;
   Document doc;
   tuning_section(doc, {f});
   EXPECT_NE(to_markdown(doc).find("no configuration kept the data stall under 5.0%"), std::string::npos);
+  EXPECT_NE(to_markdown(doc).find("That includes 1"), std::string::npos);
   f.tuning.erase("recommended");
   Document none;
   tuning_section(none, {f});
