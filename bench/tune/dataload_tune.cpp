@@ -201,7 +201,9 @@ std::vector<std::string> axis_overrides(const Context& cx, const Config& setting
 // A `gpubench run` command line that measures this configuration again.
 std::string run_command(const Context& cx, const Config& settings, int workers) {
   std::string s;
-  if (!cx.o->dataset.empty()) s += fmt::format("GPUBENCH_DATASET={} ", cx.o->dataset);
+  if (const char* dataset = std::getenv(dl::kDatasetEnv); dataset != nullptr && *dataset != '\0') {
+    s += fmt::format("{}={} ", dl::kDatasetEnv, dataset);
+  }
   s += fmt::format("gpubench run --suite dataload --device {}", cx.device.id());
   for (const std::string& a : axis_overrides(cx, settings, workers, cx.o->io)) s += " --axis " + a;
   return s;
@@ -255,6 +257,7 @@ Run run_case(Context& cx, const Config& settings, int workers, const std::string
   const std::string name = r.entry.value("name", plan.front().name());
   if (!cx.entries.count(name)) cx.names.push_back(name);
   cx.entries[name] = r.entry;
+  write_results(cx);  // after every case: an interrupted tune keeps what it measured
   const Json& g = r.entry["gpubench"];
   if (g.value("status", "") != "ok") {
     r.reason = g.value("status", std::string("failed")) + ": " + g.value("reason", r.entry.value("error_message", ""));
@@ -470,6 +473,16 @@ int tune_dataload(const DataloadTuneOptions& o) {
     lm.stall = r.stall;
     lm.reason = r.reason;
     lm.figures = run_figures(r);
+    // The log so far, in the file with the case (replaced by the search's whole log at its end).
+    LogEntry e;
+    e.config = with_workers(c, workers);
+    e.round = effort;
+    e.status = lm.status;
+    e.reason = lm.reason;
+    e.figures = lm.figures;
+    e.cost_s = seconds_since(t0);
+    t.search.push_back(log_entry_json(e));
+    write_results(cx);
     if (!o.quiet) {
       fmt::print(stderr, "{} {}: {}\n", effort == 0 ? "short" : "long", config_label(with_workers(c, workers)),
                  r.ok ? fmt::format("stall {:.1f}%, {:.0f} samples/s", r.stall * 100, r.samples_per_s) : r.reason);
@@ -480,6 +493,7 @@ int tune_dataload(const DataloadTuneOptions& o) {
   const Clock clock = [&] { return seconds_since(search_start); };
   const WorkersSearchResult sr = search_workers(settings, oracle, clock, so);
   t.search_s = sr.elapsed_s;
+  t.search = Json::array();
   for (const LogEntry& e : sr.log) t.search.push_back(log_entry_json(e));
   t.configurations = {{"candidates", sr.settings},  {"measured", sr.measured},
                       {"failed", sr.failed},        {"skipped", sr.skipped},
