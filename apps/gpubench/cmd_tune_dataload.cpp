@@ -17,7 +17,8 @@ pipeline case, verified before it is timed. The recommended and the default conf
 then measured again, longer, three ways (io=memory, cached, cold) for the stall split
 (preparation vs fetch). Writes a results file: each configuration tried is an entry, and
 gpubench.tuning holds the recommendation, the default and the search log (docs/tune.md).
-The consumer: --step-time S or --consumer-rate R (a spin of that time per batch), or
+The consumer: --step-time S, --consumer-rate R or --consumer-from T.json (a train case's
+measured rate): a spin of that time per batch; or
 --consumer train-768|train-3072|train-9408 (the train suite's mlp step on the batch);
 default: a 0.05 s step per batch. Under mpirun/srun the recommendation is per rank: rank 0
 tunes with its share of the node's CPUs, the other ranks exit at once.
@@ -36,6 +37,8 @@ int cmd_tune_dataload(const std::vector<std::string>& args) {
        "a `gpubench datagen` folder or a folder of JPEG files (default: GPUBENCH_DATASET, else 64 generated images)")
       ("step-time", po::value(&step_time), "the consumer's seconds per batch (a spin)")
       ("consumer-rate", po::value(&rate), "or the consumer's samples/s (step = batch / rate)")
+      ("consumer-from", po::value(&o.consumer_from),
+       "or a results file with a train case: its measured samples/s (tokens/s / seq) is the consumer's rate")
       ("consumer", po::value(&o.consumer)->default_value(o.consumer),
        "spin, or train-768 | train-3072 | train-9408: one training step of the train suite's mlp per batch")
       ("max-stall", po::value(&max_stall_pct)->default_value(max_stall_pct),

@@ -25,6 +25,7 @@
 #include "bench/tune/workers_search.hpp"
 #include "kernels/memory/host_pool.hpp"
 #include "reports/plausibility.hpp"
+#include "reports/results_reader.hpp"
 #include "reports/spec_sheet.hpp"
 
 namespace gpubench::tune {
@@ -70,10 +71,12 @@ void check_options(const DataloadTuneOptions& o) {
   if (o.consumer != "spin" && o.consumer != "train-768" && o.consumer != "train-3072" && o.consumer != "train-9408") {
     throw UsageError(fmt::format("--consumer '{}': expected spin, train-768, train-3072 or train-9408", o.consumer));
   }
-  if (o.step_time_s && o.consumer_rate) throw UsageError("--step-time and --consumer-rate: give one of them");
-  if (train && (o.step_time_s || o.consumer_rate)) {
-    throw UsageError(fmt::format("--consumer {}: the train step takes its own time; drop --step-time/--consumer-rate",
-                                 o.consumer));
+  if ((o.step_time_s ? 1 : 0) + (o.consumer_rate ? 1 : 0) + (o.consumer_from.empty() ? 0 : 1) > 1) {
+    throw UsageError("--step-time, --consumer-rate and --consumer-from: give one of them");
+  }
+  if (train && (o.step_time_s || o.consumer_rate || !o.consumer_from.empty())) {
+    throw UsageError(fmt::format(
+        "--consumer {}: the train step takes its own time; drop --step-time/--consumer-rate/--consumer-from", o.consumer));
   }
   if (o.step_time_s && !(*o.step_time_s >= 1e-6 && *o.step_time_s <= 60)) {
     throw UsageError(fmt::format("--step-time {}: expected seconds from 0.000001 to 60", *o.step_time_s));
@@ -100,6 +103,23 @@ void check_options(const DataloadTuneOptions& o) {
   }
   if (!o.out.empty()) validate_output_file(o.out, "--out");
 }
+
+}  // namespace
+
+std::pair<double, std::string> train_consumer_rate(const std::string& results_path) {
+  const reports::ResultsFile f = reports::read_results(results_path);  // UsageError naming the file
+  for (const reports::ResultEntry& e : f.entries) {
+    if (e.suite != "train" || e.status != "ok" || e.run_type != "iteration") continue;
+    double rate = e.metrics.value("samples_per_s", 0.0);
+    if (!(rate > 0) && e.axes.contains("seq") && e.axes["seq"].is_number() && e.axes["seq"].get<double>() > 0) {
+      rate = e.metrics.value("tokens_per_s", 0.0) / e.axes["seq"].get<double>();
+    }
+    if (rate > 0 && std::isfinite(rate)) return {rate, e.name};
+  }
+  throw UsageError(fmt::format("--consumer-from {}: no measured train case (samples/s or tokens/s) in it", results_path));
+}
+
+namespace {
 
 // One loader configuration: the setting's knobs (prefetch, [pinned, aug,] scale, format).
 struct Knobs {
@@ -390,8 +410,19 @@ int tune_dataload(const DataloadTuneOptions& o) {
   cx.device = selection.devices.front();
   const bool cuda = cx.device.is_cuda();
   const bool spin = o.consumer == "spin";
+  std::optional<double> rate = o.consumer_rate;
+  std::string rate_from;
+  if (!o.consumer_from.empty()) {
+    auto [r, name] = train_consumer_rate(o.consumer_from);
+    rate = r;
+    rate_from = fmt::format("{} in {}", name, o.consumer_from);
+    if (!(o.batch / r >= 1e-6 && o.batch / r <= 60)) {
+      throw UsageError(fmt::format("--consumer-from {}: {:.4g} samples/s gives a step outside 1 us to 60 s for --batch {}",
+                                   o.consumer_from, r, o.batch));
+    }
+  }
   if (spin) {
-    const double step = o.step_time_s ? *o.step_time_s : o.consumer_rate ? o.batch / *o.consumer_rate : kDefaultStepTimeS;
+    const double step = o.step_time_s ? *o.step_time_s : rate ? o.batch / *rate : kDefaultStepTimeS;
     cx.step_us = std::max<std::int64_t>(1, std::llround(step * 1e6));
   }
   const int cpus = kernels::usable_cpus();
@@ -437,6 +468,7 @@ int tune_dataload(const DataloadTuneOptions& o) {
     t.fixed["step_s"] = static_cast<double>(cx.step_us) * 1e-6;
     t.fixed["consumer_samples_per_s"] = o.batch / (static_cast<double>(cx.step_us) * 1e-6);
   }
+  if (!rate_from.empty()) t.fixed["consumer_from"] = rate_from;
   if (!has_shard) t.fixed["format_note"] = "the dataset has no shard (gpubench datagen writes one): files only";
   if (ranks > 1) {
     t.fixed["rank_note"] = fmt::format("per rank: rank 0 tuned alone with {} of the node's {} CPUs ({} ranks per node); the "
@@ -445,8 +477,8 @@ int tune_dataload(const DataloadTuneOptions& o) {
   }
   write_results(cx);
 
-  // The search within the budget less the final's share; its short measurements last about a
-  // hundredth of the budget (at least 8 consumer steps).
+  // The search within the budget less a reserve for the final; its short measurements last about
+  // a hundredth of the budget (at least 8 consumer steps).
   const double step_s = spin ? static_cast<double>(cx.step_us) * 1e-6 : 0.05;
   const double short_min_s = std::clamp(o.budget_s / 100, std::max(0.05, 8 * step_s), 5.0);
   std::vector<Candidate> settings = loader_settings(cuda, o.max_scale, has_shard);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace gpubench::tune {
 
@@ -17,6 +18,7 @@ struct DataloadTuneOptions {
   std::string dataset;            // a folder (GPUBENCH_DATASET); empty: the suite generates one
   std::optional<double> step_time_s;    // the consumer's time per batch
   std::optional<double> consumer_rate;  // or its rate in samples/s (step = batch / rate)
+  std::string consumer_from;      // or a results file: its first train case's measured samples/s
   std::string consumer = "spin";  // or train-768 | train-3072 | train-9408: a real train step
   double max_stall = 0.05;        // share
   double budget_s = 60;
@@ -30,6 +32,11 @@ struct DataloadTuneOptions {
   std::string command_line;       // for the results context
   bool quiet = false;
 };
+
+// The consumer rate of a train case measured earlier: the first ok train iteration entry of a
+// results file, its samples/s (the mlp) or tokens/s / seq (transformers: sequences/s), and
+// its name. UsageError naming the file when it has none.
+std::pair<double, std::string> train_consumer_rate(const std::string& results_path);
 
 // The default consumer when neither a step time, a rate nor a train consumer is given.
 inline constexpr double kDefaultStepTimeS = 0.05;

@@ -77,7 +77,8 @@ TEST_F(TuneDataload, BadOptionsAreOneLineUsageErrors) {
   const std::vector<std::string> bad = {"--budget 0", "--budget -3", "--budget abc", "--budget nan", "--max-stall 0",
                                  "--max-stall 100", "--max-stall -1", "--dataset " + (dir / "missing").string(),
                                  "--step-time 0.01 --consumer-rate 100", "--device gpu", "--max-scale 3",
-                                 "--consumer train-768 --step-time 0.01", "--io direct"};
+                                 "--consumer train-768 --step-time 0.01", "--io direct",
+                                         "--consumer-from " + (dir / "missing.json").string()};
   for (const std::string& args : bad) {
     const std::string device = args.rfind("--device", 0) == 0 ? "" : "--device cpu ";
     Output r = gpubench(fmt::format("tune dataload {}{} --out {}", device, args, out));
