@@ -11,6 +11,8 @@
 // Pruning: a candidate that does not fit (out of memory) prunes every later candidate the
 // caller's `at_least_as_large` says needs at least as much memory, without measuring it (the
 // largest-batch search's reasoning: what did not fit at micro-batch b does not fit above b).
+// It saves measurements when smaller configurations come first in the order (or a default
+// is measured first); in a large-first order each unfit candidate is one (cheap) failure.
 // Failed and unfit candidates are logged with their reason and never recommended.
 //
 // Budget: a measurement starts only when the time it is expected to take (the longest one

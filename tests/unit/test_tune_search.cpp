@@ -138,7 +138,10 @@ TEST(TuneSearch, NeverRecommendsAFailedOrUnfitConfiguration) {
   FakeModel f;
   f.fit_limit = 8;  // 16 and above do not fit
   f.broken = "micro_batch=8 accum=8 recompute=none";
-  const auto cands = space();
+  // Small micro-batches first here, so that a micro-batch that does not fit comes before the
+  // larger ones it rules out.
+  auto cands = space();
+  for (Candidate& c : cands) c.prior = -c.prior - 2 * (knob(c.config, "recompute") == "none" ? 0 : 1);
   SearchOptions o;
   o.budget_s = 1000;
   o.at_least_as_large = larger_or_equal;
@@ -151,7 +154,7 @@ TEST(TuneSearch, NeverRecommendsAFailedOrUnfitConfiguration) {
   EXPECT_EQ(config_label(best), "micro_batch=8 accum=8 recompute=block");
   EXPECT_EQ(r.failed, 1);
   EXPECT_EQ(r.unfit, 6);  // 16, 32, 64 for each recompute
-  // Pruning: the prior tries 64 first; it does not fit, so 32 and 16 (same recompute) are not measured.
+  // Pruning: 16 does not fit, so 32 and 64 (same recompute) are not measured.
   int measured_unfit = 0, pruned = 0;
   for (const LogEntry& e : r.log) {
     if (e.status != Status::DoesNotFit) continue;
@@ -171,6 +174,23 @@ TEST(TuneSearch, NothingWorksNothingRecommended) {
   const SearchResult r = run(f, space(), o);
   EXPECT_FALSE(r.best);
   EXPECT_EQ(r.unfit, 14);
+  EXPECT_EQ(r.measured, 0);
+}
+
+TEST(TuneSearch, LargeFirstFindsWhatFitsOneFailureAtATime) {
+  // The default prior order (large micro-batches first): each that does not fit is one cheap
+  // failure; the first that fits and everything below it are measured.
+  FakeModel f;
+  f.fit_limit = 8;
+  SearchOptions o;
+  o.budget_s = 1000;
+  o.at_least_as_large = larger_or_equal;
+  const auto cands = space();
+  const SearchResult r = run(f, cands, o);
+  ASSERT_TRUE(r.best);
+  EXPECT_EQ(config_label(cands[*r.best].config), "micro_batch=8 accum=8 recompute=none");
+  EXPECT_EQ(r.unfit, 6);
+  EXPECT_EQ(r.measured, 8);
 }
 
 TEST(TuneSearch, AFailureAtALongerEffortDisqualifies) {
