@@ -1,5 +1,7 @@
 #include "reports/tuning.hpp"
 
+#include "reports/tuning_dataload.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -255,6 +257,7 @@ void one_file(Document& doc, const ResultsFile& f, bool several) {
     doc.code(config_block(t["recommended"], knobs));
   }
   const std::string target = str(t, "target");
+  if (target == "dataload") return dataload_tuning(doc, t, knobs);  // reports/tuning_dataload.cpp
   evidence_table(doc, t, knobs);
   if (target == "train") train_frontier(doc, t, knobs);
   search_log(doc, t, knobs);

@@ -28,7 +28,8 @@ the reference and written to the tuning cache (created, or updated in place). `g
 --tuning-cache FILE` then uses those algorithms for the cublaslt-tuned provider. Prints the
 tuning report: per shape, the default's time, the best time, the gain and the algorithm.
 Exit status: 0 when every shape was tuned or skipped, 1 when one failed or there is no CUDA
-device, 2 on bad usage. `gpubench tune train --help`: the search over a training setup's knobs.
+device, 2 on bad usage. `gpubench tune train --help`: the search over a training setup's knobs;
+`gpubench tune dataload --help`: the fewest loader workers keeping the data stall low.
 
 Options)";
 
@@ -70,8 +71,8 @@ TuneOptions parse_tune_options(const std::vector<std::string>& args) {
     o.help_text = help_text(desc);
     return o;
   }
-  if (o.target.empty()) throw UsageError("what to tune? `gpubench tune gemm` or `gpubench tune train`");
-  if (o.target != "gemm") throw UsageError(fmt::format("'{}': tunable targets are gemm, train", o.target));
+  if (o.target.empty()) throw UsageError("what to tune? `gpubench tune gemm`, `gpubench tune train` or `gpubench tune dataload`");
+  if (o.target != "gemm") throw UsageError(fmt::format("'{}': tunable targets are gemm, train, dataload", o.target));
   if (!o.selection.suites.empty() && (o.selection.suites.size() != 1 || o.selection.suites[0] != "gemm")) {
     throw UsageError("--suite: tune works on the gemm suite only");
   }
@@ -127,6 +128,7 @@ int dry_run(const TuneOptions& o) {
 
 int cmd_tune(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "train") return cmd_tune_train({args.begin() + 1, args.end()});
+  if (!args.empty() && args.front() == "dataload") return cmd_tune_dataload({args.begin() + 1, args.end()});
   const TuneOptions o = parse_tune_options(args);
   if (o.help) return print_help(o.help_text);
   if (o.dry_run) return dry_run(o);

@@ -20,5 +20,6 @@ int cmd_scaling(const std::vector<std::string>& args);
 // 1 also when there is no CUDA device to tune on.
 int cmd_tune(const std::vector<std::string>& args);
 int cmd_tune_train(const std::vector<std::string>& args);  // `tune train`: 1 when nothing could be recommended
+int cmd_tune_dataload(const std::vector<std::string>& args);  // `tune dataload`, from cmd_tune
 
 }  // namespace gpubench::app

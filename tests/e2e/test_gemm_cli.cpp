@@ -34,7 +34,7 @@ TEST_F(GemmCli, TuneWithoutGpuSaysSo) {
 TEST_F(GemmCli, TuneUsageErrors) {
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
            {"tune", "gpubench tune: what to tune?"},
-           {"tune memory", "gpubench tune: 'memory': tunable targets are gemm, train"},
+           {"tune memory", "gpubench tune: 'memory': tunable targets are gemm, train, dataload"},
            {"tune gemm --lt-candidates 0", "gpubench tune: --lt-candidates 0: expected 1 to 1024"},
            {"tune gemm --suite memory", "gpubench tune: --suite: tune works on the gemm suite only"},
        }) {
