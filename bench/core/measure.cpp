@@ -99,7 +99,9 @@ Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const Measur
   // Cold samples are sized by their wall-clock cost (flush and wait included, see
   // plan_samples), so the floor below counts that cost too; warm ones by their timed seconds.
   double cold_wall_s = 0;
+  const bool barrier = o.barrier_before_sample && team != nullptr;
   auto sample = [&] {
+    if (barrier) team->barrier(step);
     const auto t0 = std::chrono::steady_clock::now();
     const double t = time_batch(c, timer, plan.runs_per_sample, o.cold);
     if (o.cold) cold_wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -128,6 +130,17 @@ Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const Measur
   m.stats = summarize(m.seconds_per_run);
   m.noisy = m.stats.rel_noise > o.max_noise;
   return m;
+}
+
+double headline_s(const Measurement& m, SamplingPolicy::Headline headline) {
+  if (headline == SamplingPolicy::Headline::Median) return m.stats.median;
+  return m.runs > 0 ? m.total_s / static_cast<double>(m.runs) : 0.0;
+}
+
+MeasureOptions with_policy(MeasureOptions o, const SamplingPolicy& policy) {
+  if (policy.window_s > 0) o.batch_s = std::min(o.batch_s, policy.window_s);
+  o.barrier_before_sample = o.barrier_before_sample || policy.barrier;
+  return o;
 }
 
 }  // namespace gpubench
