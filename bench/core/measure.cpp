@@ -75,16 +75,17 @@ WarmUpEstimate estimate_runs(Case& c, Timer& timer, const MeasureOptions& o, Tea
 
 double warm_up(Case& c, Timer& timer, const MeasureOptions& o, Team* team) {
   if (o.cold) return estimate_cold(c, timer, o, team).run_s;
-  double spent = 0, last = 0;
+  double spent = 0, last = 0, fastest = INFINITY;
   std::int64_t runs = 1;
   while (true) {
     last = time_batch(c, timer, runs, false);
     if (team != nullptr) last = team_max(*team, last, "warm-up");
     spent += last;
+    fastest = std::min(fastest, last / static_cast<double>(runs));
     if (spent >= o.warmup_s || runs >= kMaxRunsPerSample) break;
     runs *= 2;
   }
-  return last / static_cast<double>(runs);
+  return o.estimate_from_fastest_batch ? fastest : last / static_cast<double>(runs);
 }
 
 MeasurePlan calibrate(Case& c, Timer& timer, const MeasureOptions& o, Team* team) {
@@ -140,6 +141,7 @@ double headline_s(const Measurement& m, SamplingPolicy::Headline headline) {
 MeasureOptions with_policy(MeasureOptions o, const SamplingPolicy& policy) {
   if (policy.window_s > 0) o.batch_s = std::min(o.batch_s, policy.window_s);
   o.barrier_before_sample = o.barrier_before_sample || policy.barrier;
+  o.estimate_from_fastest_batch = o.estimate_from_fastest_batch || policy.headline == SamplingPolicy::Headline::Median;
   return o;
 }
 

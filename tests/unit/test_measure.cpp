@@ -351,6 +351,28 @@ TEST(Measure, BarrierBeforeEverySampleIsOutsideTheTimedWindow) {
   EXPECT_EQ(team.barriers, 20);
 }
 
+TEST(Measure, MedianPoliciesPlanFromTheFastestWarmUpBatch) {
+  // Batches of 1, 2, ..., 512 runs until 3 ms: the batches of 256 and 512 runs each hold a
+  // 2 ms preemption (runs 500 and 1000).
+  MeasureOptions o;
+  o.warmup_s = 0.003;
+  {
+    PreemptedCase c;
+    PreemptedTimer timer(c);
+    EXPECT_NEAR(warm_up(c, timer, o), (511 * 1e-6 + 2e-3) / 512, 1e-12);  // the last batch
+  }
+  SamplingPolicy p;
+  p.headline = SamplingPolicy::Headline::Median;
+  p.window_s = 200e-6;
+  const MeasureOptions windowed = with_policy(o, p);
+  EXPECT_TRUE(windowed.estimate_from_fastest_batch);
+  PreemptedCase c;
+  PreemptedTimer timer(c);
+  const MeasurePlan plan = calibrate(c, timer, windowed);
+  EXPECT_NEAR(plan.estimated_run_s, 1e-6, 1e-12);
+  EXPECT_EQ(plan.runs_per_sample, 200);  // not 41, as the preempted estimate would plan
+}
+
 TEST(Measure, SamplingPolicyCapsTheWindowAndAsksForTheBarrier) {
   MeasureOptions o;
   o.batch_s = 0.002;
