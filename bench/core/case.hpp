@@ -50,6 +50,19 @@ struct Verification {
   std::optional<std::int64_t> wrong;
 };
 
+// How the harness takes a case's samples and which statistic is its headline (the time per run
+// that real_time, the rates and Case::annotate report). The default: back-to-back samples of
+// --batch-time each, headline the mean of every timed run. Cases whose runs are short and
+// easily disturbed across processes (MPI collectives on shared cores) ask for short windows,
+// the ranks aligned by an untimed barrier before each one (as OSU's osu_allreduce aligns every
+// call), and the median over windows, which a preempted window does not move.
+struct SamplingPolicy {
+  enum class Headline { Mean, Median };
+  Headline headline = Headline::Mean;
+  double window_s = 0;   // > 0: samples last at most this long (caps --batch-time)
+  bool barrier = false;  // with a team: every rank meets at a barrier before each sample
+};
+
 class Case {
  public:
   virtual ~Case() = default;
@@ -75,9 +88,12 @@ class Case {
   // Waits for everything the case has queued.
   virtual void synchronize() = 0;
 
+  // How samples are taken and summarized (see SamplingPolicy); default: mean of back-to-back samples.
+  virtual SamplingPolicy sampling() const { return {}; }
+
   // Adds the case's own figures to its results entry's `gpubench` object (after the harness's
-  // fields), given the mean seconds per run (over ranks in a multi-process run). Called on the
-  // process that writes the results; default: nothing.
+  // fields), given the headline seconds per run (see SamplingPolicy; the mean over ranks in a
+  // multi-process run). Called on the process that writes the results; default: nothing.
   virtual void annotate(nlohmann::ordered_json& gpubench, double seconds_per_run) const {
     (void)gpubench;
     (void)seconds_per_run;

@@ -27,6 +27,7 @@ namespace {
 struct Repetition {
   std::optional<Measurement> measurement;
   std::vector<double> rank_mean_s;  // with a team: each rank's mean seconds per run
+  std::vector<double> rank_median_s;  // with a team and a median headline: each rank's median
   nlohmann::ordered_json details = nlohmann::ordered_json::object();  // Case::details
   nlohmann::ordered_json profile = nlohmann::ordered_json::object();  // instruments' fields
 };
@@ -165,30 +166,37 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
     std::unique_ptr<Timer> timer = c.make_timer();
     for (Instrument* i : opt.instruments) timer = i->timer(std::move(timer));  // e.g. CUPTI kernel time
     slot.timer_kind = timer->kind();
+    // The case's sampling policy: window length, a barrier before each window, the headline.
+    const SamplingPolicy policy = c.sampling();
+    const MeasureOptions measure = with_policy(opt.measure, policy);
     // Repetitions reuse the first plan: Google Benchmark's aggregates need equal iteration
     // counts, and equal sample counts keep the repetitions comparable.
     {
       Phase phase("warm-up");
       if (slot.measure_plan) {
-        (void)warm_up(c, *timer, opt.measure, team);
+        (void)warm_up(c, *timer, measure, team);
       } else {
-        slot.measure_plan = calibrate(c, *timer, opt.measure, team);
+        slot.measure_plan = calibrate(c, *timer, measure, team);
       }
     }
     const MeasurePlan plan = *slot.measure_plan;
     // One pass of Google Benchmark's loop covering exactly the planned runs: it then reports
-    // iterations = runs and real_time = mean time per run, and its min_time budget is ours.
-    // With a team the time reported is the mean over ranks (as nccl-tests reports by default).
+    // iterations = runs and real_time = the headline time per run (the mean by default; see
+    // SamplingPolicy), and its min_time budget is ours. With a team the time reported is the
+    // mean over ranks of each rank's headline (as nccl-tests and OSU report by default).
     double mean_s = 0;
     {
       Phase phase("measure");
       while (st.KeepRunningBatch(plan.total_runs())) {
-        Measurement m = collect(c, *timer, plan, opt.measure, team, "timing of " + pc.name());
+        const std::string step = "timing of " + pc.name();
+        Measurement m = collect(c, *timer, plan, measure, team, step);
         double total_s = m.total_s;
         std::vector<double>& rank_mean_s = slot.current().rank_mean_s;
+        std::vector<double>& rank_median_s = slot.current().rank_median_s;
         rank_mean_s.clear();
+        rank_median_s.clear();
         if (team != nullptr) {
-          const std::vector<double> totals = team->all_gather(m.total_s, "timing of " + pc.name());
+          const std::vector<double> totals = team->all_gather(m.total_s, step);
           total_s = 0;
           for (double t : totals) {
             total_s += t / static_cast<double>(totals.size());
@@ -196,6 +204,14 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
           }
         }
         mean_s = total_s / static_cast<double>(m.runs);
+        if (policy.headline == SamplingPolicy::Headline::Median) {
+          mean_s = headline_s(m, policy.headline);
+          if (team != nullptr) {
+            rank_median_s = team->all_gather(mean_s, step);
+            mean_s = 0;
+            for (double t : rank_median_s) mean_s += t / static_cast<double>(rank_median_s.size());
+          }
+        }
         // Google Benchmark divides by the planned runs (it was told them up front); samples
         // added to reach --min-time ran more, so hand it the planned runs' share of the time.
         st.SetIterationTime(mean_s * static_cast<double>(plan.total_runs()));
@@ -262,6 +278,28 @@ void add_rank_times(nlohmann::ordered_json& measurement, const std::vector<doubl
   measurement["rank_mean_s"] = rank_mean_s;
   measurement["mean_over_ranks_s"] = sum / static_cast<double>(rank_mean_s.size());
   measurement["max_over_ranks_s"] = max;
+}
+
+// A case whose headline is not the mean says how it was computed, and with a team each rank's
+// median and the slowest rank's (Case::annotate reports the latter as its slowest-rank time).
+void add_headline(nlohmann::ordered_json& measurement, const SamplingPolicy& policy, const MeasureOptions& options,
+                  bool team, const std::vector<double>& rank_median_s) {
+  if (policy.headline == SamplingPolicy::Headline::Mean && !policy.barrier && policy.window_s <= 0) return;
+  const MeasureOptions applied = with_policy(options, policy);
+  measurement["headline"] = {
+      {"statistic", policy.headline == SamplingPolicy::Headline::Median ? "median" : "mean"},
+      {"window_s", applied.batch_s},
+      {"barrier", policy.barrier && team},  // a barrier needs ranks to meet
+  };
+  if (rank_median_s.empty()) return;
+  double sum = 0, max = 0;
+  for (double t : rank_median_s) {
+    sum += t;
+    max = std::max(max, t);
+  }
+  measurement["rank_median_s"] = rank_median_s;
+  measurement["median_over_ranks_s"] = sum / static_cast<double>(rank_median_s.size());
+  measurement["max_median_over_ranks_s"] = max;
 }
 
 // Google Benchmark's JSON fields for one run, as its JSONReporter writes them, so compare.py
@@ -380,6 +418,8 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
           if (j.contains("cpu_time")) j["cpu_time"] = j["cpu_time"].get<double>() * share;
         }
         add_rank_times(g["measurement"], rep->rank_mean_s);
+        if (slot.instance) add_headline(g["measurement"], slot.instance->sampling(), opt_.measure, opt_.team != nullptr,
+                                        rep->rank_median_s);
         if (slot.instance) slot.instance->annotate(g, per_run);
       }
       if (rep != nullptr && !rep->profile.empty()) g["profile"] = rep->profile;

@@ -75,16 +75,17 @@ WarmUpEstimate estimate_runs(Case& c, Timer& timer, const MeasureOptions& o, Tea
 
 double warm_up(Case& c, Timer& timer, const MeasureOptions& o, Team* team) {
   if (o.cold) return estimate_cold(c, timer, o, team).run_s;
-  double spent = 0, last = 0;
+  double spent = 0, last = 0, fastest = INFINITY;
   std::int64_t runs = 1;
   while (true) {
     last = time_batch(c, timer, runs, false);
     if (team != nullptr) last = team_max(*team, last, "warm-up");
     spent += last;
+    fastest = std::min(fastest, last / static_cast<double>(runs));
     if (spent >= o.warmup_s || runs >= kMaxRunsPerSample) break;
     runs *= 2;
   }
-  return last / static_cast<double>(runs);
+  return o.estimate_from_fastest_batch ? fastest : last / static_cast<double>(runs);
 }
 
 MeasurePlan calibrate(Case& c, Timer& timer, const MeasureOptions& o, Team* team) {
@@ -99,7 +100,9 @@ Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const Measur
   // Cold samples are sized by their wall-clock cost (flush and wait included, see
   // plan_samples), so the floor below counts that cost too; warm ones by their timed seconds.
   double cold_wall_s = 0;
+  const bool barrier = o.barrier_before_sample && team != nullptr;
   auto sample = [&] {
+    if (barrier) team->barrier(step);
     const auto t0 = std::chrono::steady_clock::now();
     const double t = time_batch(c, timer, plan.runs_per_sample, o.cold);
     if (o.cold) cold_wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -128,6 +131,18 @@ Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const Measur
   m.stats = summarize(m.seconds_per_run);
   m.noisy = m.stats.rel_noise > o.max_noise;
   return m;
+}
+
+double headline_s(const Measurement& m, SamplingPolicy::Headline headline) {
+  if (headline == SamplingPolicy::Headline::Median) return m.stats.median;
+  return m.runs > 0 ? m.total_s / static_cast<double>(m.runs) : 0.0;
+}
+
+MeasureOptions with_policy(MeasureOptions o, const SamplingPolicy& policy) {
+  if (policy.window_s > 0) o.batch_s = std::min(o.batch_s, policy.window_s);
+  o.barrier_before_sample = o.barrier_before_sample || policy.barrier;
+  o.estimate_from_fastest_batch = o.estimate_from_fastest_batch || policy.headline == SamplingPolicy::Headline::Median;
+  return o;
 }
 
 }  // namespace gpubench

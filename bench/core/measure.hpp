@@ -32,6 +32,13 @@ struct MeasureOptions {
   std::int64_t min_samples = 10;
   double max_noise = 0.05;  // relative (stddev/mean) noise above which a case is flagged noisy
   bool cold = false;
+  // With a team: every rank meets at an (untimed) barrier before each sample, so a window
+  // starts with every rank present (Case::sampling; the MPI collectives set it).
+  bool barrier_before_sample = false;
+  // The warm-up's estimate of one run is its fastest batch's time per run instead of its last
+  // (longest) batch's: a batch that lost the core to another process only runs slower, and an
+  // estimate inflated by one would plan windows of a few runs (median headlines set it).
+  bool estimate_from_fastest_batch = false;
 };
 
 struct MeasurePlan {
@@ -74,6 +81,15 @@ double warm_up(Case& c, Timer& timer, const MeasureOptions& options, Team* team 
 
 // Step 1 then plan_samples.
 MeasurePlan calibrate(Case& c, Timer& timer, const MeasureOptions& options, Team* team = nullptr);
+
+// The time per run a measurement reports: the mean of every timed run (total / runs), or the
+// median over samples of each sample's time per run (SamplingPolicy::Headline::Median).
+double headline_s(const Measurement& m, SamplingPolicy::Headline headline);
+
+// `options` with a case's sampling policy applied: its window caps the batch time, its
+// barrier is taken before every sample, and a median headline plans from the fastest warm-up
+// batch.
+MeasureOptions with_policy(MeasureOptions options, const SamplingPolicy& policy);
 
 // Times `plan.samples` batches of `plan.runs_per_sample` runs, then more such batches while
 // the timed total is below `options.min_time_s` (with a team: the slowest rank's total, so

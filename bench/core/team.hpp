@@ -22,6 +22,10 @@ class Team {
   // rank does not arrive within the team's timeout (the implementation then ends the run).
   virtual std::vector<double> all_gather(double value, const std::string& step) = 0;
   virtual std::vector<std::string> all_gather(const std::string& text, const std::string& step) = 0;
+  // Returns once every rank has called it (bounded by the same timeout). The default is an
+  // all_gather; a transport with a cheaper barrier overrides it (it runs before every timed
+  // window of a case whose SamplingPolicy asks for one).
+  virtual void barrier(const std::string& step) { (void)all_gather(0.0, step); }
 };
 
 // Helpers over all_gather.

@@ -28,6 +28,8 @@ class Session : public Team {
 
   std::vector<double> all_gather(double value, const std::string& step) override;
   std::vector<std::string> all_gather(const std::string& text, const std::string& step) override;
+  // MPI_Ibarrier on the agreement communicator, polled until the timeout (then the run ends).
+  void barrier(const std::string& step) override;
   // Rank 0's bytes on every rank (the NCCL unique id), bounded by the timeout.
   std::string broadcast(const std::string& bytes, const std::string& step);
 

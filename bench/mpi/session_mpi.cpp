@@ -104,6 +104,21 @@ class MpiSession final : public Session {
     return values;
   }
 
+  // The barrier before each timed window: MPI_Ibarrier (log n steps, where a gather through
+  // rank 0 would cost n messages per window), spinning on MPI_Test for its first millisecond
+  // (the others are usually there within microseconds). A barrier cannot say who is missing:
+  // ranks other than 0 wait one second longer, so when rank 0 waits at an agreement step
+  // (which names the missing ranks) instead, its message comes first.
+  void barrier_on(const std::string& step) {
+    const double grace_s = rank_ == 0 ? 0.0 : 1.0;
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(timeout_s_ + grace_s));
+    MPI_Request request;
+    MPI_Ibarrier(comm_, &request);
+    if (!wait(request, deadline)) abort_run(fmt::format("the ranks did not all reach {} within {} s", step, timeout_s_));
+  }
+
   std::vector<std::string> gather_tagged(const std::string& text, const std::string& step) {
     const auto deadline =
         std::chrono::steady_clock::now() +
@@ -231,6 +246,8 @@ std::vector<double> Session::all_gather(double value, const std::string& step) {
 std::vector<std::string> Session::all_gather(const std::string& text, const std::string& step) {
   return static_cast<MpiSession*>(this)->gather_all(text, step);
 }
+
+void Session::barrier(const std::string& step) { static_cast<MpiSession*>(this)->barrier_on(step); }
 
 std::string Session::broadcast(const std::string& bytes, const std::string& step) {
   // Hex on the wire: the agreement messages are JSON text, and an NCCL id is binary.

@@ -61,6 +61,18 @@ TEST_F(CollectivesMpi, TwoRanksWriteOneResultsFileWithEveryOperation) {
     EXPECT_EQ(g["collective"]["nodes"], 1);
     EXPECT_EQ(g["collective"]["backend"], "mpi");
     EXPECT_EQ(g["measurement"]["rank_mean_s"].size(), 2u);
+    // The MPI backend's headline: the median over barrier-separated windows, per rank, then
+    // the mean over ranks; the mean of every call beside it.
+    const auto& h = g["measurement"]["headline"];
+    EXPECT_EQ(h["statistic"], "median");
+    EXPECT_EQ(h["barrier"], true);
+    EXPECT_LE(h["window_s"].get<double>(), 200e-6);
+    ASSERT_EQ(g["measurement"]["rank_median_s"].size(), 2u);
+    EXPECT_NEAR(m["time_us"].get<double>(), g["measurement"]["median_over_ranks_s"].get<double>() * 1e6,
+                1e-6 * m["time_us"].get<double>());
+    EXPECT_NEAR(m["time_max_us"].get<double>(), g["measurement"]["max_median_over_ranks_s"].get<double>() * 1e6,
+                1e-6 * m["time_max_us"].get<double>());
+    EXPECT_GT(m["time_mean_us"].get<double>(), 0);
   }
   EXPECT_EQ(ops, (std::set<std::string>{"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall",
                                         "sendrecv"}));
@@ -84,11 +96,13 @@ TEST_F(CollectivesMpi, ARankThatDoesNotArriveEndsTheRunNamingIt) {
 }
 
 TEST_F(CollectivesMpi, ACollectiveThatDoesNotCompleteEndsTheRunNamingIt) {
-  // Now rank 0 plans more samples: it blocks in an MPI_Allreduce rank 1 never joins (rank 1
-  // waits at the timing step with a long timeout), and rank 0's watchdog ends the run.
-  const std::string args = "run --suite collectives --device cpu -a op=all_reduce -a size=8 --warmup 0.005 -q";
-  const Output o = sh(fmt::format("timeout 120 mpirun {} --oversubscribe -np 1 {} {} --min-time 30 --rank-timeout 2 "
-                                  "-o {} : -np 1 {} {} --min-time 0.01 --rank-timeout 60 -o {}",
+  // Now rank 0 warms up longer: it blocks in an MPI_Allreduce rank 1 never joins (rank 1 has
+  // gone on to the barrier before the first timed window, with a long timeout), and rank 0's
+  // watchdog ends the run. (Timed windows start at a barrier, so a difference in planned
+  // samples stops at the barrier instead: the test above.)
+  const std::string args = "run --suite collectives --device cpu -a op=all_reduce -a size=8 --min-time 0.01 -q";
+  const Output o = sh(fmt::format("timeout 120 mpirun {} --oversubscribe -np 1 {} {} --warmup 30 --rank-timeout 2 "
+                                  "-o {} : -np 1 {} {} --warmup 0.005 --rank-timeout 60 -o {}",
                                   ::geteuid() == 0 ? "--allow-run-as-root" : "", GPUBENCH_BINARY, args,
                                   (dir / "r.json").string(), GPUBENCH_BINARY, args, (dir / "r.json").string()));
   EXPECT_NE(o.code, 0);

@@ -356,9 +356,11 @@ class ScriptedTeam final : public Team {
     if (step.rfind("setup", 0) == 0) return {text, other_setup};
     return {text, text};
   }
+  void barrier(const std::string& step) override { barriers.push_back(step); }
   double other_time_factor = 3;
   std::string other_setup;
   std::vector<std::string> steps;
+  std::vector<std::string> barriers;
 };
 
 struct TeamHarnessTest : ::testing::Test {
@@ -410,6 +412,135 @@ TEST_F(TeamHarnessTest, AnotherRanksFailureFailsTheCaseHere) {
   const auto& g = doc["benchmarks"][0]["gpubench"];
   EXPECT_EQ(g["status"], "failed");
   EXPECT_EQ(g["reason"], "rank 1: cannot allocate");
+}
+
+// Issue 17 item 8 through the whole harness: a transport with the MPI backend's sampling
+// policy whose calls take 1 us on a fake clock except every 300th, which loses 3 ms to a
+// preemption; "rank 1" (ScriptedTeam) reports 3x rank 0's figures.
+double g_fake_now = 0;
+
+class FakeClockTimer final : public Timer {
+ public:
+  void start() override { t0_ = g_fake_now; }
+  double stop() override { return g_fake_now - t0_; }
+  const char* kind() const override { return "fake"; }
+
+ private:
+  double t0_ = 0;
+};
+
+class PreemptedTransport final : public suites::collectives::Transport {
+ public:
+  explicit PreemptedTransport(SamplingPolicy policy) : policy_(policy) {}
+  std::vector<int> local_ranks() const override { return {0}; }
+  void prepare(const suites::collectives::CaseConfig& c) override { c_ = c; }
+  void run() override { g_fake_now += ++calls_ % 300 == 0 ? 3e-3 : 1e-6; }
+  void synchronize() override {}
+  // The exact answer of rank 0 (this test is about timing, not about moving data).
+  std::vector<unsigned char> receive_buffer(int) override {
+    std::vector<unsigned char> out(static_cast<std::size_t>(c_.counts.recv) * 4);
+    for (std::int64_t j = 0; j < c_.counts.recv; ++j) {
+      suites::collectives::store_element(c_.input.dtype, out.data(), j, *c_.op->expected(c_.input, c_.counts, 0, 0, j));
+    }
+    return out;
+  }
+  std::unique_ptr<Timer> make_timer() override { return std::make_unique<FakeClockTimer>(); }
+  void flush_cache() override {}
+  int ranks() const override { return 2; }
+  int nodes() const override { return 1; }
+  int local_gpus() const override { return 0; }
+  std::string name() const override { return "fake"; }
+  std::string launch_mode() const override { return "test"; }
+  SamplingPolicy sampling() const override { return policy_; }
+
+ private:
+  SamplingPolicy policy_;
+  suites::collectives::CaseConfig c_;
+  std::int64_t calls_ = 0;
+};
+
+class PreemptedSuite final : public Suite {
+ public:
+  explicit PreemptedSuite(SamplingPolicy policy) : policy_(policy) {}
+  std::string name() const override { return "fakecoll"; }
+  std::string description() const override { return "all_reduce over a fake transport"; }
+  std::vector<AxisSpec> axes() const override { return {{"size", AxisKind::Int, "bytes", {}, 1}}; }
+  std::vector<Preset> presets() const override { return {{"quick", {{"size", "64"}}, {{"size", "64"}}}}; }
+  std::optional<std::string> unsupported(const DeviceInfo&, const Point&) const override { return std::nullopt; }
+  std::unique_ptr<Case> make_case(const DeviceInfo&, const Point& point) const override {
+    namespace co = suites::collectives;
+    co::CaseConfig c;
+    c.op = &co::all_reduce_op();
+    c.input = {co::Dtype::F32, co::RedOp::Sum, true, 2};
+    c.size_bytes = point.integer("size");
+    c.counts = c.op->counts(c.size_bytes / 4, 2);
+    return co::make_case(c, std::make_unique<PreemptedTransport>(policy_));
+  }
+
+ private:
+  SamplingPolicy policy_;
+};
+
+nlohmann::ordered_json run_preempted(const SamplingPolicy& policy, ScriptedTeam& team) {
+  PreemptedSuite suite(policy);
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("gpubench-preempted-" + std::to_string(::getpid()) + ".json");
+  PlanRequest r;
+  auto plan = make_plan({&suite}, r, {testing::fake_cpu()});
+  HarnessOptions h = testing::fast_harness_options();
+  h.measure.min_time_s = 0.05;  // fake seconds
+  h.measure.batch_s = 0.002;
+  h.team = &team;
+  {
+    ResultsFile results(file, {{"host_name", "test"}});
+    (void)run_plan(plan, h, results);
+  }
+  std::ifstream in(file);
+  auto doc = nlohmann::ordered_json::parse(in);
+  std::filesystem::remove(file);
+  return doc["benchmarks"][0];
+}
+
+TEST(CollectivesHeadline, MedianOfBarrierSeparatedWindowsIgnoresPreemptions) {
+  ScriptedTeam team;
+  SamplingPolicy policy;
+  policy.headline = SamplingPolicy::Headline::Median;
+  policy.window_s = 200e-6;
+  policy.barrier = true;
+  const auto b = run_preempted(policy, team);
+  const auto& g = b["gpubench"];
+  ASSERT_EQ(g["status"], "ok") << g.dump();
+  const auto& meas = g["measurement"];
+  EXPECT_EQ(meas["headline"]["statistic"], "median");
+  EXPECT_EQ(meas["headline"]["barrier"], true);
+  EXPECT_DOUBLE_EQ(meas["headline"]["window_s"].get<double>(), 200e-6);
+  // A barrier before every timed window, and only there.
+  EXPECT_EQ(static_cast<std::int64_t>(team.barriers.size()), meas["samples"].get<std::int64_t>());
+  EXPECT_EQ(team.barriers.front().rfind("timing of fakecoll", 0), 0u) << team.barriers.front();
+  // Rank 0's median window is the 1 us call; rank 1's is 3 us: the headline is their mean.
+  ASSERT_EQ(meas["rank_median_s"].size(), 2u);
+  EXPECT_NEAR(meas["rank_median_s"][0].get<double>(), 1e-6, 1e-12);
+  EXPECT_NEAR(meas["max_median_over_ranks_s"].get<double>(), 3e-6, 1e-12);
+  const auto& m = g["metrics"];
+  EXPECT_NEAR(m["time_us"].get<double>(), 2.0, 1e-6);
+  EXPECT_NEAR(b["real_time"].get<double>(), 2.0, 1e-6);  // Google Benchmark's time is the headline
+  EXPECT_NEAR(m["time_max_us"].get<double>(), 3.0, 1e-6);
+  EXPECT_NEAR(m["algbw_gbps"].get<double>(), 64 / 2e-6 / 1e9, 1e-6);
+  // The mean of every call counts the preemptions (3 ms per 300 calls: about 11 us per call
+  // on rank 0, 3x that on "rank 1").
+  EXPECT_GT(m["time_mean_us"].get<double>(), 5 * m["time_us"].get<double>());
+}
+
+TEST(CollectivesHeadline, TheDefaultPolicyStaysTheMeanOfBackToBackCalls) {
+  ScriptedTeam team;
+  const auto b = run_preempted(SamplingPolicy{}, team);
+  const auto& g = b["gpubench"];
+  ASSERT_EQ(g["status"], "ok") << g.dump();
+  EXPECT_TRUE(team.barriers.empty());
+  EXPECT_FALSE(g["measurement"].contains("headline"));
+  EXPECT_FALSE(g["metrics"].contains("time_mean_us"));
+  EXPECT_NEAR(g["metrics"]["time_us"].get<double>(), g["measurement"]["mean_over_ranks_s"].get<double>() * 1e6, 1e-9);
+  EXPECT_GT(g["metrics"]["time_us"].get<double>(), 10.0);  // the preemptions are in it
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <set>
 #include <thread>
 
 #include "bench/core/measure.hpp"
@@ -258,6 +259,135 @@ TEST(Measure, ColdWarmUpMeasuresTheFlushAndSizesTheRunByIt) {
   // top the run up towards 50,000 samples (100 s of flushing).
   const Measurement m = collect(c, timer, p, o);
   EXPECT_LE(m.samples(), 40);
+}
+
+// Issue 17 item 8: the MPI collectives' headline. A case whose runs take 1 us on a fake clock,
+// except every 500th, which loses 2 ms (a scheduler slice given to another process).
+class PreemptedCase final : public Case {
+ public:
+  void setup() override {}
+  Verification verify() override { return {true, 1, 0, "", "", std::nullopt}; }
+  void run() override { now += ++runs % 500 == 0 ? 2e-3 : 1e-6; }
+  Metrics metrics() const override { return {}; }
+  std::unique_ptr<Timer> make_timer() override { return nullptr; }
+  void flush_cache() override {}
+  void synchronize() override {}
+  double now = 0;
+  std::int64_t runs = 0;
+};
+
+class PreemptedTimer final : public Timer {
+ public:
+  explicit PreemptedTimer(const PreemptedCase& c) : c_(c) {}
+  void start() override { t0_ = c_.now; }
+  double stop() override { return c_.now - t0_; }
+  const char* kind() const override { return "fake"; }
+
+ private:
+  const PreemptedCase& c_;
+  double t0_ = 0;
+};
+
+// A team of one that counts its barriers, checks that no run is timed across one, and lets
+// the clock move while it waits (a barrier's wait is never part of a sample).
+class BarrierTeam final : public Team {
+ public:
+  explicit BarrierTeam(PreemptedCase& c) : c_(c) {}
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::vector<double> all_gather(double value, const std::string&) override { return {value}; }
+  std::vector<std::string> all_gather(const std::string& text, const std::string&) override { return {text}; }
+  void barrier(const std::string& step) override {
+    ++barriers;
+    steps.insert(step);
+    runs_at_barrier.push_back(c_.runs);
+    c_.now += 1.0;  // a long wait: it would dominate any sample it were part of
+  }
+  std::int64_t barriers = 0;
+  std::set<std::string> steps;
+  std::vector<std::int64_t> runs_at_barrier;
+
+ private:
+  PreemptedCase& c_;
+};
+
+TEST(Measure, MedianHeadlineIsNotMovedByPreemptedWindows) {
+  PreemptedCase c;
+  PreemptedTimer timer(c);
+  MeasurePlan plan;
+  plan.runs_per_sample = 100;  // 100 us windows: one in five holds a 2 ms preemption
+  plan.samples = 50;
+  MeasureOptions o;
+  o.min_time_s = 0;
+  const Measurement m = collect(c, timer, plan, o);
+  ASSERT_EQ(m.samples(), 50);
+  // The mean counts the preemptions: (499 x 1 us + 2 ms) / 500 per run, 5x the call.
+  EXPECT_NEAR(headline_s(m, SamplingPolicy::Headline::Mean), (499 * 1e-6 + 2e-3) / 500, 1e-12);
+  // The median is the call.
+  EXPECT_NEAR(headline_s(m, SamplingPolicy::Headline::Median), 1e-6, 1e-12);
+}
+
+TEST(Measure, BarrierBeforeEverySampleIsOutsideTheTimedWindow) {
+  PreemptedCase c;
+  PreemptedTimer timer(c);
+  BarrierTeam team(c);
+  MeasurePlan plan;
+  plan.runs_per_sample = 10;
+  plan.samples = 20;
+  MeasureOptions o;
+  o.min_time_s = 0;
+  o.barrier_before_sample = true;
+  const Measurement m = collect(c, timer, plan, o, &team, "timing of x");
+  EXPECT_EQ(team.barriers, 20);
+  EXPECT_EQ(team.steps, (std::set<std::string>{"timing of x"}));
+  for (std::size_t i = 0; i < team.runs_at_barrier.size(); ++i) {
+    EXPECT_EQ(team.runs_at_barrier[i], static_cast<std::int64_t>(i) * 10);  // between windows, never inside
+  }
+  // The 20 s the barriers waited are in no sample.
+  EXPECT_NEAR(m.total_s, 200e-6, 1e-12);
+  // Without the option (or without a team) no barrier is taken.
+  o.barrier_before_sample = false;
+  (void)collect(c, timer, plan, o, &team, "timing of x");
+  EXPECT_EQ(team.barriers, 20);
+}
+
+TEST(Measure, MedianPoliciesPlanFromTheFastestWarmUpBatch) {
+  // Batches of 1, 2, ..., 512 runs until 3 ms: the batches of 256 and 512 runs each hold a
+  // 2 ms preemption (runs 500 and 1000).
+  MeasureOptions o;
+  o.warmup_s = 0.003;
+  {
+    PreemptedCase c;
+    PreemptedTimer timer(c);
+    EXPECT_NEAR(warm_up(c, timer, o), (511 * 1e-6 + 2e-3) / 512, 1e-12);  // the last batch
+  }
+  SamplingPolicy p;
+  p.headline = SamplingPolicy::Headline::Median;
+  p.window_s = 200e-6;
+  const MeasureOptions windowed = with_policy(o, p);
+  EXPECT_TRUE(windowed.estimate_from_fastest_batch);
+  PreemptedCase c;
+  PreemptedTimer timer(c);
+  const MeasurePlan plan = calibrate(c, timer, windowed);
+  EXPECT_NEAR(plan.estimated_run_s, 1e-6, 1e-12);
+  EXPECT_EQ(plan.runs_per_sample, 200);  // not 41, as the preempted estimate would plan
+}
+
+TEST(Measure, SamplingPolicyCapsTheWindowAndAsksForTheBarrier) {
+  MeasureOptions o;
+  o.batch_s = 0.002;
+  SamplingPolicy p;
+  EXPECT_DOUBLE_EQ(with_policy(o, p).batch_s, 0.002);
+  EXPECT_FALSE(with_policy(o, p).barrier_before_sample);
+  p.window_s = 200e-6;
+  p.barrier = true;
+  EXPECT_DOUBLE_EQ(with_policy(o, p).batch_s, 200e-6);
+  EXPECT_TRUE(with_policy(o, p).barrier_before_sample);
+  o.batch_s = 50e-6;  // a shorter --batch-time stays
+  EXPECT_DOUBLE_EQ(with_policy(o, p).batch_s, 50e-6);
+  // 1 us calls in 200 us windows: 200 calls per window.
+  o.batch_s = 0.002;
+  EXPECT_EQ(plan_samples(1e-6, with_policy(o, p)).runs_per_sample, 200);
 }
 
 TEST(Progress, EtaAndFormatting) {

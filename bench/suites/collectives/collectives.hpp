@@ -141,6 +141,8 @@ class Transport {
   virtual int local_gpus() const = 0;
   virtual std::string name() const = 0;         // "mpi", "nccl"
   virtual std::string launch_mode() const = 0;  // "mpi ranks", "single process"
+  // How the harness samples this transport's calls; default: nccl-tests' mean of back-to-back calls.
+  virtual SamplingPolicy sampling() const { return {}; }
 };
 
 // The MPI CPU backend (null when built without MPI), and the NCCL backend (null when built
