@@ -178,6 +178,7 @@ int cmd_soak(const std::vector<std::string>& args) {
   std::vector<std::string> suite_names;
   for (const std::string& l : loads) suite_names.push_back(l);
   RunDescription description{"gpubench soak " + join_args(args), "soak", suite_names, {}};
+  description.measure.min_time_s = settings.duration_s;  // each summary entry times the whole soak
   nlohmann::ordered_json context =
       capture_context(inventory, selection.devices, select_suites(suites::all(), suite_names), description);
   ResultsFile results(out_path, std::move(context));
