@@ -27,7 +27,10 @@ struct BarChart {
 };
 
 // y over run order, one series per chart; `marks` are indices drawn as vertical lines
-// (change points).
+// (change points). Optionally several series on the same axes (`more`, with a legend naming
+// each, `name` the first) and numeric x positions (`x`, e.g. seconds of a soak, one per value;
+// series may then differ in length and each has its own `x`), the axis ends labelled with them
+// and `x_unit`.
 struct LineChart {
   std::string title, unit;
   std::vector<std::string> x_labels;
@@ -46,6 +49,16 @@ struct LineChart {
   std::string values_label;    // the legend's name for `values`
   std::string secondary_unit;
   bool log_y = false;          // the primary axis in log scale (rates over 1 to 4096 GPUs); positive values only
+  // Or a time series chart (soak): `values` over numeric `x` (in `x_unit`), named `name`, plus
+  // `more` such series (each with its own x), one per device, with a legend.
+  struct TimeSeries {
+    std::string name;
+    std::vector<double> x, values;
+  };
+  std::string name;
+  std::vector<TimeSeries> more;
+  std::vector<double> x;
+  std::string x_unit;
 };
 
 // Roofline on log-log axes: points (arithmetic intensity, rate) under the ceilings.

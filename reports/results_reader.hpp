@@ -42,6 +42,7 @@ struct ResultsFile {
   std::vector<ResultEntry> entries;
   nlohmann::json summaries = nlohmann::json::object();  // top-level gpubench.summaries
   nlohmann::json tuning;  // top-level gpubench.tuning (`gpubench tune train|dataload`); null when absent
+  nlohmann::json soak;  // top-level gpubench.soak (a soak's series and verdict); null when absent
   std::string host() const;  // context.host_name
   std::vector<std::string> warnings;  // e.g. a case and repetition recorded twice
 };

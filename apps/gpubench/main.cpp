@@ -23,9 +23,10 @@ Commands:
   history   per-case series over many runs with change points
   doctor    check the machine (driver, GPUs, libraries, host, disk) and say what to fix
   version   print version, build and library versions
-  tune      search cuBLASLt algorithms per GEMM shape (tune gemm); search a training setup's knobs (tune train)
+  tune      search cuBLASLt algorithms per GEMM shape (tune gemm); a training setup (tune train) or data loader (tune dataload)
   datagen   write a synthetic dataset for the dataload suite
   scaling   project data-parallel training to N GPUs from measured timelines and collectives
+  soak      sustained load with a time series and a pass/fail verdict (burn-in)
 
 `gpubench COMMAND --help` describes each command's options.
 )";
@@ -46,6 +47,7 @@ constexpr Command kCommands[] = {
     {"tune", gpubench::app::cmd_tune},
     {"datagen", gpubench::app::cmd_datagen},
     {"scaling", gpubench::app::cmd_scaling},
+    {"soak", gpubench::app::cmd_soak},
 };
 
 }  // namespace
@@ -80,7 +82,8 @@ int dispatch(int argc, char** argv) {
     }
   }
   fmt::print(stderr,
-             "gpubench: unknown command '{}' (commands: run, list, report, compare, history, tune, datagen, scaling, doctor, version; see gpubench --help)\n",
+             "gpubench: unknown command '{}' (commands: run, list, report, compare, history, tune, datagen, scaling, soak, doctor, version; see gpubench --help)
+",
              command);
   return 2;
 }
