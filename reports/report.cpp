@@ -1066,6 +1066,8 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   for (const auto& s : m.j.suites) suite_section(body, m, s);
   train_section(body, m);
   roofline_section(body, m);
+  nlohmann::ordered_json fleet_summary = nlohmann::ordered_json::object();
+  fleet_section(body, files, options.fleet, &fleet_summary);
   bool findings = false;
   knob_findings(body, m, findings);
   tuned_finding(body, m, findings);
@@ -1081,6 +1083,7 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   for (auto& b : body.blocks) r.doc.blocks.push_back(std::move(b));
   r.csv = build_csv(m);
   r.summary = build_summary(m);
+  for (auto& [key, value] : fleet_summary.items()) r.summary[key] = value;
   return r;
 }
 
