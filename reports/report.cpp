@@ -15,6 +15,7 @@
 
 #include "bench/core/errors.hpp"
 #include "reports/cases.hpp"
+#include "reports/soak.hpp"
 #include "reports/escape.hpp"
 #include "reports/json_error.hpp"
 #include "reports/plausibility.hpp"
@@ -1066,6 +1067,7 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   for (const auto& s : m.j.suites) suite_section(body, m, s);
   train_section(body, m);
   roofline_section(body, m);
+  soak_section(body, files);
   bool findings = false;
   knob_findings(body, m, findings);
   tuned_finding(body, m, findings);
