@@ -79,19 +79,25 @@ void judge_spread(const std::vector<Sample>& series, const Thresholds& t, Verdic
 std::vector<Trend> trends(const std::vector<Sample>& series, const Thresholds& t) {
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<const Sample*>> groups;
   std::vector<std::tuple<std::string, std::string, std::string>> order;
+  std::map<std::tuple<std::string, std::string, std::string>, std::string> units;
   for (const Sample& s : series) {
-    if (!s.rate || !judged(s, t)) continue;
+    if (!s.rate) continue;
     auto key = std::make_tuple(s.phase, s.device, s.load);
-    if (!groups.count(key)) order.push_back(key);
-    groups[key].push_back(&s);
+    if (!units.count(key)) order.push_back(key);  // also when every sample is in the warm-up
+    units[key] = s.unit;
+    if (judged(s, t)) groups[key].push_back(&s);
   }
   std::vector<Trend> out;
   for (const auto& key : order) {
     std::vector<const Sample*>& samples = groups[key];
     Trend tr;
     std::tie(tr.phase, tr.device, tr.load) = key;
-    tr.unit = samples.front()->unit;
+    tr.unit = units[key];
     tr.samples = samples.size();
+    if (samples.empty()) {
+      out.push_back(std::move(tr));
+      continue;
+    }
     double sum = 0;
     for (const Sample* s : samples) sum += *s->rate;
     tr.mean = sum / static_cast<double>(samples.size());

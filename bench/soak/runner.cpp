@@ -151,11 +151,41 @@ struct Soak::Impl {
     const Verification v = s.c->verify();
     s.c->synchronize();
     s.last_verify = Clock::now();
+    if (!v.passed) {  // never timed: a later phase sets it up and checks it again
+      s.timer.reset();
+      s.c.reset();
+      return v;
+    }
     std::lock_guard<std::mutex> lock(d.mu);
     s.info.metrics = s.c->metrics();
     set_unit(s.info, s.info.metrics);
     s.info.ready = true;
     return v;
+  }
+
+  // Every load of the device set up and checked once, before the phase's clock starts (the
+  // setup of a large case takes seconds; it is not part of the soak). A wrong first answer or a
+  // failed setup stops the device.
+  void prepare_all(Device& d) {
+    std::optional<cuda::ScopedDevice> scoped;
+    std::size_t li = 0;
+    try {
+      if (d.info.is_cuda()) scoped.emplace(d.info.ordinal);
+      for (li = 0; li < d.slots.size(); ++li) {
+        Slot& s = d.slots[li];
+        if (s.info.planned.skip_reason) {
+          return record_error(d, li, fmt::format("{} cannot run here: {}", s.info.load, *s.info.planned.skip_reason));
+        }
+        if (s.c) continue;
+        const Verification v = prepare(d, s);
+        record_verification(d, li, v);
+        if (!v.passed) return record_error(d, li, "the first answer differed from the reference; nothing timed");
+      }
+    } catch (const CaseSkipped& e) {
+      record_error(d, li, std::string("skipped: ") + e.what());
+    } catch (const std::exception& e) {
+      record_error(d, li, e.what());
+    }
   }
 
   void work(Device& d, Clock::time_point deadline, double target_batch_s, const std::atomic<bool>& stop,
@@ -189,7 +219,11 @@ struct Soak::Impl {
             s.last_verify = Clock::now();
           }
           record_verification(d, li, v);
-          if (!v.passed) return record_error(d, li, "an answer differed from the reference; the load stopped");
+          if (!v.passed) {
+            s.timer.reset();
+            s.c.reset();
+            return record_error(d, li, "an answer differed from the reference; the load stopped");
+          }
           continue;
         }
         const std::int64_t k = s.runs_per_batch;
@@ -315,6 +349,11 @@ std::vector<Sample> Soak::run_phase(double duration_s, double interval_s, const 
     d->stopped = false;
     std::lock_guard<std::mutex> lock(d->mu);
     for (Acc& a : d->acc) a = Acc{};
+  }
+  {  // set up and check every case on every device at once, before the clock starts
+    std::vector<std::thread> preparing;
+    for (auto& d : im.devices) preparing.emplace_back([&im, &d] { im.prepare_all(*d); });
+    for (std::thread& t : preparing) t.join();
   }
   const Clock::time_point start = Clock::now();
   const Clock::time_point end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration_s));
