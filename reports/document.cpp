@@ -183,7 +183,75 @@ std::string svg_bars(const BarChart& c) {
   return out + "</svg>";
 }
 
+// Several series on numeric x (LineChart::more / LineChart::x): wider, with a legend; no
+// per-point circles past a few hundred points (a two-hour soak has thousands).
+std::string svg_multi_line(const LineChart& c) {
+  std::vector<LineChart::Series> all;
+  all.push_back({c.name, c.x, c.values});
+  for (const auto& s : c.more) all.push_back(s);
+  const double width = 560, height = 170, left = 52, right = 120, top = 22, bottom = 20;
+  double lo = INFINITY, hi = -INFINITY, x0 = INFINITY, x1 = -INFINITY;
+  std::size_t points_total = 0;
+  for (auto& s : all) {
+    if (s.x.size() != s.values.size()) {  // no usable x: the index
+      s.x.clear();
+      for (std::size_t i = 0; i < s.values.size(); ++i) s.x.push_back(static_cast<double>(i));
+    }
+    for (std::size_t i = 0; i < s.values.size(); ++i) {
+      if (!std::isfinite(s.values[i]) || !std::isfinite(s.x[i])) continue;
+      lo = std::min(lo, s.values[i]), hi = std::max(hi, s.values[i]);
+      x0 = std::min(x0, s.x[i]), x1 = std::max(x1, s.x[i]);
+      ++points_total;
+    }
+  }
+  if (!std::isfinite(lo)) lo = 0, hi = 1;
+  if (!std::isfinite(x0)) x0 = 0, x1 = 1;
+  if (x1 - x0 <= 0) x0 -= 0.5, x1 += 0.5;
+  if (hi - lo < 1e-12 * std::max(1.0, std::fabs(hi))) lo -= 0.5 * std::fabs(lo) + 0.5, hi += 0.5 * std::fabs(hi) + 0.5;
+  const double pad = (hi - lo) * 0.1;
+  lo -= pad, hi += pad;
+  auto xof = [&](double x) { return left + (width - left - right) * (x - x0) / (x1 - x0); };
+  auto yof = [&](double v) { return top + (height - top - bottom) * (hi - v) / (hi - lo); };
+  std::string out = fmt::format(
+      "<svg class=\"chart line multi\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
+      "viewBox=\"0 0 {0:.0f} {1:.0f}\" role=\"img\">",
+      width, height);
+  out += svg_text(4, 14, shorten(c.title, 80) + (c.unit.empty() ? "" : " (" + c.unit + ")"), "start", " class=\"title\"");
+  out += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"axis\"/>", left, top, height - bottom);
+  out += svg_text(left - 3, top + 8, sig3(hi), "end");
+  out += svg_text(left - 3, height - bottom, sig3(lo), "end");
+  const std::string xu = c.x_unit.empty() ? "" : " " + c.x_unit;
+  out += svg_text(left, height - 5, sig3(x0) + xu);
+  out += svg_text(width - right, height - 5, sig3(x1) + xu, "end");
+  const bool circles = points_total <= 300;
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const auto& s = all[k];
+    std::string pts;
+    for (std::size_t i = 0; i < s.values.size(); ++i) {
+      if (!std::isfinite(s.values[i]) || !std::isfinite(s.x[i])) continue;
+      pts += fmt::format("{:.1f},{:.1f} ", xof(s.x[i]), yof(s.values[i]));
+    }
+    out += fmt::format("<g class=\"s{}\"><title>{}</title>", k % 6, html_escape(s.name));
+    out += "<polyline class=\"series\" points=\"" + pts + "\"/>";
+    if (circles) {
+      for (std::size_t i = 0; i < s.values.size(); ++i) {
+        if (!std::isfinite(s.values[i]) || !std::isfinite(s.x[i])) continue;
+        out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2\" class=\"pt\"><title>{} {}{}: {}</title></circle>",
+                           xof(s.x[i]), yof(s.values[i]), html_escape(s.name), html_escape(sig3(s.x[i])), html_escape(xu),
+                           html_escape(sig3(s.values[i])));
+      }
+    }
+    out += "</g>";
+    const double ly = top + 14 * static_cast<double>(k) + 8;
+    out += fmt::format("<g class=\"s{}\"><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"series\"/>",
+                       k % 6, width - right + 8, width - right + 22, ly - 4, ly - 4);
+    out += svg_text(width - right + 26, ly, shorten(s.name, 14)) + "</g>";
+  }
+  return out + "</svg>";
+}
+
 std::string svg_line(const LineChart& c) {
+  if (!c.more.empty() || !c.x.empty()) return svg_multi_line(c);
   const double width = 340, height = 130, left = 48, right = 8, top = 22, bottom = 20;
   double lo = INFINITY, hi = -INFINITY;
   for (double v : c.values) {
@@ -325,7 +393,7 @@ td.r{text-align:right;font-variant-numeric:tabular-nums}tr:nth-child(even) td{ba
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 svg.chart{font-size:11px;background:#fff;border:1px solid #eaeef2;margin:4px 0}
 svg .title{font-weight:600;font-size:12px}svg .bar{fill:#4c78a8}svg .ref{stroke:#b00;stroke-dasharray:4 3}
-svg .series{fill:none;stroke:#4c78a8;stroke-width:1.5}svg .pt{fill:#f58518}svg .mark{stroke:#d62728;stroke-width:1.5;stroke-dasharray:3 2}
+svg .series{fill:none;stroke:#4c78a8;stroke-width:1.5}svg .s1 .series{stroke:#f58518}svg .s2 .series{stroke:#54a24b}svg .s3 .series{stroke:#e45756}svg .s4 .series{stroke:#72b7b2}svg .s5 .series{stroke:#b279a2}svg .multi .pt{fill:#555;opacity:.4}svg .pt{fill:#f58518}svg .mark{stroke:#d62728;stroke-width:1.5;stroke-dasharray:3 2}
 svg .axis{stroke:#999}svg .frame{fill:none;stroke:#999}svg .grid{stroke:#eee}
 svg .roof{stroke:#2ca02c;stroke-width:2}svg .roof.spec{stroke:#999;stroke-dasharray:5 4}
 )";

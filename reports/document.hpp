@@ -27,12 +27,23 @@ struct BarChart {
 };
 
 // y over run order, one series per chart; `marks` are indices drawn as vertical lines
-// (change points).
+// (change points). Optionally several series on the same axes (`more`, with a legend naming
+// each, `name` the first) and numeric x positions (`x`, e.g. seconds of a soak, one per value;
+// series may then differ in length and each has its own `x`), the axis ends labelled with them
+// and `x_unit`.
 struct LineChart {
   std::string title, unit;
   std::vector<std::string> x_labels;
   std::vector<double> values;
   std::vector<std::size_t> marks;
+  struct Series {
+    std::string name;
+    std::vector<double> x, values;
+  };
+  std::string name;
+  std::vector<Series> more;
+  std::vector<double> x;
+  std::string x_unit;
 };
 
 // Roofline on log-log axes: points (arithmetic intensity, rate) under the ceilings.

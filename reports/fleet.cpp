@@ -68,26 +68,35 @@ void add_rank_samples(const ResultsFile& f, const ResultEntry& e, const json& ra
   }
 }
 
-// A soak's devices (gpubench.soak.devices[]: host, rank, device, device_name, uuid,
-// throughput {value, unit} over the judged windows), when the file holds one.
+// A soak's devices: each one's mean throughput over its judged samples (gpubench.soak.trends of
+// a plain soak, not of a sweep's phases), with its identity from gpubench.soak.devices (host,
+// rank, device_name, uuid, pci_bus_id, serial; docs/soak.md).
 void add_soak_samples(const ResultsFile& f, std::vector<FleetSample>& out) {
-  const json* devices = json_at(f.context, {"gpubench", "soak", "devices"});
-  if (devices == nullptr || !devices->is_array()) return;
-  const std::string load = string_at(f.context, {"gpubench", "soak", "load"});
-  for (const json& d : *devices) {
-    if (!d.is_object()) continue;
-    const std::optional<double> v = number_at(d, {"throughput", "value"});
+  if (!f.soak.is_object()) return;
+  const json* trends = json_at(f.soak, {"trends"});
+  if (trends == nullptr || !trends->is_array()) return;
+  const json* devices = json_at(f.soak, {"devices"});
+  for (const json& t : *trends) {
+    if (!t.is_object() || !str(t, "phase").empty()) continue;
+    const std::optional<double> v = number_at(t, {"mean"});
     if (!v || !(*v > 0) || !std::isfinite(*v)) continue;
     FleetSample s;
-    s.host = str(d, "host").empty() ? f.host() : str(d, "host");
-    if (d.contains("rank") && d["rank"].is_number_integer()) s.rank = d["rank"].get<int>();
-    s.device = str(d, "device");
-    s.uuid = str(d, "uuid");
-    s.pci_bus_id = str(d, "pci_bus_id");
-    s.serial = str(d, "serial");
-    s.model = str(d, "device_name");
-    s.metric = load.empty() ? "soak" : "soak " + load;
-    s.unit = string_at(d, {"throughput", "unit"});
+    s.device = str(t, "device");
+    s.host = f.host();
+    if (devices != nullptr && devices->is_array()) {
+      for (const json& d : *devices) {
+        if (!d.is_object() || str(d, "device") != s.device) continue;
+        if (!str(d, "host").empty()) s.host = str(d, "host");
+        if (d.contains("rank") && d["rank"].is_number_integer()) s.rank = d["rank"].get<int>();
+        if (!str(d, "id").empty()) s.device = str(d, "id");
+        s.model = str(d, "device_name");
+        s.uuid = str(d, "uuid");
+        s.pci_bus_id = str(d, "pci_bus_id");
+        s.serial = str(d, "serial");
+      }
+    }
+    s.metric = "soak " + str(t, "load");
+    s.unit = str(t, "unit");
     s.value = *v;
     s.file = f.path.string();
     out.push_back(std::move(s));

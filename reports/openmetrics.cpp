@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "reports/cases.hpp"
+#include "reports/soak.hpp"
 #include "reports/stats.hpp"
 
 namespace gpubench::reports {
@@ -120,6 +121,12 @@ std::string to_openmetrics(const std::vector<ResultsFile>& files) {
       Labels l{{"host", f.host()}};
       if (need_file_label) l.emplace_back("results", file_label);
       w.add("gpubench_results_timestamp_seconds", "When the run started (seconds since the Unix epoch, UTC).", l, *t);
+    }
+    for (const SoakGauge& g : soak_gauges(f)) {  // a soak's verdict and last sample (reports/soak.hpp)
+      Labels l = g.labels;
+      l.emplace_back("host", f.host());
+      if (need_file_label) l.emplace_back("results", file_label);
+      w.add(g.name, g.help, l, g.value);
     }
     // Repetitions of a case on a device: one sample, their median.
     std::vector<std::string> order;

@@ -15,6 +15,7 @@
 
 #include "bench/core/errors.hpp"
 #include "reports/cases.hpp"
+#include "reports/soak.hpp"
 #include "reports/escape.hpp"
 #include "reports/json_error.hpp"
 #include "reports/plausibility.hpp"
@@ -1068,6 +1069,7 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   roofline_section(body, m);
   nlohmann::ordered_json fleet_summary = nlohmann::ordered_json::object();
   fleet_section(body, files, options.fleet, &fleet_summary);
+  soak_section(body, files);
   bool findings = false;
   knob_findings(body, m, findings);
   tuned_finding(body, m, findings);

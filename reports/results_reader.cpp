@@ -222,6 +222,7 @@ ResultsFile read_results_text(std::string_view text, const std::filesystem::path
   file.context = json(doc["context"]);
   if (auto gb = doc.find("gpubench"); gb != doc.end() && gb->is_object()) {
     if (auto s = gb->find("summaries"); s != gb->end() && s->is_object()) file.summaries = json(*s);
+    if (auto s = gb->find("soak"); s != gb->end() && s->is_object()) file.soak = json(*s);
   }
 
   // An interrupted run may have finished no case yet; that is an empty list, not an error.

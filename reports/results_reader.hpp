@@ -43,6 +43,7 @@ struct ResultsFile {
   nlohmann::json context;
   std::vector<ResultEntry> entries;
   nlohmann::json summaries = nlohmann::json::object();  // top-level gpubench.summaries
+  nlohmann::json soak;  // top-level gpubench.soak (a soak's series and verdict); null when absent
   std::string host() const;  // context.host_name
   std::vector<std::string> warnings;  // e.g. a case and repetition recorded twice
 };

@@ -18,5 +18,6 @@ int cmd_version(const std::vector<std::string>& args);
 int cmd_datagen(const std::vector<std::string>& args);
 // 1 also when there is no CUDA device to tune on.
 int cmd_tune(const std::vector<std::string>& args);
+int cmd_soak(const std::vector<std::string>& args);  // 1: a rule failed; 128+N: interrupted by signal N
 
 }  // namespace gpubench::app

@@ -25,6 +25,7 @@ Commands:
   version   print version, build and library versions
   tune      search cuBLASLt algorithms per GEMM shape and write a tuning cache (tune gemm)
   datagen   write a synthetic dataset for the dataload suite
+  soak      sustained load with a time series and a pass/fail verdict (burn-in)
 
 `gpubench COMMAND --help` describes each command's options.
 )";
@@ -44,6 +45,7 @@ constexpr Command kCommands[] = {
     {"version", gpubench::app::cmd_version},
     {"tune", gpubench::app::cmd_tune},
     {"datagen", gpubench::app::cmd_datagen},
+    {"soak", gpubench::app::cmd_soak},
 };
 
 }  // namespace
@@ -78,7 +80,7 @@ int dispatch(int argc, char** argv) {
     }
   }
   fmt::print(stderr,
-             "gpubench: unknown command '{}' (commands: run, list, report, compare, history, tune, datagen, doctor, version; see gpubench --help)\n",
+             "gpubench: unknown command '{}' (commands: run, list, report, compare, history, tune, datagen, soak, doctor, version; see gpubench --help)\n",
              command);
   return 2;
 }

@@ -26,6 +26,16 @@ constexpr int kEccVolatile = 0, kEccAggregate = 1;
 // nvmlTemperatureSensors_t and nvmlTemperatureThresholds_t
 constexpr int kTemperatureGpu = 0;
 constexpr int kTemperatureThresholdSlowdown = 1;
+// NVML_ERROR_TIMEOUT: nvmlEventSetWait_v2 saw no event
+constexpr Return kTimeout = 10;
+// nvmlPageRetirementCause_t
+constexpr int kRetiredMultipleSingleBit = 0, kRetiredDoubleBit = 1;
+// NVML_FI_DEV_MEMORY_TEMP (a field of nvmlDeviceGetFieldValues) and nvmlValueType_t
+constexpr unsigned kFieldMemoryTemp = 82;
+constexpr int kValueDouble = 0, kValueUnsignedInt = 1, kValueUnsignedLong = 2, kValueUnsignedLongLong = 3,
+              kValueSignedLongLong = 4, kValueSignedInt = 5;
+// nvmlEventTypeXidCriticalError
+constexpr unsigned long long kEventXid = 0x8;
 // NVML_VALUE_NOT_AVAILABLE for unsigned long long fields
 constexpr unsigned long long kValueNotAvailable = ~0ULL;
 
@@ -61,6 +71,36 @@ struct ProcessInfoV1 {
 struct Utilization {
   unsigned gpu;
   unsigned memory;
+};
+
+// nvmlFieldValue_t and its nvmlValue_t union.
+union FieldValueUnion {
+  double d;
+  int si;
+  unsigned ui;
+  unsigned long ul;
+  unsigned long long ull;
+  long long sll;
+  unsigned short us;
+};
+struct FieldValue {
+  unsigned field_id;
+  unsigned scope_id;
+  long long timestamp;
+  long long latency_us;
+  int value_type;
+  Return nvml_return;
+  FieldValueUnion value;
+};
+
+// nvmlEventData_t
+using EventSet = struct nvmlEventSet_st*;
+struct EventData {
+  Device device;
+  unsigned long long event_type;
+  unsigned long long event_data;
+  unsigned gpu_instance_id;
+  unsigned compute_instance_id;
 };
 
 using GetUint = Return (*)(Device, unsigned*);
@@ -102,6 +142,15 @@ struct Api {
   Return (*set_power_limit)(Device, unsigned) = nullptr;
   Return (*lock_clocks)(Device, unsigned, unsigned) = nullptr;
   Return (*reset_clocks)(Device) = nullptr;
+  // Soak health (read_health) and XID events (XidWatch).
+  Return (*field_values)(Device, int, FieldValue*) = nullptr;
+  GetUint fan_speed = nullptr, enforced_power_limit = nullptr, pcie_replays = nullptr;
+  Return (*retired_pages)(Device, int, unsigned*, unsigned long long*) = nullptr;
+  Return (*remapped_rows)(Device, unsigned*, unsigned*, unsigned*, unsigned*) = nullptr;
+  Return (*event_set_create)(EventSet*) = nullptr;
+  Return (*register_events)(Device, unsigned long long, EventSet) = nullptr;
+  Return (*event_set_wait)(EventSet, EventData*, unsigned) = nullptr;
+  Return (*event_set_free)(EventSet) = nullptr;
 };
 
 template <typename F>
@@ -148,6 +197,16 @@ void resolve_optional(Api& a) {
   resolve(a.lib, "nvmlDeviceSetPowerManagementLimit", a.set_power_limit);
   resolve(a.lib, "nvmlDeviceSetGpuLockedClocks", a.lock_clocks);
   resolve(a.lib, "nvmlDeviceResetGpuLockedClocks", a.reset_clocks);
+  resolve(a.lib, "nvmlDeviceGetFieldValues", a.field_values);
+  resolve(a.lib, "nvmlDeviceGetFanSpeed", a.fan_speed);
+  resolve(a.lib, "nvmlDeviceGetEnforcedPowerLimit", a.enforced_power_limit);
+  resolve(a.lib, "nvmlDeviceGetPcieReplayCounter", a.pcie_replays);
+  resolve(a.lib, "nvmlDeviceGetRetiredPages", a.retired_pages);
+  resolve(a.lib, "nvmlDeviceGetRemappedRows", a.remapped_rows);
+  resolve(a.lib, "nvmlEventSetCreate", a.event_set_create);
+  resolve(a.lib, "nvmlDeviceRegisterEvents", a.register_events);
+  resolve(a.lib, "nvmlEventSetWait_v2", a.event_set_wait);
+  resolve(a.lib, "nvmlEventSetFree", a.event_set_free);
 }
 
 Api& api_storage() {
@@ -414,6 +473,95 @@ std::string error_name(int code) {
   if (code >= 0 && static_cast<std::size_t>(code) < sizeof names / sizeof names[0]) return names[code];
   if (code == 999) return "NVML_ERROR_UNKNOWN";
   return "NVML error " + std::to_string(code);
+namespace {
+
+std::optional<unsigned> memory_temperature(Device dev) {
+  if (!api().field_values) return std::nullopt;
+  FieldValue v{};
+  v.field_id = kFieldMemoryTemp;
+  if (api().field_values(dev, 1, &v) != kSuccess || v.nvml_return != kSuccess) return std::nullopt;
+  switch (v.value_type) {  // the header does not promise one type for this field
+    case kValueUnsignedInt: return v.value.ui;
+    case kValueSignedInt: return v.value.si >= 0 ? std::optional<unsigned>(static_cast<unsigned>(v.value.si)) : std::nullopt;
+    case kValueUnsignedLong: return static_cast<unsigned>(v.value.ul);
+    case kValueUnsignedLongLong: return static_cast<unsigned>(v.value.ull);
+    case kValueSignedLongLong: return v.value.sll >= 0 ? std::optional<unsigned>(static_cast<unsigned>(v.value.sll)) : std::nullopt;
+    case kValueDouble: return v.value.d >= 0 ? std::optional<unsigned>(static_cast<unsigned>(v.value.d + 0.5)) : std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+std::optional<unsigned> retired_count(Device dev, int cause) {
+  if (!api().retired_pages) return std::nullopt;
+  unsigned count = 0;  // 0 with no buffer: NVML answers the count only
+  const Return r = api().retired_pages(dev, cause, &count, nullptr);
+  if (r != kSuccess && r != kInsufficientSize) return std::nullopt;
+  return count;
+}
+
+}  // namespace
+
+Health read_health(Handle gpu) {
+  Health h;
+  if (!available() || !gpu.device) return h;
+  const Api& a = api();
+  const auto dev = static_cast<Device>(gpu.device);
+  h.memory_temperature_c = memory_temperature(dev);
+  h.fan_pct = get(a.fan_speed, dev);
+  h.enforced_power_limit_mw = get(a.enforced_power_limit, dev);
+  h.ecc_corrected = ecc_count(dev, kEccCorrected, kEccVolatile);
+  h.ecc_uncorrected = ecc_count(dev, kEccUncorrected, kEccVolatile);
+  h.retired_pages_single_bit = retired_count(dev, kRetiredMultipleSingleBit);
+  h.retired_pages_double_bit = retired_count(dev, kRetiredDoubleBit);
+  if (unsigned corr = 0, unc = 0, pending = 0, failed = 0;
+      a.remapped_rows && a.remapped_rows(dev, &corr, &unc, &pending, &failed) == kSuccess) {
+    h.remapped_rows_corrected = corr;
+    h.remapped_rows_uncorrected = unc;
+    h.row_remap_pending = pending != 0;
+    h.row_remap_failure = failed != 0;
+  }
+  h.pcie_replay_count = get(a.pcie_replays, dev);
+  return h;
+}
+
+XidWatch::XidWatch(const std::vector<Handle>& gpus) {
+  const Api& a = api();
+  if (!available()) {
+    status_ = "off: " + unavailable_reason();
+    return;
+  }
+  if (!a.event_set_create || !a.register_events || !a.event_set_wait || !a.event_set_free) {
+    status_ = "off: this driver's NVML has no event API";
+    return;
+  }
+  EventSet set = nullptr;
+  if (const Return r = a.event_set_create(&set); r != kSuccess) {
+    status_ = "off: nvmlEventSetCreate failed with code " + std::to_string(r);
+    return;
+  }
+  set_ = set;
+  status_ = "on";
+  for (const Handle& g : gpus) {
+    const Return r = a.register_events(static_cast<Device>(g.device), kEventXid, set);
+    // NOT_SUPPORTED on some GPUs and in some containers: the others are still watched.
+    if (r != kSuccess && status_ == "on") status_ = "off: nvmlDeviceRegisterEvents failed with code " + std::to_string(r);
+  }
+}
+
+XidWatch::~XidWatch() {
+  if (set_) (void)api().event_set_free(static_cast<EventSet>(set_));
+}
+
+std::vector<XidEvent> XidWatch::poll() {
+  std::vector<XidEvent> out;
+  if (!set_) return out;
+  for (int i = 0; i < 1024; ++i) {  // bounded: a storm of events must not hold the sampler
+    EventData d{};
+    const Return r = api().event_set_wait(static_cast<EventSet>(set_), &d, 0);
+    if (r == kTimeout || r != kSuccess) break;  // kTimeout: nothing more queued; others: give up this poll
+    if (d.event_type & kEventXid) out.push_back({d.device, d.event_data});
+  }
+  return out;
 }
 
 std::optional<unsigned> device_count() {
@@ -517,6 +665,18 @@ static_assert(sizeof(PciInfo) == sizeof(nvmlPciInfo_t) && offsetof(PciInfo, bus_
 static_assert(sizeof(ProcessInfoV2) == sizeof(nvmlProcessInfo_v2_t) && sizeof(ProcessInfoV1) == sizeof(nvmlProcessInfo_v1_t));
 static_assert(offsetof(ProcessInfoV2, used_gpu_memory) == offsetof(nvmlProcessInfo_v2_t, usedGpuMemory));
 static_assert(sizeof(Utilization) == sizeof(nvmlUtilization_t) && offsetof(Utilization, memory) == offsetof(nvmlUtilization_t, memory));
+static_assert(kTimeout == NVML_ERROR_TIMEOUT && kFieldMemoryTemp == NVML_FI_DEV_MEMORY_TEMP &&
+              kEventXid == static_cast<unsigned long long>(nvmlEventTypeXidCriticalError));
+static_assert(kRetiredMultipleSingleBit == NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS &&
+              kRetiredDoubleBit == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR);
+static_assert(kValueDouble == NVML_VALUE_TYPE_DOUBLE && kValueUnsignedInt == NVML_VALUE_TYPE_UNSIGNED_INT &&
+              kValueUnsignedLong == NVML_VALUE_TYPE_UNSIGNED_LONG && kValueUnsignedLongLong == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG &&
+              kValueSignedLongLong == NVML_VALUE_TYPE_SIGNED_LONG_LONG && kValueSignedInt == NVML_VALUE_TYPE_SIGNED_INT);
+static_assert(sizeof(FieldValue) == sizeof(nvmlFieldValue_t) && offsetof(FieldValue, value) == offsetof(nvmlFieldValue_t, value) &&
+              offsetof(FieldValue, value_type) == offsetof(nvmlFieldValue_t, valueType) &&
+              offsetof(FieldValue, nvml_return) == offsetof(nvmlFieldValue_t, nvmlReturn));
+static_assert(sizeof(EventData) == sizeof(nvmlEventData_t) && offsetof(EventData, event_data) == offsetof(nvmlEventData_t, eventData) &&
+              offsetof(EventData, event_type) == offsetof(nvmlEventData_t, eventType));
 static_assert(kClocksEventGpuIdle == nvmlClocksEventReasonGpuIdle &&
               kClocksEventApplicationsClocksSetting == nvmlClocksEventReasonApplicationsClocksSetting &&
               kClocksEventSwPowerCap == nvmlClocksEventReasonSwPowerCap &&

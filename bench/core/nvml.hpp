@@ -127,6 +127,43 @@ constexpr int kErrorFunctionNotFound = 13;   // NVML_ERROR_FUNCTION_NOT_FOUND
 // The nvmlReturn_t enumerator's name ("NVML_ERROR_NO_PERMISSION"), or "NVML error <code>".
 std::string error_name(int code);
 
+// What a soak watches besides Reading (bench/soak): health counters and the figures that tell
+// a cooling or power problem from the power cap. Units as NVML reports them; a field the GPU,
+// driver or permissions do not give stays empty.
+struct Health {
+  std::optional<unsigned> memory_temperature_c;  // nvmlDeviceGetFieldValues(NVML_FI_DEV_MEMORY_TEMP); HBM parts
+  std::optional<unsigned> fan_pct;               // nvmlDeviceGetFanSpeed (fan 0); none on passively cooled GPUs
+  std::optional<unsigned> enforced_power_limit_mw;  // nvmlDeviceGetEnforcedPowerLimit
+  // Volatile ECC counts (since the driver loaded): a rise during a soak is a new error.
+  std::optional<std::uint64_t> ecc_corrected, ecc_uncorrected;
+  // Retired pages (pre-Ampere; causes: multiple single-bit, double-bit) and remapped rows (Ampere+).
+  std::optional<unsigned> retired_pages_single_bit, retired_pages_double_bit;
+  std::optional<unsigned> remapped_rows_corrected, remapped_rows_uncorrected;
+  std::optional<bool> row_remap_pending, row_remap_failure;
+  std::optional<unsigned> pcie_replay_count;  // nvmlDeviceGetPcieReplayCounter
+};
+Health read_health(Handle gpu);
+
+// XID errors (nvmlEventTypeXidCriticalError) on a set of GPUs, polled without waiting.
+struct XidEvent {
+  void* device = nullptr;  // the Handle::device the event names
+  std::uint64_t xid = 0;   // 999: an XID NVML does not know
+};
+class XidWatch {
+ public:
+  explicit XidWatch(const std::vector<Handle>& gpus);
+  ~XidWatch();
+  XidWatch(const XidWatch&) = delete;
+  XidWatch& operator=(const XidWatch&) = delete;
+  // "on" when every GPU is registered, else "off: <why>" (the GPUs that could register still are).
+  const std::string& status() const { return status_; }
+  std::vector<XidEvent> poll();  // the events since the last poll
+
+ private:
+  void* set_ = nullptr;
+  std::string status_;
+};
+
 // "00000000:17:00.0" or "0000:17:00.0" (any case) -> "0000:17:00.0", the form sysfs uses under
 // /sys/bus/pci/devices; the input unchanged when it does not parse.
 std::string normalize_pci_bus_id(const std::string& id);

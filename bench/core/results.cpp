@@ -78,6 +78,11 @@ void ResultsFile::set_summary(const std::string& name, nlohmann::ordered_json su
   doc_["gpubench"]["summaries"][name] = std::move(summary);
 }
 
+void ResultsFile::set_section(const std::string& key, nlohmann::ordered_json value) {
+  doc_["gpubench"][key] = std::move(value);
+  flush();
+}
+
 void ResultsFile::flush() {
   if (path_.empty()) return;
   // Invalid UTF-8 in a recorded string (an argument, a library's message) is replaced, never fatal.

@@ -32,6 +32,9 @@ class ResultsFile {
   void add(nlohmann::ordered_json entry);  // appends and rewrites the file
   // Sets top-level gpubench.summaries.<name> (rewritten with the next add()).
   void set_summary(const std::string& name, nlohmann::ordered_json summary);
+  // Sets top-level gpubench.<key> (a command's own section, as `soak` writes its series and
+  // verdict) and rewrites the file at once.
+  void set_section(const std::string& key, nlohmann::ordered_json value);
   // Runs over the whole document after every add(), before the write: `gpubench run` marks
   // implausible figures with it (reports/plausibility.hpp; bench/core does not know the rules).
   void set_judge(std::function<void(nlohmann::ordered_json&)> judge) { judge_ = std::move(judge); }

@@ -21,6 +21,10 @@
 // refused). Without FAKE_NVML_STATE the state lives in this process. The limit starts at
 // 450 W; the default limit is 700 W and the allowed range 200-700 W.
 // FAKE_NVML_NO_PERMISSION=1 refuses every change with NVML_ERROR_NO_PERMISSION.
+// Soak health: memory temperature 52 C (a field value), fan 35 %, enforced power limit 450 W,
+// PCIe replays 2, retired pages 1 (single-bit) and 0 (double-bit), remapped rows 4 corrected and
+// 0 uncorrected; FAKE_NVML_XIDS="79,48" queues those XID events for the first event-set wait
+// (each reported once per process).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -316,6 +320,77 @@ Return nvmlDeviceGetSerial(nvmlDevice_st* d, char* buf, unsigned len) {
   std::strcpy(buf, "1650924001234");
   return kSuccess;
 }
+struct FieldValue {
+  unsigned field_id, scope_id;
+  long long timestamp, latency_us;
+  int value_type;
+  Return nvml_return;
+  unsigned long long value;
+};
+Return nvmlDeviceGetFieldValues(nvmlDevice_st* d, int count, FieldValue* values) {
+  if (!is_ours(d) || count < 0) return kInvalidArgument;
+  for (int i = 0; i < count; ++i) {
+    FieldValue& v = values[i];
+    if (v.field_id == 82) {  // NVML_FI_DEV_MEMORY_TEMP
+      v.value_type = 1;      // unsigned int
+      v.nvml_return = kSuccess;
+      v.value = 0;
+      const unsigned c = 52;
+      std::memcpy(&v.value, &c, sizeof c);
+    } else {
+      v.nvml_return = kNotSupported;
+    }
+  }
+  return kSuccess;
+}
+Return nvmlDeviceGetFanSpeed(nvmlDevice_st* d, unsigned* pct) { return is_ours(d) ? (*pct = 35, kSuccess) : kInvalidArgument; }
+Return nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_st* d, unsigned* mw) {
+  return is_ours(d) ? (*mw = load_state().limit_mw, kSuccess) : kInvalidArgument;  // follows the set limit
+}
+Return nvmlDeviceGetPcieReplayCounter(nvmlDevice_st* d, unsigned* n) { return is_ours(d) ? (*n = 2, kSuccess) : kInvalidArgument; }
+Return nvmlDeviceGetRetiredPages(nvmlDevice_st* d, int cause, unsigned* count, unsigned long long* addresses) {
+  if (!is_ours(d) || !count) return kInvalidArgument;
+  const unsigned n = cause == 0 ? 1 : 0;
+  if (*count < n) {
+    *count = n;
+    return kInsufficientSize;
+  }
+  for (unsigned i = 0; i < n && addresses; ++i) addresses[i] = 0x1000;
+  *count = n;
+  return kSuccess;
+}
+Return nvmlDeviceGetRemappedRows(nvmlDevice_st* d, unsigned* corr, unsigned* unc, unsigned* pending, unsigned* failed) {
+  if (!is_ours(d)) return kInvalidArgument;
+  *corr = 4, *unc = 0, *pending = 0, *failed = 0;
+  return kSuccess;
+}
+struct nvmlEventSet_st {
+  unsigned long long types = 0;
+};
+nvmlEventSet_st the_set;
+struct EventData {
+  nvmlDevice_st* device;
+  unsigned long long event_type, event_data;
+  unsigned gpu_instance, compute_instance;
+};
+Return nvmlEventSetCreate(nvmlEventSet_st** set) { return *set = &the_set, kSuccess; }
+Return nvmlDeviceRegisterEvents(nvmlDevice_st* d, unsigned long long types, nvmlEventSet_st* set) {
+  if (!is_ours(d) || set != &the_set) return kInvalidArgument;
+  set->types |= types;
+  return kSuccess;
+}
+Return nvmlEventSetWait_v2(nvmlEventSet_st* set, EventData* data, unsigned) {
+  constexpr Return kTimeout = 10;
+  static std::string pending = std::getenv("FAKE_NVML_XIDS") ? std::getenv("FAKE_NVML_XIDS") : "";
+  if (set != &the_set || !(set->types & 0x8) || pending.empty()) return kTimeout;
+  const std::size_t comma = pending.find(',');
+  const unsigned long long xid = std::strtoull(pending.substr(0, comma).c_str(), nullptr, 10);
+  pending = comma == std::string::npos ? "" : pending.substr(comma + 1);
+  *data = EventData{&the_gpu, 0x8, xid, 0xffffffffu, 0xffffffffu};
+  return kSuccess;
+}
+Return nvmlEventSetFree(nvmlEventSet_st*) { return kSuccess; }
+Return nvmlDeviceGetPowerManagementLimit(nvmlDevice_st*, unsigned* mw) { return *mw = 450000, kSuccess; }
 Return nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_st*, unsigned* mw) { return *mw = 700000, kSuccess; }
 Return nvmlDeviceGetTemperature(nvmlDevice_st*, int sensor, unsigned* c) {
   if (sensor != 0) return kInvalidArgument;

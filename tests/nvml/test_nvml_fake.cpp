@@ -158,3 +158,46 @@ TEST(NvmlFake, TelemetryOffForAGpuNvmlDoesNotKnow) {
 
 }  // namespace
 }  // namespace gpubench::nvml
+
+// The soak's health figures and XID events through the fake (bench/soak samples these).
+namespace gpubench::nvml {
+namespace {
+
+TEST(NvmlFakeSoak, HealthFigures) {
+  ASSERT_TRUE(available());
+  const auto h = find_by_pci("0000:17:00.0");
+  ASSERT_TRUE(h.has_value());
+  ::setenv("FAKE_NVML_UNCORRECTED_ECC", "2", 1);
+  const Health s = read_health(*h);
+  ::unsetenv("FAKE_NVML_UNCORRECTED_ECC");
+  EXPECT_EQ(s.memory_temperature_c, 52u);
+  EXPECT_EQ(s.fan_pct, 35u);
+  EXPECT_EQ(s.enforced_power_limit_mw, 450000u);
+  EXPECT_EQ(s.ecc_corrected, 3u);
+  EXPECT_EQ(s.ecc_uncorrected, 2u);
+  EXPECT_EQ(s.retired_pages_single_bit, 1u);
+  EXPECT_EQ(s.retired_pages_double_bit, 0u);
+  EXPECT_EQ(s.remapped_rows_corrected, 4u);
+  EXPECT_EQ(s.remapped_rows_uncorrected, 0u);
+  EXPECT_EQ(s.row_remap_failure, false);
+  EXPECT_EQ(s.pcie_replay_count, 2u);
+  EXPECT_EQ(read_health(Handle{}).fan_pct, std::nullopt);  // no device: nothing, never a guess
+}
+
+TEST(NvmlFakeSoak, XidEventsArePolledOnce) {
+  ASSERT_TRUE(available());
+  ::setenv("FAKE_NVML_XIDS", "79,48", 1);
+  const auto h = find_by_pci("0000:17:00.0");
+  ASSERT_TRUE(h.has_value());
+  XidWatch watch({*h});
+  EXPECT_EQ(watch.status(), "on");
+  const std::vector<XidEvent> first = watch.poll();
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].xid, 79u);
+  EXPECT_EQ(first[1].xid, 48u);
+  EXPECT_EQ(first[0].device, h->device);
+  EXPECT_TRUE(watch.poll().empty());
+}
+
+}  // namespace
+}  // namespace gpubench::nvml

@@ -1,0 +1,98 @@
+#include "bench/soak/loads.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "bench/core/errors.hpp"
+#include "bench/suites/all_suites.hpp"
+
+namespace gpubench::soak {
+namespace {
+
+// One planned case of `suite` on `device` with `axes` fixed (the preset fills the rest).
+PlannedCase plan_one(const std::string& suite, const DeviceInfo& device, std::vector<std::string> axes) {
+  PlanRequest r;
+  r.suites = {suite};
+  r.preset = "quick";
+  r.axis_overrides = std::move(axes);
+  std::vector<NotApplicable> na;
+  const std::vector<PlannedCase> plan = make_plan(suites::all(), r, {device}, &na);
+  if (plan.empty()) {
+    PlannedCase none;
+    none.suite = select_suites(suites::all(), {suite}).front();
+    none.device = device;
+    none.skip_reason = na.empty() ? "no case planned" : na.front().reason;
+    return none;
+  }
+  return plan.front();
+}
+
+std::vector<std::string> gemm_axes(const DeviceInfo& device, const std::string& dtype) {
+  if (!device.is_cuda()) return {"provider=openblas", "dtype=fp32", "m=1024", "layout=nn", "threads=0"};
+  return {"provider=cublaslt", "dtype=" + dtype, "m=8192", "layout=tn"};
+}
+
+}  // namespace
+
+std::vector<std::string> parse_load(const std::string& text) {
+  if (text == "gemm" || text == "memory" || text == "train") return {text};
+  if (text == "mixed") return {"gemm", "memory", "train"};
+  throw UsageError(fmt::format("--load '{}': expected gemm, memory, train or mixed", text));
+}
+
+std::string choose_gemm_dtype(const DeviceInfo& device, const PeakLookup& peak, std::string* why) {
+  if (!device.is_cuda()) {
+    if (why) *why = "CPU: OpenBLAS sgemm";
+    return "fp32";
+  }
+  struct Candidate {
+    const char* dtype;
+    const char* peak_key;
+  };
+  constexpr Candidate kTensor[] = {{"fp8-e4m3", "fp8_tensor"}, {"int8", "int8_tensor"}, {"bf16", "bf16_tensor"},
+                                   {"fp16", "fp16_tensor"},    {"tf32", "tf32_tensor"}};
+  std::string best;
+  double best_peak = 0;
+  for (const Candidate& c : kTensor) {
+    const std::optional<double> p = peak ? peak(device.name, c.peak_key) : std::nullopt;
+    if (!p || !(*p > best_peak)) continue;
+    if (plan_one("gemm", device, gemm_axes(device, c.dtype)).skip_reason) continue;
+    best = c.dtype;
+    best_peak = *p;
+  }
+  if (!best.empty()) {
+    if (why) *why = fmt::format("{}: the highest datasheet Tensor Core peak supported here ({} T/s)", best, best_peak);
+    return best;
+  }
+  for (const char* d : {"bf16", "fp16", "tf32", "fp32"}) {
+    if (!plan_one("gemm", device, gemm_axes(device, d)).skip_reason) {
+      if (why) *why = fmt::format("{}: no datasheet figure for '{}'; the first supported of bf16, fp16, tf32, fp32", d, device.name);
+      return d;
+    }
+  }
+  if (why) *why = "no gemm precision is supported here";
+  return "fp32";
+}
+
+PlannedCase plan_load(const std::string& load, const DeviceInfo& device, const PeakLookup& peak) {
+  if (load == "gemm") return plan_one("gemm", device, gemm_axes(device, choose_gemm_dtype(device, peak)));
+  if (load == "memory") {
+    std::int64_t bytes = std::int64_t{64} << 20;
+    if (device.is_cuda() && device.memory_bytes > 0) {
+      // Three arrays over about 3/4 of the memory (the rest: the context, cuBLAS workspaces, other
+      // processes), rounded down to whole MiB.
+      bytes = std::max<std::int64_t>(std::int64_t{64} << 20, (device.memory_bytes / 4 / (1 << 20)) << 20);
+    }
+    return plan_one("memory", device, {"test=triad", fmt::format("size={}", bytes), "peer=0"});
+  }
+  if (load == "train") {
+    if (!device.is_cuda()) return plan_one("train", device, {"model=transformer", "precision=fp32"});
+    PlannedCase c = plan_one("train", device, {"model=transformer", "precision=bf16-amp"});
+    if (c.skip_reason) c = plan_one("train", device, {"model=transformer", "precision=fp32"});
+    return c;
+  }
+  throw UsageError(fmt::format("--load '{}': expected gemm, memory, train or mixed", load));
+}
+
+}  // namespace gpubench::soak
