@@ -128,6 +128,10 @@ std::string FleetSample::label() const {
 std::vector<FleetSample> fleet_samples(const std::vector<ResultsFile>& files) {
   std::vector<FleetSample> out;
   for (const ResultsFile& f : files) {
+    if (f.soak.is_object()) {  // a soak: its devices' series, not its summary entries
+      add_soak_samples(f, out);
+      continue;
+    }
     for (const ResultEntry& e : f.entries) {
       if (!is_iteration(e) || e.status != "ok") continue;
       if (e.suite == "collectives") continue;  // a collective's time belongs to the team, not a device
@@ -152,7 +156,6 @@ std::vector<FleetSample> fleet_samples(const std::vector<ResultsFile>& files) {
       s.file = f.path.string();
       out.push_back(std::move(s));
     }
-    add_soak_samples(f, out);
   }
   return out;
 }

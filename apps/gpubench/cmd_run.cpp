@@ -365,8 +365,13 @@ int cmd_run(const std::vector<std::string>& all_args) {
     for (const std::string& text : team->all_gather(mine, "the ranks' devices")) {
       h.rank_identities.push_back(nlohmann::ordered_json::parse(text));
     }
-    // Every rank measures its own device, except in a collective, whose time is the team's.
-    h.per_rank_figures = [](const std::string& suite) { return suite != "collectives"; };
+    // Every rank measures its own device, except in a collective or a data-parallel training
+    // step (dp axis other than none), whose time is the team's.
+    h.per_rank_figures = [](const PlannedCase& pc) {
+      const nlohmann::ordered_json axes = pc.point.to_json();
+      const bool data_parallel = axes.contains("dp") && axes["dp"] != "none";
+      return pc.suite->name() != "collectives" && !data_parallel;
+    };
   }
   // The results file: checked (its folders created), locked for the run's lifetime so two runs
   // never write one file, and the leftovers of runs that were killed beside it removed.

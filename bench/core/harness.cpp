@@ -271,7 +271,7 @@ void add_rank_times(nlohmann::ordered_json& measurement, const std::vector<doubl
 nlohmann::ordered_json rank_figures(const PlannedCase& pc, const Metrics& metrics, const std::vector<double>& rank_mean_s,
                                     const HarnessOptions& opt) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  if (opt.team == nullptr || !opt.per_rank_figures || !opt.per_rank_figures(pc.suite->name()) ||
+  if (opt.team == nullptr || !opt.per_rank_figures || !opt.per_rank_figures(pc) ||
       rank_mean_s.size() != opt.rank_identities.size()) {
     return out;
   }

@@ -52,7 +52,7 @@ struct HarnessOptions {
   // figures as gpubench.ranks. A collective's time belongs to the team (every rank waits for
   // the slowest), so the command leaves such suites out.
   std::vector<nlohmann::ordered_json> rank_identities;
-  std::function<bool(const std::string& suite)> per_rank_figures;
+  std::function<bool(const PlannedCase& planned)> per_rank_figures;
 };
 
 // This process's part of HarnessOptions::rank_identities: the host and the selected devices

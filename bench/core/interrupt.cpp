@@ -125,6 +125,9 @@ void install_interrupt_handlers(const std::string& results_path, bool pipe) {
 }
 
 void set_interrupt_restore(void (*restore)()) { g_restore.store(restore); }
+void run_interrupt_restore() {
+  if (void (*restore)() = g_restore.exchange(nullptr)) restore();
+}
 bool interrupt_handlers_installed() { return g_installed.load(); }
 
 void set_interruptible_child(pid_t pid) { g_child.store(pid); }

@@ -22,6 +22,9 @@ void set_interruptible_child(pid_t pid);
 // files, and says so. One at a time; nullptr unregisters. `restore` must be async-signal-safe
 // in practice (no allocation, no locks).
 void set_interrupt_restore(void (*restore)());
+// Calls the registered restore now (once) and unregisters it: for a command with its own
+// signal handling (soak) whose last-resort path ends the process without unwinding.
+void run_interrupt_restore();
 // Whether install_interrupt_handlers has run in this process.
 bool interrupt_handlers_installed();
 

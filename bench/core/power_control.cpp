@@ -124,7 +124,8 @@ std::vector<PowerStep> parse_lock_clocks(const std::string& text) {
   return steps;
 }
 
-PowerControl::PowerControl(const std::vector<PowerTarget>& gpus) {
+PowerControl::PowerControl(const std::vector<PowerTarget>& gpus, bool install_handlers)
+    : install_handlers_(install_handlers) {
   if (g_active.exchange(true)) throw std::logic_error("PowerControl: one at a time per process");
   if (gpus.empty()) {
     unavailable_ = "off: no GPU selected (a CPU's power is not set through NVML)";
@@ -210,7 +211,7 @@ PowerControl::Applied PowerControl::apply(const PowerStep& step) {
   // Register for the signal path first, then change.
   {
     InterruptsHeld hold;
-    if (!interrupt_handlers_installed()) install_interrupt_handlers("", false);
+    if (install_handlers_ && !interrupt_handlers_installed()) install_interrupt_handlers("", false);
     for (std::size_t i = 0; i < gpus_.size(); ++i) {
       g_saved[i].handle.store(gpus_[i].handle);
       g_saved[i].original_mw.store(gpus_[i].original_mw.value_or(0));

@@ -46,7 +46,10 @@ class PowerControl {
  public:
   // Finds the GPUs in NVML and records their current limits. One PowerControl at a time per
   // process (a second throws std::logic_error): the signal path has one registry.
-  explicit PowerControl(const std::vector<PowerTarget>& gpus);
+  // `install_handlers`: install interrupt.hpp's handlers when the command has not; a command
+  // with its own graceful signal handling (soak: stop, write, return) passes false, lets the
+  // destructor restore, and calls run_interrupt_restore() on its last-resort path.
+  explicit PowerControl(const std::vector<PowerTarget>& gpus, bool install_handlers = true);
   ~PowerControl();
   PowerControl(const PowerControl&) = delete;
   PowerControl& operator=(const PowerControl&) = delete;
@@ -86,6 +89,7 @@ class PowerControl {
   std::vector<Gpu> gpus_;
   std::string unavailable_;     // why no GPU can be controlled ("" when all were found)
   std::string limit_off_, clocks_off_;  // sticky refusals
+  bool install_handlers_ = true;
 };
 
 }  // namespace gpubench

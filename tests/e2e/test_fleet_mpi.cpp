@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <vector>
 
 #include "cli_fixture.hpp"
@@ -116,6 +117,66 @@ TEST_F(FleetMpi, ReportNamesTheRankSlowedByCpuHogs) {
   EXPECT_NE(md.find("cpu (rank 1): memory test=fma"), std::string::npos) << md;  // Markdown escapes the underscore
   EXPECT_NE(text.find(" cpu (rank 1): memory test=fma_fp32"), std::string::npos) << text;
   std::cerr << "slowed rank: " << text << "\n";
+}
+
+// `mpirun -np 2 gpubench soak --device cpu --duration 10s --out F.json` (the CLI contract): one
+// file holding both ranks' series, each rank's device named with its rank and identified.
+TEST_F(FleetMpi, SoakGathersBothRanksSeries) {
+  const fs::path results = dir / "soak.json";
+  const Output o = sh(fmt::format("{} -np 2 {} soak --device cpu --duration 10s --out {} -q", mpirun(), GPUBENCH_BINARY,
+                                  results.string()));
+  // The verdict may fail on a loaded machine (two ranks share its cores); the file must be whole.
+  ASSERT_TRUE(o.code == 0 || o.code == 1) << o.code << o.err;
+  const auto doc = nlohmann::json::parse(slurp(results));
+  const auto& soak = doc["gpubench"]["soak"];
+  std::set<std::string> devices;
+  for (const auto& s : soak["series"]) devices.insert(s["device"].get<std::string>());
+  EXPECT_EQ(devices, (std::set<std::string>{"rank0/cpu", "rank1/cpu"}));
+  ASSERT_EQ(soak["devices"].size(), 2u);
+  EXPECT_EQ(soak["devices"][1]["rank"], 1);
+  EXPECT_EQ(soak["devices"][1]["id"], "cpu");
+  EXPECT_EQ(soak["devices"][1]["host"], doc["context"]["host_name"]);
+  EXPECT_TRUE(soak["verdict"].contains("passed"));
+}
+
+TEST_F(FleetMpi, SoakReportNamesTheSlowedRank) {
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs, " << cpus.size() << " here";
+  std::vector<pid_t> hogs;
+  for (int i = 0; i < 4; ++i) {
+    const pid_t p = ::fork();
+    ASSERT_GE(p, 0);
+    if (p == 0) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpus[1], &one);
+      ::sched_setaffinity(0, sizeof one, &one);
+      volatile unsigned long x = 0;
+      while (true) {
+        x = x + 1;
+      }
+    }
+    hogs.push_back(p);
+  }
+  const fs::path results = dir / "soak-slowed.json";
+  const std::string args =
+      fmt::format("soak --device cpu --duration 6s --sample-interval 500ms --out {} -q", results.string());
+  const Output o = sh(fmt::format("{} -np 1 taskset -c {} {} {} : -np 1 taskset -c {} {} {}", mpirun(), cpus[0],
+                                  GPUBENCH_BINARY, args, cpus[1], GPUBENCH_BINARY, args));
+  for (pid_t p : hogs) {
+    ::kill(p, SIGKILL);
+    ::waitpid(p, nullptr, 0);
+  }
+  ASSERT_TRUE(o.code == 0 || o.code == 1) << o.code << o.err;  // the spread rule may fail it: that is the point
+  const Output r = gpubench(fmt::format("report {} --format json --out {}", results.string(), (dir / "rep.json").string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto summary = nlohmann::json::parse(slurp(dir / "rep.json"));
+  ASSERT_TRUE(summary.contains("fleet")) << summary.dump();
+  const auto& outliers = summary["fleet"]["outliers"];
+  ASSERT_EQ(outliers.size(), 1u) << summary["fleet"].dump();
+  EXPECT_EQ(outliers[0]["rank"], 1);
+  EXPECT_GT(outliers[0]["pct_below"].get<double>(), 5);
+  std::cerr << "slowed rank (soak): " << outliers[0]["text"].get<std::string>() << "\n";
 }
 
 }  // namespace
