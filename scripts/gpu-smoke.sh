@@ -32,6 +32,7 @@ here="$(cd "$(dirname "$(readlink -f "$0")")" && pwd)"
 #   memcheck compute-sanitizer --tool memcheck gpubench run ARGUMENTS (one case per kernel family)
 #   peer     a bare program beside the suite: cublaslt ARGS | memcpy RESULTS-STEP ARGS
 #   mpi      mpirun -np <GPUs> gpubench run ARGUMENTS (one rank per GPU)
+#   ratio    A B LO HI: each case's mean time in results/A.json over results/B.json within [LO, HI]
 #   report   gpubench report of every results file
 # In ARGUMENTS, @aux and @results are those folders; ENV:VAR=VALUE sets a variable for the step;
 # NEEDS:gpus>=N skips the step (with the reason) on a host with fewer GPUs.
@@ -80,6 +81,10 @@ run      isolate          --suite gemm --axis m=256 --axis dtype=bf16,fp32 --iso
 run      profile          --suite gemm --axis m=512 --axis dtype=bf16 --profile nvtx,trace,telemetry,host,metrics --trace-dir @aux/traces
 profile  profile-checks   profile
 run      profile-cupti    --suite memory --axis test=triad --axis size=16M --timer cupti --profile nvtx,trace,telemetry,host
+# The same case under CUDA events: kernel busy time is at most the event time, and not much less
+# for a ~50 us kernel launched back to back (the gaps between launches are what it leaves out).
+run      profile-event    --suite memory --axis test=triad --axis size=16M --profile nvtx,trace,telemetry,host
+ratio    timer-ratio      profile-cupti profile-event 0.90 1.02
 # dataload: GPU augmentation, batch copies and the pipeline with the GPU consumer, then the train consumer.
 run      dataload-gpu     ENV:GPUBENCH_DATASET=@aux/dataload-data --suite dataload --axis stage=augment,h2d,pipeline --axis workers=1 --axis dtype=fp16 --axis batch=8 --axis io=memory,cached --axis prefetch=0,2 --axis pinned=0,1 --axis aug=cpu,gpu --axis step_us=2000
 run      dataload-types   ENV:GPUBENCH_DATASET=@aux/dataload-data --suite dataload --axis stage=augment --axis workers=1 --axis dtype=fp32 --axis batch=8
@@ -92,6 +97,9 @@ run      coll-redops      --suite collectives --axis gpus=1 --axis op=all_reduce
 run      coll-graph       --suite collectives --axis gpus=1 --axis op=all_reduce,all_gather --axis graph=1 --axis size=1M
 # Non-blocking communicators: every call polled until no longer ncclInProgress before timing ends.
 run      coll-nonblocking ENV:NCCL_COMM_BLOCKING=0 --suite collectives --axis gpus=1 --axis op=all_reduce,all_gather,alltoall,sendrecv --axis dtype=fp32 --axis size=8,64M --axis graph=0,1
+# The same cases on a blocking communicator: polling must not cost a non-blocking one its speed.
+run      coll-blocking    --suite collectives --axis gpus=1 --axis op=all_reduce,all_gather,alltoall,sendrecv --axis dtype=fp32 --axis size=8,64M --axis graph=0,1
+ratio    nccl-nb-ratio    coll-nonblocking coll-blocking 0.8 1.25
 run      coll-multi       NEEDS:gpus>=2 --device cuda --suite collectives --axis size=8,1M,64M
 mpi      coll-mpi         NEEDS:gpus>=2 --device cuda --suite collectives --axis size=8,1M,64M --axis graph=0,1
 # One case per kernel family under compute-sanitizer's memcheck (where the tool exists), three
@@ -311,7 +319,7 @@ do_step() {
       else
         note="gpubench_perf_${args[0]} not found"
       fi ;;
-    gpubench|doctor|profile|report) plan_s=$HELPER_ALLOWANCE_S; note="allowance" ;;
+    gpubench|doctor|profile|report|ratio) plan_s=$HELPER_ALLOWANCE_S; note="allowance" ;;
     *) echo "gpu-smoke: step $name: unknown kind '$kind'" >&2; exit 2 ;;
   esac
   if [ "$dry_run" = 1 ]; then
@@ -367,6 +375,14 @@ do_step() {
       took=$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
       grep '^profile' "$logs/$name.log"
       [ "$rc" = 0 ] && verdict "$name" profile "$plan_s" 0 || { show_failure "$name"; verdict "$name" profile "$plan_s" 1; } ;;
+    ratio)  # A B LO HI: the mean time of each case in results/A.json over the same case in results/B.json
+      local start; start=$(now)
+      python3 "$checker" ratio "$results/${args[0]}.json" "$results/${args[1]}.json" "${args[2]}" "${args[3]}" >"$logs/$name.log" 2>&1
+      rc=$?
+      took=$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
+      grep '^ratio\|problem' "$logs/$name.log"
+      c_ok=$(grep -c '^ratio.* ok$' "$logs/$name.log") c_fail=$(grep -c '^ratio.* FAIL$\|problem' "$logs/$name.log") c_skip=0
+      [ "$rc" = 0 ] && verdict "$name" ratio "$plan_s" 0 || { show_failure "$name"; verdict "$name" ratio "$plan_s" 1; } ;;
     peer)
       local cmd; cmd=$(peer_cmd "gpubench_perf_${args[0]}") || { verdict "$name" peer "$plan_s" 1 "$note"; return; }
       if [ "${args[0]}" = memcpy ]; then

@@ -21,6 +21,11 @@
       more than 10% off the bare loop either way (or a side is missing).
   smoke_check.py peer-cublaslt OUTPUT
       gpubench_perf_cublaslt's output: prints its comparison line; fails on FAIL or no line.
+  smoke_check.py ratio A B LO HI
+      Two results files of the same cases measured two ways (e.g. the CUPTI timer against CUDA
+      events, a non-blocking NCCL communicator against a blocking one): for every case ok in both
+      (same suite, device and axes) prints A's mean time / B's; fails when a ratio is outside
+      [LO, HI] or no case is in both.
 Exit status 2 on bad usage or an unreadable file.
 """
 import argparse
@@ -194,6 +199,37 @@ def check_peer_cublaslt(args):
     return 1 if lines[-1].rstrip().endswith("FAIL") else 0
 
 
+def case_key(g):
+    return json.dumps([g.get("suite"), g.get("device"), g.get("axes", {})], sort_keys=True)
+
+
+def ok_times(path):
+    times = {}
+    for _, g in entries(load(path)):
+        mean = g.get("measurement", {}).get("mean_s")
+        if g.get("status") == "ok" and isinstance(mean, (int, float)) and mean > 0:
+            times[case_key(g)] = (g, mean)
+    return times
+
+
+def check_ratio(args):
+    a, b = ok_times(args.a), ok_times(args.b)
+    pairs = [k for k in a if k in b]
+    if not pairs:
+        print(f"  problem: no case is ok in both {args.a} and {args.b}")
+        return 1
+    problems = 0
+    for k in pairs:
+        g, mean_a = a[k]
+        ratio = mean_a / b[k][1]
+        verdict = "ok" if args.lo <= ratio <= args.hi else "FAIL"
+        axes = " ".join(f"{n}={v}" for n, v in g.get("axes", {}).items())
+        print(f"ratio {g.get('suite')} {axes}: {mean_a * 1e6:.2f} us / {b[k][1] * 1e6:.2f} us = {ratio:.3f} "
+              f"(expected {args.lo}..{args.hi}) {verdict}")
+        problems += verdict != "ok"
+    return 1 if problems else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -212,9 +248,14 @@ def main():
     m.add_argument("results")
     c = sub.add_parser("peer-cublaslt")
     c.add_argument("output")
+    q = sub.add_parser("ratio")
+    q.add_argument("a")
+    q.add_argument("b")
+    q.add_argument("lo", type=float)
+    q.add_argument("hi", type=float)
     args = parser.parse_args()
     handlers = {"results": check_results, "doctor": check_doctor, "profile": check_profile,
-                "peer-memcpy": check_peer_memcpy, "peer-cublaslt": check_peer_cublaslt}
+                "peer-memcpy": check_peer_memcpy, "peer-cublaslt": check_peer_cublaslt, "ratio": check_ratio}
     sys.exit(handlers[args.command](args))
 
 

@@ -97,7 +97,7 @@ int dry_run(const RunOptions& o, const reports::SpecSheet& specs) {
   print_plan(plan);
   DryRunSettings s;
   s.measure = o.measure;
-  s.repetitions = repetitions_from(o.benchmark.passthrough);
+  s.repetitions = o.benchmark.repetitions;  // validated by parse_benchmark_flags (1 to kMaxRepetitions)
   s.isolate = o.isolate;
   s.metrics = o.profile.metrics;
   fmt::print("{}\n", dry_run_line(estimate_plan(plan, s)));

@@ -113,27 +113,6 @@ PlanEstimate estimate_plan(const std::vector<PlannedCase>& plan, const DryRunSet
   return e;
 }
 
-int repetitions_from(const std::vector<std::string>& flags) {
-  int reps = 1;
-  const std::string name = "--benchmark_repetitions=";
-  for (const std::string& f : flags) {
-    if (f.rfind(name, 0) != 0) continue;
-    const std::string v = f.substr(name.size());
-    std::size_t used = 0;
-    long n = 0;
-    try {
-      n = std::stol(v, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != v.size() || v.empty() || n < 1 || n > 1000000) {
-      throw UsageError(fmt::format("{}: expected a positive integer", f));
-    }
-    reps = static_cast<int>(n);
-  }
-  return reps;
-}
-
 std::string dry_run_line(const PlanEstimate& e) {
   return fmt::format("dry-run: {} to run, {} skipped, about {:.1f} s", e.to_run, e.skipped, e.seconds);
 }

@@ -57,10 +57,6 @@ struct DryRunSettings {
 
 PlanEstimate estimate_plan(const std::vector<PlannedCase>& plan, const DryRunSettings& settings);
 
-// N from --benchmark_repetitions=N among Google Benchmark's pass-through flags (1 without it);
-// UsageError for a value that is not a positive integer.
-int repetitions_from(const std::vector<std::string>& benchmark_flags);
-
 // The closing line of every dry run, which scripts read: "dry-run: N to run, K skipped, about S s".
 std::string dry_run_line(const PlanEstimate& e);
 

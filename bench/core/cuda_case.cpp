@@ -13,7 +13,9 @@ namespace gpubench {
 // kernel that trapped) is not cleared by this: the context is unusable, every later CUDA call
 // in the process returns it, and this case fails at its first call with that error's name
 // (typically creating the stream just below), as does every later GPU case of the run.
-CudaCase::LastErrorCleared::LastErrorCleared() { (void)cudaGetLastError(); }
+void clear_last_cuda_error() { (void)cudaGetLastError(); }
+
+CudaCase::LastErrorCleared::LastErrorCleared() { clear_last_cuda_error(); }
 
 CudaCase::CudaCase(const DeviceInfo& device) : device_(device), current_(device.ordinal) {}
 

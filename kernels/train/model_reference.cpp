@@ -102,6 +102,18 @@ ReferenceModel<T>::ReferenceModel(const ModelConfig& c, std::uint64_t seed) : c_
 }
 
 template <class T>
+void ReferenceModel<T>::pad_to(std::int64_t elements) {
+  if (elements < layout_.total) throw std::invalid_argument("pad_to: fewer elements than the layout");
+  for (auto* v : {&p_, &g_, &m_, &v_}) v->resize(sz(elements), T(0));
+}
+
+template <class T>
+void ReferenceModel<T>::drop_moments() {
+  m_ = std::vector<T>();
+  v_ = std::vector<T>();
+}
+
+template <class T>
 void ReferenceModel<T>::zero_grads() {
   std::fill(g_.begin(), g_.end(), T(0));
 }
@@ -122,6 +134,7 @@ void ReferenceModel<T>::backward(const Batch& b, double grad_scale) {
 
 template <class T>
 void ReferenceModel<T>::optimizer_step(const AdamW& hp) {
+  if (m_.size() != p_.size()) throw std::logic_error("optimizer_step: the moments were dropped (zero1)");
   ++t_;
   adamw_step(p_.data(), g_.data(), m_.data(), v_.data(), static_cast<idx>(p_.size()), hp, t_);
 }
@@ -173,13 +186,16 @@ void ReferenceModel<T>::backward_mlp(const Batch& b, double grad_scale) {
   const std::int64_t n = c_.batch, C = c_.hidden;
   cross_entropy_backward(logits_.data(), b.targets.data(), n, c_.vocab, grad_scale);
   linear_backward(x(c_.layers), w("head.w"), logits_.data(), dx_.data(), dw("head.w"), dw("head.b"), n, C, c_.vocab);
+  ready("head.w");
   for (std::int64_t l = c_.layers - 1; l >= 0; --l) {
     const T* pre = pre_.data() + l * n * C;
     gelu_backward(pre, dx_.data(), dtmp_.data(), n * C);
     // The first layer's input is data: no input gradient.
     linear_backward(x(l), lw(l, "fc.w"), dtmp_.data(), l > 0 ? dx_.data() : nullptr, ldw(l, "fc.w"), ldw(l, "fc.b"), n,
                     C, C);
+    if (l > 0) ready(l, "fc.w");
   }
+  if (ready_) ready_(0);
 }
 
 // ---- transformer ----
@@ -251,8 +267,14 @@ void ReferenceModel<T>::backward_transformer(const Batch& b, double grad_scale) 
   std::fill(dx_.begin(), dx_.end(), T(0));
   layernorm_backward(dtmp_.data(), x(c_.layers), lnf_mean_.data(), lnf_rstd_.data(), w("lnf.g"), dx_.data(),
                      dw("lnf.g"), dw("lnf.b"), n, C);
-  for (std::int64_t l = c_.layers - 1; l >= 0; --l) block_backward(l);
+  ready("lnf.g");
+  for (std::int64_t l = c_.layers - 1; l >= 0; --l) {
+    block_backward(l);
+    ready(l, "ln1.g");
+  }
+  // wte's gradient (the tied LM head) completes here, with the embedding's.
   embedding_backward(b.tokens.data(), dx_.data(), dw("wte"), dw("wpe"), c_.batch, c_.seq, C);
+  if (ready_) ready_(0);
 }
 
 template class ReferenceModel<float>;

@@ -11,6 +11,7 @@
 //   model.backward(batch, 1.0);
 //   model.optimizer_step(AdamW{});
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "kernels/train/model_config.hpp"
@@ -40,6 +41,7 @@ class ReferenceModel {
   std::vector<T>& params() { return p_; }
   const std::vector<T>& params() const { return p_; }
   const std::vector<T>& grads() const { return g_; }
+  std::vector<T>& grads() { return g_; }
   std::int64_t optimizer_steps() const { return t_; }
 
   void zero_grads();
@@ -54,6 +56,21 @@ class ReferenceModel {
 
   // Bytes this model holds: parameters, gradients, AdamW moments, activations and scratch.
   std::int64_t memory_bytes() const;
+
+  // Called by backward() each time the gradients at flat offsets >= `watermark` are complete
+  // (after the head, after each layer or block in reverse order, and with 0 at the end). The
+  // watermark only decreases within one backward(), since the layout is in forward order.
+  // Data-parallel steps start a bucket's collective from it while backward goes on.
+  using GradReadyHook = std::function<void(std::int64_t watermark)>;
+  void set_grad_ready_hook(GradReadyHook hook) { ready_ = std::move(hook); }
+
+  // Extends the flat parameter, gradient and moment buffers with zeros to `elements` (>= the
+  // layout's total): zero1's reduce-scatter needs a count divisible by the ranks. A padding
+  // entry has a zero gradient, so AdamW keeps it at zero.
+  void pad_to(std::int64_t elements);
+  // Frees the AdamW moments: a zero1 step keeps them for its shard only and updates the
+  // parameters itself. optimizer_step() then throws std::logic_error.
+  void drop_moments();
 
  private:
   // Activations of one transformer block (one of these per block, or one shared slot when the
@@ -79,8 +96,16 @@ class ReferenceModel {
   double forward_mlp(const Batch& b);
   void backward_mlp(const Batch& b, double grad_scale);
 
+  void ready(const char* tensor) {
+    if (ready_) ready_(layout_.at(tensor).offset);
+  }
+  void ready(std::int64_t l, const char* what) {
+    if (ready_) ready_(layout_.at(names::layer(l, what)).offset);
+  }
+
   ModelConfig c_;
   ParamLayout layout_;
+  GradReadyHook ready_;
   std::vector<T> p_, g_, m_, v_;
   std::int64_t t_ = 0;
   // Activations. transformer: xs_ = the residual stream x_0..x_L; mlp: xs_ = x_0..x_L (layer

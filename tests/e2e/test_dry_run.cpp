@@ -110,8 +110,12 @@ TEST_F(DryRun, AssumeWithoutDryRunIsRefused) {
 }
 
 TEST_F(DryRun, BadRepetitionsAreUsageErrors) {
-  const Output o = gpubench("run --dry-run --device cpu --suite memory --benchmark_repetitions=x");
-  EXPECT_EQ(o.code, 2) << o.out;
+  // The dry run takes the same limit as a run (kMaxRepetitions), not one of its own.
+  for (const char* bad : {"x", "0", "1001"}) {
+    const Output o = gpubench(fmt::format("run --dry-run --device cpu --suite memory --benchmark_repetitions={}", bad));
+    EXPECT_EQ(o.code, 2) << bad << ": " << o.out;
+    EXPECT_NE(o.err.find("--benchmark_repetitions"), std::string::npos) << o.err;
+  }
 }
 
 }  // namespace

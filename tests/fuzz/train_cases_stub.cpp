@@ -6,7 +6,10 @@
 
 namespace gpubench::suites::train {
 
-std::unique_ptr<Case> make_cpu_case(const ModelConfig&) { throw std::logic_error("fuzz build: no train cases"); }
+std::unique_ptr<Case> make_cpu_case(const ModelConfig&, double) { throw std::logic_error("fuzz build: no train cases"); }
+std::unique_ptr<Case> make_cpu_dp_case(const ModelConfig&, DpMode, double) {
+  throw std::logic_error("fuzz build: no train cases");
+}
 std::unique_ptr<Case> make_cuda_case(const DeviceInfo&, const ModelConfig&, Precision, bool) {
   throw std::logic_error("fuzz build: no train cases");
 }

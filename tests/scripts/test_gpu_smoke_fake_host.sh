@@ -45,4 +45,12 @@ FAKE_FAIL=coll-ops "$smoke" --out "$work/failed" --only '^coll-ops$' >"$work/fai
 grep -Eq '^coll-ops +run +1 +0 +1 .* FAIL' "$work/failed.log" || fail "coll-ops row: $(grep '^coll-ops' "$work/failed.log")"
 grep -q 'failed: verification failed: 3 entries differ' "$work/failed.log" || fail "the failure's reason is not shown"
 
+grep -q '^ratio memory m=256 provider=cublas: .* = 1.000 (expected 0.9..1.02) ok$' "$work/pass.log" || fail "no timer ratio printed"
+
+# A ratio outside its range (the non-blocking communicator twice as slow) fails its step.
+FAKE_SLOW=coll-nonblocking "$smoke" --out "$work/slow" --only '^(coll-nonblocking|coll-blocking|nccl-nb-ratio)$' >"$work/slow.log" 2>&1; rc=$?
+[ "$rc" = 1 ] || fail "a ratio out of range: exit $rc, expected 1"
+grep -Eq '^nccl-nb-ratio +ratio +0 +0 +[1-9].* FAIL' "$work/slow.log" || fail "nccl-nb-ratio row: $(grep '^nccl-nb-ratio' "$work/slow.log")"
+grep -q '= 2.000 (expected 0.8..1.25) FAIL$' "$work/slow.log" || fail "the out-of-range ratio is not shown"
+
 [ "$failures" = 0 ] && echo "gpu-smoke on a stand-in host: all checks passed" || { echo "gpu-smoke on a stand-in host: $failures check(s) failed"; exit 1; }

@@ -35,6 +35,11 @@ expect 1 'instrument trace must be on, is absent' results "$fx/results_ok.json" 
 expect 1 'only 2 case\(s\) ran ok, expected at least 3' results "$fx/results_ok.json" "${off[@]}" --min-cases 3
 expect 2 'No such file' results "$fx/does_not_exist.json"
 expect 2 'expected INSTRUMENT=REGEX' results "$fx/results_ok.json" --expect-off metrics
+# ratio: cases matched by suite, device and axes (a case skipped in one file is left out).
+expect 0 'ratio collectives op=all_reduce size=67108864 graph=0: 440.00 us / 400.00 us = 1.100 \(expected 0.8..1.25\) ok$' ratio "$fx/coll_nonblocking.json" "$fx/coll_blocking.json" 0.8 1.25
+expect 1 'ratio collectives op=all_reduce size=8 graph=0: .* = 1.500 \(expected 0.8..1.25\) FAIL$' ratio "$fx/coll_nonblocking_slow.json" "$fx/coll_blocking.json" 0.8 1.25
+expect 1 'problem: no case is ok in both' ratio "$fx/ratio_unrelated.json" "$fx/coll_blocking.json" 0.8 1.25
+expect 2 'invalid float value' ratio "$fx/coll_nonblocking.json" "$fx/coll_blocking.json" low 1.25
 # doctor --json
 expect 0 '^doctor: 2 finding\(s\), 0 error\(s\)$' doctor "$fx/doctor_ok.json"
 expect 1 'doctor error: ecc: uncorrectable ECC errors: 3' doctor "$fx/doctor_error.json"

@@ -471,6 +471,8 @@ TEST(DataloadDecodedBatch, WorkersDecodeIntoTheBatchAndItAugmentsLikeTheCpuPath)
 // ---- queue and pipeline -------------------------------------------------------------------------
 
 TEST(DataloadQueue, ProducersBlockWhenFull) {
+  // No fixed sleeps before the checks (a loaded machine can delay the producer past any of
+  // them): wait until the producer got as far as it can, then check it went no further.
   BoundedQueue<int> q(2);
   std::atomic<int> pushed{0};
   std::thread producer([&] {
@@ -479,12 +481,19 @@ TEST(DataloadQueue, ProducersBlockWhenFull) {
       ++pushed;
     }
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto wait_for = [&](int n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (pushed.load() < n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // room to overrun, were it possible
+  };
+  wait_for(2);
   EXPECT_EQ(pushed.load(), 2);  // back-pressure: blocked on the third
   std::size_t depth = 0;
   EXPECT_EQ(q.pop(&depth), 0);
   EXPECT_EQ(depth, 2u);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  wait_for(3);
   EXPECT_EQ(pushed.load(), 3);
   q.close();
   producer.join();

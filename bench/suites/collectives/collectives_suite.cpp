@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "bench/core/cuda_case.hpp"
 #include "bench/core/sizes.hpp"
 #include "bench/mpi/session.hpp"
 #include "bench/suites/collectives/collectives.hpp"
@@ -175,6 +176,7 @@ class CollectivesSuite final : public Suite {
       t = make_mpi_transport(timeout);
     } else {
       const std::int64_t gpus = p.integer("gpus");
+      clear_last_cuda_error();  // a previous case's non-sticky error is not this case's
       const int g = static_cast<int>(gpus == 0 ? cuda_device_count() - device.ordinal : gpus);
       t = make_nccl_transport(device.ordinal, mpi_run() != nullptr ? 1 : g, timeout);
     }

@@ -8,6 +8,7 @@
 #include <atomic>
 
 #include "bench/core/case.hpp"
+#include "bench/core/cuda_case.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/suites/dataload/dataload.hpp"
 #include "bench/suites/dataload/pipeline.hpp"
@@ -24,7 +25,9 @@ namespace kd = kernels::dataload;
 class PipelineCase final : public Case {
  public:
   PipelineCase(const DeviceInfo& device, const Config& c)
-      : device_(device), c_(c), gpu_augment_(device.is_cuda() && c.gpu_augment) {}
+      : device_(device), c_(c), gpu_augment_(device.is_cuda() && c.gpu_augment) {
+    if (device.is_cuda()) clear_last_cuda_error();  // a previous case's non-sticky error is not this case's
+  }
   ~PipelineCase() override {
     pipeline_.reset();  // stop the workers before the buffers' memory and consumer go
   }

@@ -6,7 +6,9 @@
 #include <cblas.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <functional>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -14,6 +16,7 @@
 
 #include "bench/core/errors.hpp"
 #include "bench/core/phase.hpp"
+#include "bench/suites/train/dp.hpp"
 #include "bench/suites/train/train.hpp"
 #include "bench/suites/train/verify.hpp"
 #include "kernels/blas/cublaslt.hpp"
@@ -34,7 +37,7 @@ constexpr double kFullCheckBytes = 4.0 * (1ull << 30);
 
 class CpuStepCase final : public HostCase {
  public:
-  explicit CpuStepCase(const ModelConfig& c) : c_(c) {}
+  CpuStepCase(const ModelConfig& c, double bucket_mb) : c_(c), bucket_mb_(bucket_mb) {}
 
   void setup() override {
     const double need = estimated_bytes(c_, sizeof(float));
@@ -73,11 +76,38 @@ class CpuStepCase final : public HostCase {
     }
     // The phase split, from steps timed phase by phase (outside the measured runs).
     phase_s_ = {0, 0, 0};
-    for (int i = 0; i < kPhaseSteps; ++i) step(true);
+    std::vector<double> steps;
+    for (int i = 0; i < kPhaseSteps; ++i) steps.push_back(step(true));
+    // The gradient bucket timeline (docs/results-format.md): when each bucket's gradients are
+    // complete in the last micro-step's backward, from one more step.
+    const BucketPlan plan = plan_buckets(model_->layout(), bucket_mb_, sizeof(float), DpMode::None, 1);
+    std::vector<double> ready(plan.buckets.size(), 0.0);
+    std::size_t recorded = 0;
+    Clock::time_point backward_start;
+    double backward_s = 0;
+    auto on_last = [&](bool begin) {
+      if (begin) {
+        backward_start = Clock::now();
+        model_->set_grad_ready_hook([&](std::int64_t watermark) {
+          for (const std::size_t n = plan.ready_count(watermark); recorded < n; ++recorded) {
+            ready[recorded] = std::chrono::duration<double>(Clock::now() - backward_start).count();
+          }
+        });
+      } else {
+        backward_s = std::chrono::duration<double>(Clock::now() - backward_start).count();
+        model_->set_grad_ready_hook(nullptr);
+      }
+    };
+    steps.push_back(step(false, on_last));
+    std::sort(steps.begin(), steps.end());
+    timeline_ = timeline_details(plan, bucket_mb_, ready, backward_s, steps[steps.size() / 2], model_->layout().count,
+                                 std::nullopt);
     return v;
   }
 
-  void run() override { step(false); }
+  void run() override { (void)step(false); }
+
+  nlohmann::ordered_json details(std::int64_t) override { return timeline_; }
 
   Metrics metrics() const override {
     Metrics m = step_metrics(c_, Precision::FP32);
@@ -95,8 +125,11 @@ class CpuStepCase final : public HostCase {
  private:
   static constexpr int kPhaseSteps = 2;
 
-  // One optimizer step; with `timed`, adds each phase's host time to phase_s_.
-  void step(bool timed) {
+  // One optimizer step; with `timed`, adds each phase's host time to phase_s_. `last_backward`
+  // is called just before (true) and after (false) the last micro-step's backward. Returns the
+  // step's seconds.
+  double step(bool timed, const std::function<void(bool)>& last_backward = {}) {
+    const auto start = Clock::now();
     auto lap = [&, t = Clock::now()](int phase) mutable {
       if (!timed) return;
       const auto now = Clock::now();
@@ -111,18 +144,24 @@ class CpuStepCase final : public HostCase {
         (void)model_->forward(b);
       }
       lap(0);
+      const bool last = &b == &micro_.back();
+      if (last && last_backward) last_backward(true);
       {
         PhaseScope p("backward");
         model_->backward(b, 1.0 / static_cast<double>(micro_.size()));
       }
+      if (last && last_backward) last_backward(false);
       lap(1);
     }
     PhaseScope p("optimizer");
     model_->optimizer_step(AdamW{});
     lap(2);
+    return std::chrono::duration<double>(Clock::now() - start).count();
   }
 
   ModelConfig c_;
+  double bucket_mb_;
+  nlohmann::ordered_json timeline_ = nlohmann::ordered_json::object();
   std::unique_ptr<ReferenceModel<float>> model_;
   std::vector<Batch> micro_;
   std::array<double, 3> phase_s_{};  // forward, backward, optimizer
@@ -130,7 +169,9 @@ class CpuStepCase final : public HostCase {
 
 }  // namespace
 
-std::unique_ptr<Case> make_cpu_case(const ModelConfig& c) { return std::make_unique<CpuStepCase>(c); }
+std::unique_ptr<Case> make_cpu_case(const ModelConfig& c, double bucket_mb) {
+  return std::make_unique<CpuStepCase>(c, bucket_mb);
+}
 
 nlohmann::ordered_json library_versions() {
   return {{"openblas", openblas_get_config()}, {"cublaslt", blas::lt_version()}};

@@ -9,6 +9,8 @@
 //               (2 x 4096 x 16384 = 134.2M weights), close to Llama's SwiGLU (3 x 4096 x 11008 =
 //               135.3M) in weights and FLOPs; LayerNorm stands for RMSNorm.
 // On the CPU the named presets keep the dimensions with micro-batch 1 and fp32 only.
+#include <cstdlib>
+
 #include "bench/suites/train/train.hpp"
 
 namespace gpubench::suites::train {
@@ -32,8 +34,26 @@ std::vector<AxisSpec> train_axes() {
       {"accum", AxisKind::Int, "gradient accumulation: micro-steps per optimizer step", {}, 1},
       {"recompute", AxisKind::Enum, "activation recompute in backward: none, mlp (fc1+GELU), block (whole block)",
        {"none", "mlp", "block"}, 1},
+      {"dp", AxisKind::Enum,
+       "data parallel across the ranks of mpirun/srun: none (one device), ddp (all-reduce of gradient buckets), "
+       "zero1 (reduce-scatter, sharded AdamW, all-gather)",
+       {"none", "ddp", "zero1"}, 1},
+      {"bucket_mb", AxisKind::Text, "gradient bucket cap in MiB (PyTorch DDP's bucket_cap_mb; default 25)", {}, 1,
+       [](std::string_view w) { return bucket_mb_error(w); }},
   };
 }
+
+std::optional<std::string> bucket_mb_error(std::string_view word) {
+  const std::string w(word);
+  char* end = nullptr;
+  const double v = std::strtod(w.c_str(), &end);
+  if (w.empty() || end != w.c_str() + w.size() || !(v > 0) || !(v <= 1e6)) {
+    return "bucket_mb takes a number of MiB above 0 and up to 1e6 (25, 0.5)";
+  }
+  return std::nullopt;
+}
+
+double bucket_mb(const Point& point) { return std::strtod(point.text("bucket_mb").c_str(), nullptr); }
 
 namespace {
 
@@ -51,7 +71,7 @@ constexpr const char* kAllPrecisions = "fp32,tf32,fp16-amp,bf16-amp";
 }  // namespace
 
 std::vector<Preset> train_presets() {
-  return {
+  std::vector<Preset> presets = {
       {"quick",
        {{"model", "mlp,transformer"}, {"layers", "4"}, {"hidden", "1024"}, {"heads", "16"}, {"ffn_mult", "4"},
         {"seq", "512"}, {"micro_batch", "8"}, {"vocab", "32768"}, {"precision", kAllPrecisions}, {"accum", "1"},
@@ -82,6 +102,14 @@ std::vector<Preset> train_presets() {
       {"llama7b-block", named("1", "4096", "32", "4096", "32000", "2", kAllPrecisions),
        named("1", "4096", "32", "4096", "32000", "1", "fp32")},
   };
+  // Every preset is one device unless --axis dp=ddp|zero1 asks for data parallel.
+  for (Preset& p : presets) {
+    for (auto* values : {&p.cuda, &p.cpu}) {
+      values->emplace_back("dp", "none");
+      values->emplace_back("bucket_mb", "25");
+    }
+  }
+  return presets;
 }
 
 }  // namespace gpubench::suites::train

@@ -4,7 +4,9 @@
 // step time, tokens/s (samples/s for the mlp), model FLOPs, MFU/HFU and memory. The models and
 // their CPU reference live in kernels/train/.
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "bench/core/suite.hpp"
 #include "kernels/train/model_config.hpp"
@@ -26,6 +28,9 @@ ModelConfig config_from(const Point& point);
 bool searches_batch(const Point& point);
 
 std::vector<AxisSpec> train_axes();
+// The bucket_mb axis: what is wrong with a word, and a point's value in MiB.
+std::optional<std::string> bucket_mb_error(std::string_view word);
+double bucket_mb(const Point& point);
 std::vector<Preset> train_presets();
 
 // Metrics of one step of `c`: model and hardware FLOPs, tokens or samples, the peak key.
@@ -34,7 +39,11 @@ Metrics step_metrics(const ModelConfig& c, Precision p);
 std::unique_ptr<Suite> make_suite();
 // Versions of OpenBLAS and cuBLASLt, for the results context (cpu_step.cpp).
 nlohmann::ordered_json library_versions();
-std::unique_ptr<Case> make_cpu_case(const ModelConfig& c);
+// The single-device CPU step; `bucket_mb` only shapes the gradient bucket timeline it writes.
+std::unique_ptr<Case> make_cpu_case(const ModelConfig& c, double bucket_mb);
+// The data-parallel CPU step (dp_cpu.cpp): ddp or zero1 across the ranks of the MPI session.
+enum class DpMode;
+std::unique_ptr<Case> make_cpu_dp_case(const ModelConfig& c, DpMode mode, double bucket_mb);
 std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search_batch);
 
 }  // namespace gpubench::suites::train

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "bench/core/errors.hpp"
+#include "bench/mpi/session.hpp"
+#include "bench/suites/train/dp.hpp"
 #include "bench/suites/train/train.hpp"
 
 namespace gpubench::suites::train {
@@ -10,6 +12,18 @@ namespace {
 
 using kernels::train::ModelKind;
 using kernels::train::Recompute;
+
+// Data parallel needs the ranks of a launcher (mpirun/srun), which the run has joined.
+std::optional<std::string> dp_unsupported(const DeviceInfo& device, const Point& point) {
+  const DpMode mode = *parse_dp(point.text("dp"));
+  if (mode == DpMode::None) return std::nullopt;
+  if (!mpi::active()) {
+    return fmt::format("dp={} needs several ranks: start gpubench under mpirun or srun (one rank per device)",
+                       to_string(mode));
+  }
+  if (device.is_cuda()) return fmt::format("dp={} on CUDA devices: not built yet", to_string(mode));
+  return std::nullopt;
+}
 
 class TrainSuite final : public Suite {
  public:
@@ -29,6 +43,7 @@ class TrainSuite final : public Suite {
   std::optional<std::string> unsupported(const DeviceInfo& device, const Point& point) const override {
     (void)config_from(point);  // a configuration that cannot be built is a usage error
     const Precision p = parse_precision(point.text("precision"));
+    if (auto why = dp_unsupported(device, point)) return why;
     if (!device.is_cuda()) {
       if (p != Precision::FP32) return fmt::format("the CPU reference trains in fp32 only (not {})", to_string(p));
       if (searches_batch(point)) return "micro_batch=0 searches device memory: CUDA devices only";
@@ -43,7 +58,9 @@ class TrainSuite final : public Suite {
   std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const override {
     if (device.is_cuda()) return make_cuda_case(device, config_from(point), parse_precision(point.text("precision")),
                                                   searches_batch(point));
-    return make_cpu_case(config_from(point));
+    const DpMode mode = *parse_dp(point.text("dp"));
+    if (mode != DpMode::None) return make_cpu_dp_case(config_from(point), mode, bucket_mb(point));
+    return make_cpu_case(config_from(point), bucket_mb(point));
   }
 
   nlohmann::ordered_json libraries() const override { return library_versions(); }

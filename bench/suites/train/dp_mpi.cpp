@@ -1,0 +1,195 @@
+// The CPU gradient communicator over MPI non-blocking collectives (see dp.hpp). Open MPI's
+// non-blocking collectives (libnbc) advance only inside MPI calls, so the step calls
+// progress() between backward layers; each wait is bounded by the run's --rank-timeout and
+// ends the run naming the bucket when another rank never arrives.
+#include "bench/suites/train/dp.hpp"
+
+#ifdef GPUBENCH_HAVE_MPI
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <chrono>
+#include <climits>
+#include <stdexcept>
+#include <thread>
+
+#include "bench/mpi/session.hpp"
+#endif
+
+namespace gpubench::suites::train {
+
+#ifdef GPUBENCH_HAVE_MPI
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The data-parallel step's own communicator, so no gradient message can match another
+// benchmark's or the harness's. Made once, on every rank at the same point (case setup).
+MPI_Comm dp_comm() {
+  static MPI_Comm comm = [] {
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    return c;
+  }();
+  return comm;
+}
+
+int as_count(std::int64_t n) {
+  if (n > INT_MAX) throw std::invalid_argument(fmt::format("a bucket of {} elements exceeds MPI's int count", n));
+  return static_cast<int>(n);
+}
+
+class MpiGradComm final : public GradComm {
+ public:
+  MpiGradComm(const BucketPlan& plan, float* grads, float* params, mpi::Session* session)
+      : plan_(plan), grads_(grads), params_(params), session_(session), comm_(dp_comm()) {
+    MPI_Comm_rank(comm_, &rank_);
+    int size = 0;
+    MPI_Comm_size(comm_, &size);
+    if (size != plan_.ranks) {
+      throw std::invalid_argument(fmt::format("bucket plan for {} ranks, run has {}", plan_.ranks, size));
+    }
+    const std::size_t n = plan_.buckets.size();
+    requests_.assign(n, MPI_REQUEST_NULL);
+    started_.assign(n, Clock::time_point{});
+    seconds_.assign(n, 0.0);
+    pending_.assign(n, false);
+    if (plan_.mode == DpMode::Zero1) shard_.assign(static_cast<std::size_t>(plan_.shard_elements()), 0.0f);
+    for (std::size_t i = 0; i < n; ++i) {
+      (void)as_count(plan_.buckets[i].count);
+      base_.push_back(shard_base(i));
+    }
+  }
+
+  const BucketPlan& plan() const override { return plan_; }
+  int rank() const override { return rank_; }
+
+  void start_bucket(std::size_t i) override {
+    const Bucket& b = plan_.buckets.at(i);
+    started_[i] = Clock::now();
+    pending_[i] = true;
+    if (plan_.mode == DpMode::Zero1) {
+      MPI_Ireduce_scatter_block(grads_ + b.offset, shard_.data() + base_[i], as_count(b.shard), MPI_FLOAT, MPI_SUM,
+                                comm_, &requests_[i]);
+    } else {
+      MPI_Iallreduce(MPI_IN_PLACE, grads_ + b.offset, as_count(b.count), MPI_FLOAT, MPI_SUM, comm_, &requests_[i]);
+    }
+  }
+
+  void progress() override {
+    for (std::size_t i = 0; i < requests_.size(); ++i) test(i);
+  }
+
+  void wait_gradients() override { wait_all("gradient all-reduce/reduce-scatter"); }
+
+  const float* shard_gradients() const override { return shard_.data(); }
+
+  void gather_parameters() override {
+    for (std::size_t i = 0; i < plan_.buckets.size(); ++i) {
+      const Bucket& b = plan_.buckets[i];
+      started_[i] = Clock::now();
+      pending_[i] = true;
+      MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, params_ + b.offset, as_count(b.shard), MPI_FLOAT, comm_,
+                     &requests_[i]);
+    }
+  }
+
+  void wait_parameters() override {
+    // The gradient phase's times are what bucket_seconds reports: keep them.
+    const std::vector<double> kept = seconds_;
+    wait_all("parameter all-gather");
+    seconds_ = kept;
+  }
+
+  std::vector<double> bucket_seconds() const override { return seconds_; }
+
+  void barrier() override {
+    MPI_Request request;
+    MPI_Ibarrier(comm_, &request);
+    const auto deadline = deadline_from_now();
+    const auto spin_until = Clock::now() + std::chrono::milliseconds(1);
+    int done = 0;
+    while (true) {
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (done) return;
+      if (Clock::now() > deadline) stuck("the barrier before a timed step");
+      pause(spin_until);
+    }
+  }
+
+ private:
+  bool test(std::size_t i) {
+    if (!pending_[i]) return true;
+    int done = 0;
+    MPI_Test(&requests_[i], &done, MPI_STATUS_IGNORE);
+    if (done) {
+      pending_[i] = false;
+      seconds_[i] = std::chrono::duration<double>(Clock::now() - started_[i]).count();
+    }
+    return done != 0;
+  }
+
+  // Polls until every started collective completes; a rank that never arrives ends the run
+  // (after the session's timeout) instead of hanging it.
+  void wait_all(const char* what) {
+    const auto deadline = deadline_from_now();
+    const auto spin_until = Clock::now() + std::chrono::milliseconds(1);
+    for (std::size_t i = 0; i < requests_.size(); ++i) {
+      while (!test(i)) {
+        const auto now = Clock::now();
+        if (now > deadline) stuck(fmt::format("{} of bucket {}", what, i));
+        pause(spin_until);
+      }
+    }
+  }
+
+  // Ranks may share cores (--oversubscribe, or a rank's BLAS threads): spin for the first
+  // millisecond (a collective usually completes within it), then sleep between polls so a
+  // waiting rank does not take the core from a rank that still computes.
+  static void pause(Clock::time_point spin_until) {
+    if (Clock::now() > spin_until) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+
+  double timeout_s() const { return session_ != nullptr ? session_->timeout_s() : 300; }
+  Clock::time_point deadline_from_now() const {
+    return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s()));
+  }
+  [[noreturn]] void stuck(const std::string& what) const {
+    const std::string m = fmt::format("{} made no progress for {} s (another rank has stopped or hangs)", what,
+                                      timeout_s());
+    if (session_ != nullptr) session_->abort_run(m);
+    throw std::runtime_error(m);
+  }
+
+  BucketPlan plan_;
+  float* grads_;
+  float* params_;
+  mpi::Session* session_;
+  MPI_Comm comm_;
+  int rank_ = 0;
+  std::vector<MPI_Request> requests_;
+  std::vector<Clock::time_point> started_;
+  std::vector<double> seconds_;
+  std::vector<bool> pending_;
+  std::vector<float> shard_;
+  std::vector<std::int64_t> base_;
+};
+
+}  // namespace
+
+std::unique_ptr<GradComm> make_mpi_grad_comm(const BucketPlan& plan, float* grads, float* params) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) return nullptr;
+  // The session bounds the waits by --rank-timeout; a program that initialised MPI itself (a
+  // perf/ benchmark) gets a 300 s bound.
+  return std::make_unique<MpiGradComm>(plan, grads, params, mpi::active() ? mpi::session() : nullptr);
+}
+
+#else
+
+std::unique_ptr<GradComm> make_mpi_grad_comm(const BucketPlan&, float*, float*) { return nullptr; }
+
+#endif
+
+}  // namespace gpubench::suites::train

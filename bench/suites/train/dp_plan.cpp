@@ -1,0 +1,133 @@
+// The data-parallel pure pieces: the dp mode and the gradient bucket plan (see dp.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "bench/suites/train/dp.hpp"
+
+namespace gpubench::suites::train {
+
+std::optional<DpMode> parse_dp(const std::string& s) {
+  if (s == "none") return DpMode::None;
+  if (s == "ddp") return DpMode::Ddp;
+  if (s == "zero1") return DpMode::Zero1;
+  return std::nullopt;
+}
+
+std::string to_string(DpMode m) {
+  switch (m) {
+    case DpMode::None: return "none";
+    case DpMode::Ddp: return "ddp";
+    case DpMode::Zero1: return "zero1";
+  }
+  return "";
+}
+
+std::size_t BucketPlan::ready_count(std::int64_t watermark) const {
+  std::size_t n = 0;
+  while (n < buckets.size() && buckets[n].offset >= watermark) ++n;
+  return n;
+}
+
+std::int64_t BucketPlan::shard_elements() const {
+  std::int64_t n = 0;
+  for (const Bucket& b : buckets) n += b.shard;
+  return n;
+}
+
+std::int64_t GradComm::shard_base(std::size_t i) const {
+  std::int64_t n = 0;
+  for (std::size_t k = 0; k < i && k < plan().buckets.size(); ++k) n += plan().buckets[k].shard;
+  return n;
+}
+
+BucketPlan plan_buckets(const kernels::train::ParamLayout& layout, double bucket_mb, std::size_t element_bytes,
+                        DpMode mode, int ranks) {
+  if (!(bucket_mb > 0)) throw std::invalid_argument(fmt::format("bucket_mb must be positive (got {})", bucket_mb));
+  if (ranks < 1) throw std::invalid_argument(fmt::format("ranks must be at least 1 (got {})", ranks));
+  BucketPlan plan;
+  plan.ranks = ranks;
+  plan.mode = mode;
+  plan.element_bytes = element_bytes;
+  plan.cap_bytes = bucket_mb * kBucketMbBytes;
+  const auto& t = layout.tensors;
+  const int n = static_cast<int>(t.size());
+  const std::int64_t align = mode == DpMode::Zero1 ? ranks : 1;
+  plan.elements = (layout.total + align - 1) / align * align;
+  plan.padding = plan.elements - layout.total;
+  if (n == 0) return plan;
+
+  // Lower boundaries of the buckets, in backward order (descending); the last one is 0.
+  std::vector<std::int64_t> lows;
+  double open_bytes = 0;
+  for (int i = n - 1; i >= 0; --i) {
+    const std::int64_t end = i + 1 < n ? t[static_cast<std::size_t>(i + 1)].offset : layout.total;
+    const double bytes = static_cast<double>(end - t[static_cast<std::size_t>(i)].offset) *
+                         static_cast<double>(element_bytes);
+    if (bytes >= plan.cap_bytes && open_bytes > 0) {  // a large tensor: close the open bucket first
+      lows.push_back(end);
+      open_bytes = 0;
+    }
+    open_bytes += bytes;
+    if (open_bytes >= plan.cap_bytes && i > 0) {
+      lows.push_back(t[static_cast<std::size_t>(i)].offset);
+      open_bytes = 0;
+    }
+  }
+  lows.push_back(0);
+
+  std::int64_t high = plan.elements;
+  for (std::int64_t low : lows) {
+    low = (low + align - 1) / align * align;  // zero1: moved up to a multiple of the ranks
+    if (low >= high) continue;                // emptied by the move: merged into the next bucket
+    Bucket b;
+    b.offset = low;
+    b.count = high - low;
+    b.shard = mode == DpMode::Zero1 ? b.count / ranks : b.count;
+    b.first_tensor = n;
+    b.last_tensor = -1;
+    for (int i = 0; i < n; ++i) {
+      const std::int64_t off = t[static_cast<std::size_t>(i)].offset;
+      if (off >= low && off < high) {
+        b.first_tensor = std::min(b.first_tensor, i);
+        b.last_tensor = std::max(b.last_tensor, i);
+      }
+    }
+    plan.buckets.push_back(b);
+    high = low;
+  }
+  return plan;
+}
+
+double comm_bytes_per_step(const BucketPlan& plan) {
+  const double bytes = static_cast<double>(plan.bytes());
+  switch (plan.mode) {
+    case DpMode::None: return 0;
+    case DpMode::Ddp: return bytes;
+    case DpMode::Zero1: return 2 * bytes;
+  }
+  return 0;
+}
+
+nlohmann::ordered_json timeline_details(const BucketPlan& plan, double bucket_mb, const std::vector<double>& ready_s,
+                                        double backward_s, double step_s, std::int64_t param_count,
+                                        std::optional<double> comm_s) {
+  nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
+    buckets.push_back({{"bytes", plan.buckets[i].count * static_cast<std::int64_t>(plan.element_bytes)},
+                       {"ready_s", i < ready_s.size() ? ready_s[i] : backward_s}});
+  }
+  nlohmann::ordered_json d = {{"dp", to_string(plan.mode)},
+                              {"ranks", plan.ranks},
+                              {"bucket_mb", bucket_mb},
+                              {"grad_bytes", plan.bytes()},
+                              {"param_count", param_count},
+                              {"backward_s", backward_s},
+                              {"step_s", step_s},
+                              {"grad_buckets", std::move(buckets)}};
+  if (comm_s) d["comm_s"] = *comm_s;
+  return d;
+}
+
+}  // namespace gpubench::suites::train
