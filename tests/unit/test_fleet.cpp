@@ -160,5 +160,27 @@ TEST(Fleet, ReportSection) {
   EXPECT_EQ(one_gpu.find("## Fleet"), std::string::npos);
 }
 
+// The power-sweep section (reports/power_sweep.hpp) from a soak's gpubench.soak.sweep.
+TEST(PowerSweepReport, TableBestSettingAndCurve) {
+  const json doc = json::parse(R"({"context": {"host_name": "gpu-1", "gpubench": {"schema_version": 1}},
+    "gpubench": {"soak": {"load": "gemm", "series": [], "trends": [],
+      "sweep": {"kind": "power_limit", "best_perf_per_watt": "70%", "points": [
+        {"setting": "100%", "status": "on", "limit_w": [700], "throughput": 800, "unit": "TFLOP/s", "power_w": 690,
+         "perf_per_watt": 1.159, "relative_throughput": 1, "relative_perf_per_watt": 1},
+        {"setting": "70%", "status": "on", "limit_w": [490], "throughput": 700, "unit": "TFLOP/s", "power_w": 485,
+         "perf_per_watt": 1.443, "relative_throughput": 0.875, "relative_perf_per_watt": 1.245}]}}},
+    "benchmarks": [{"name": "soak/gemm/x", "run_type": "iteration", "real_time": 1, "time_unit": "ms",
+      "gpubench": {"suite": "gemm", "device": "cuda:0", "device_name": "NVIDIA H100", "status": "ok",
+        "axes": {"dtype": "bf16"}, "metrics": {"tflops": 750}}}]})");
+  const ResultsFile f = read_results_text(doc.dump(), "sweep.json");
+  const Report r = build_report({f}, SpecSheet::builtin(), {});
+  const std::string md = to_markdown(r.doc);
+  EXPECT_NE(md.find("## Power and clock sweeps"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 70% | on | 490 | 700 | 485 | 1.4430 | 0.875 | 1.245 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Best perf per watt at 70%."), std::string::npos);
+  const std::string html = to_html(r.doc);
+  EXPECT_NE(html.find("the efficiency curve"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpubench::reports
