@@ -140,10 +140,13 @@ nlohmann::ordered_json device_identities(const std::vector<DeviceInfo>& devices,
 }
 
 // A sweep phase's figures: the last half of its samples (the first are the transition to the new
-// setting), throughput and power summed over the devices.
+// setting), throughput and power summed over the GPUs (the devices whose limits the sweep sets;
+// over every device on the CPU alone, whose rates share one unit).
 PhaseFigures phase_figures(const std::vector<soak::Sample>& samples, double seconds) {
   PhaseFigures f;
   f.seconds = seconds;
+  auto is_gpu = [](const soak::Sample& s) { return s.device.find("cuda:") != std::string::npos; };
+  const bool gpus = std::any_of(samples.begin(), samples.end(), is_gpu);
   double t_end = 0, t_begin = 1e300;
   for (const soak::Sample& s : samples) {
     t_end = std::max(t_end, s.t_s);
@@ -154,10 +157,10 @@ PhaseFigures phase_figures(const std::vector<soak::Sample>& samples, double seco
   bool all_power = true;
   for (const soak::Sample& s : samples) {
     if (s.mismatches > 0 || !s.error.empty()) f.verified = false;
-    if (s.t_s - s.interval_s < from - 1e-9) continue;
+    if (s.t_s - s.interval_s < from - 1e-9 || (gpus && !is_gpu(s))) continue;
     if (s.rate) rate[s.device].push_back(*s.rate), f.unit = s.unit;
     if (s.power_w) power[s.device].push_back(*s.power_w);
-    else all_power = false;
+    else all_power = false;  // the CPU alone: no board power
   }
   auto mean = [](const std::vector<double>& v) {
     double sum = 0;

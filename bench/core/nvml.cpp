@@ -473,6 +473,8 @@ std::string error_name(int code) {
   if (code >= 0 && static_cast<std::size_t>(code) < sizeof names / sizeof names[0]) return names[code];
   if (code == 999) return "NVML_ERROR_UNKNOWN";
   return "NVML error " + std::to_string(code);
+}
+
 namespace {
 
 std::optional<unsigned> memory_temperature(Device dev) {
