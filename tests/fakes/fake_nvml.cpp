@@ -390,7 +390,6 @@ Return nvmlEventSetWait_v2(nvmlEventSet_st* set, EventData* data, unsigned) {
   return kSuccess;
 }
 Return nvmlEventSetFree(nvmlEventSet_st*) { return kSuccess; }
-Return nvmlDeviceGetPowerManagementLimit(nvmlDevice_st*, unsigned* mw) { return *mw = 450000, kSuccess; }
 Return nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_st*, unsigned* mw) { return *mw = 700000, kSuccess; }
 Return nvmlDeviceGetTemperature(nvmlDevice_st*, int sensor, unsigned* c) {
   if (sensor != 0) return kInvalidArgument;
