@@ -16,6 +16,7 @@
 #include "bench/core/errors.hpp"
 #include "reports/cases.hpp"
 #include "reports/soak.hpp"
+#include "reports/power_sweep.hpp"
 #include "reports/escape.hpp"
 #include "reports/json_error.hpp"
 #include "reports/plausibility.hpp"
@@ -1071,7 +1072,10 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   train_section(body, m);
   scaling_section(body, files);
   roofline_section(body, m);
+  nlohmann::ordered_json fleet_summary = nlohmann::ordered_json::object();
+  fleet_section(body, files, options.fleet, &fleet_summary);
   soak_section(body, files);
+  power_sweep_section(body, files);
   bool findings = false;
   knob_findings(body, m, findings);
   tuned_finding(body, m, findings);
@@ -1088,6 +1092,7 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   for (auto& b : body.blocks) r.doc.blocks.push_back(std::move(b));
   r.csv = build_csv(m);
   r.summary = build_summary(m);
+  for (auto& [key, value] : fleet_summary.items()) r.summary[key] = value;
   return r;
 }
 

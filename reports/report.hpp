@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/document.hpp"
+#include "reports/fleet.hpp"
 #include "reports/results_reader.hpp"
 #include "reports/spec_sheet.hpp"
 
@@ -33,6 +34,7 @@ struct ReportOptions {
   PriceList prices;
   std::optional<double> train_tokens, train_samples;  // the workload for "time and cost to train"
   std::string train_filter;                           // substring of the train cases' axes
+  FleetOptions fleet;                                 // outlier rule of the fleet section
 };
 
 struct Report {

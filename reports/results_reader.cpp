@@ -172,6 +172,10 @@ ResultEntry read_entry(const std::filesystem::path& path, const ordered& obj, st
   e.telemetry = r.object(*gb, "telemetry");
   e.collective = r.object(*gb, "collective");
   e.suspect = r.strings(*gb, "suspect");
+  if (auto it = gb->find("ranks"); it != gb->end()) {
+    if (!it->is_array()) r.bad("gpubench.ranks", "an array");
+    e.ranks = json(*it);
+  }
   if (auto it = obj.find("repetition_index"); it != obj.end() && it->is_number_integer()) {
     e.repetition_index = it->get<std::int64_t>();
   }

@@ -28,6 +28,9 @@ struct ResultEntry {
   nlohmann::json profile = nlohmann::json::object();    // instruments' fields (telemetry, ...)
   nlohmann::json telemetry = nlohmann::json::object();  // entry-level telemetry, when written there
   nlohmann::json collective = nlohmann::json::object();  // collectives suite: ranks, nodes, backend, bytes
+  // Under mpirun/srun, each rank's own figures for a case that every rank measures on its own
+  // device (gpubench.ranks: rank, host, device identity, mean_s, metrics); empty otherwise.
+  nlohmann::json ranks = nlohmann::json::array();
   std::optional<std::int64_t> repetition_index;
   std::optional<double> real_time_s;  // mean time per run in seconds, when a time was reported
   std::optional<std::int64_t> iterations;

@@ -42,6 +42,11 @@ ReportOptions parse_report_options(const std::vector<std::string>& args) {
       ("train-samples", po::value<double>(), "workload for time and cost to train, in samples (uses cases with samples_per_s)")
       ("train-case", po::value(&o.train_filter), "only train cases whose axes contain this text (e.g. model=gpt2-small)")
       ("spec-sheet", po::value(&o.spec_sheet), "GPU spec sheet JSON replacing the built-in data/gpus.json")
+      ("outlier-mads", po::value(&o.outlier_mads)->default_value(o.outlier_mads),
+       "fleet: flag a device more than this many median absolute deviations below its model's median (above 0, at "
+       "most 1000) ...")
+      ("outlier-pct", po::value(&o.outlier_pct)->default_value(o.outlier_pct),
+       "... and more than this many percent below it (above 0, at most 100)")
       ("help,h", "show this help");
   po::variables_map vm = parse_with_inputs(args, desc, o.files);
   if (vm.count("help")) {
@@ -55,6 +60,8 @@ ReportOptions parse_report_options(const std::vector<std::string>& args) {
   merge_output_alias(o.out, output);
   if (vm.count("train-tokens")) o.train_tokens = positive(vm["train-tokens"].as<double>(), "--train-tokens");
   if (vm.count("train-samples")) o.train_samples = positive(vm["train-samples"].as<double>(), "--train-samples");
+  in_range(o.outlier_mads, "--outlier-mads", 0, 1000);
+  in_range(o.outlier_pct, "--outlier-pct", 0, 100);
   if (o.train_tokens && o.train_samples) throw UsageError("--train-tokens and --train-samples: give one workload");
   o.outputs = reports::resolve_outputs(o.format, o.out, {"md", "html", "csv", "json", "openmetrics"});
   reports::PriceList check;
@@ -80,6 +87,7 @@ int cmd_report(const std::vector<std::string>& args) {
   ro.train_tokens = o.train_tokens;
   ro.train_samples = o.train_samples;
   ro.train_filter = o.train_filter;
+  ro.fleet = {o.outlier_mads, o.outlier_pct};
   const reports::Report report = reports::build_report(loaded, specs, ro);
   for (const auto& t : o.outputs) {
     if (t.format == "md") write_output(t, reports::to_markdown(report.doc));

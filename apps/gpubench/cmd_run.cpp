@@ -359,6 +359,19 @@ int cmd_run(const std::vector<std::string>& all_args) {
     }
     if (leader) out_path = team->broadcast(out_path.string(), "the results path");
     else out_path = team->broadcast("", "the results path");
+    // Who each rank is (host, device UUID, PCI bus id, serial): rank 0's file keys every rank's
+    // own figures by it (fleet screening).
+    const std::string mine = rank_identity(host_name(), selection.devices).dump();
+    for (const std::string& text : team->all_gather(mine, "the ranks' devices")) {
+      h.rank_identities.push_back(nlohmann::ordered_json::parse(text));
+    }
+    // Every rank measures its own device, except in a collective or a data-parallel training
+    // step (dp axis other than none), whose time is the team's.
+    h.per_rank_figures = [](const PlannedCase& pc) {
+      const nlohmann::ordered_json axes = pc.point.to_json();
+      const bool data_parallel = axes.contains("dp") && axes["dp"] != "none";
+      return pc.suite->name() != "collectives" && !data_parallel;
+    };
   }
   // The results file: checked (its folders created), locked for the run's lifetime so two runs
   // never write one file, and the leftovers of runs that were killed beside it removed.
@@ -418,7 +431,8 @@ int cmd_run(const std::vector<std::string>& all_args) {
                                   {"nodes", team->nodes()},
                                   {"hosts", team->hosts()},
                                   {"library", mpi::library_version()},
-                                  {"rank_timeout_s", team->timeout_s()}};
+                                  {"rank_timeout_s", team->timeout_s()},
+                                  {"rank_devices", h.rank_identities}};
   }
   // Only rank 0 writes: the others keep their entries in memory (their times reach rank 0).
   ResultsFile results(leader ? out_path : std::filesystem::path(), std::move(context));

@@ -6,16 +6,24 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <map>
+#include <sstream>
 
 #include "apps/gpubench/commands.hpp"
 #include "apps/gpubench/options.hpp"
 #include "bench/core/context.hpp"
 #include "bench/core/errors.hpp"
+#include "bench/core/harness.hpp"
+#include "bench/core/interrupt.hpp"
+#include "bench/core/launch.hpp"
 #include "bench/core/paths.hpp"
+#include "bench/core/power_sweep.hpp"
+#include "bench/mpi/session.hpp"
 #include "bench/core/results.hpp"
 #include "bench/soak/document.hpp"
 #include "bench/soak/loads.hpp"
@@ -39,6 +47,12 @@ sample (and says it was interrupted). Exit status: 0 pass, 1 a rule failed (one 
 usage, 128+signal when interrupted. Durations: a number with ms, s, m or h (30s, 10m, 2h); a bare
 number is seconds.
 
+Sweeps: --power-limits 100%,90%,80% (percent of the default limit, or watts) or --lock-clocks
+MHz,... run the load for --duration at each setting (a phase) and record throughput, power and
+perf per watt per setting (gpubench.soak.sweep); the original limits and clocks are always put
+back. Without the privilege one line says so and the load runs once at the current settings.
+Under mpirun/srun every rank soaks its own device and rank 0's file holds every rank's series.
+
 Options)";
 
 constexpr double kMaxDurationS = 30 * 86400.0;
@@ -47,6 +61,14 @@ volatile std::sig_atomic_t g_signal = 0;
 std::atomic<bool> g_stop{false};
 
 extern "C" void on_soak_signal(int sig) {
+  if (g_stop.load()) {
+    // A second signal: the load did not stop. Put back power limits and clocks a sweep changed,
+    // then end the default way.
+    run_interrupt_restore();
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return;
+  }
   g_signal = sig;
   g_stop = true;  // lock-free atomic<bool>: async-signal-safe
 }
@@ -55,13 +77,15 @@ void install_soak_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_soak_signal;
   sigemptyset(&sa.sa_mask);
-  // A second signal of the same kind ends the process the default way (a stuck GPU).
-  sa.sa_flags = SA_RESETHAND;
+  // A second signal ends the process the default way (a stuck GPU), after putting settings back.
+  sa.sa_flags = 0;
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 }
 
 struct SoakArgs {
   std::string device, duration = "10m", interval = "1s", warmup, verify_every = "10s", load = "gemm", out, spec_sheet;
+  std::string power_limits, lock_clocks;
+  double rank_timeout_s = 300;
   double max_drop = 5, max_spread = 5;
   bool quiet = false;
 };
@@ -86,6 +110,73 @@ void progress(const std::vector<soak::Sample>& batch, double duration_s) {
   line.pop_back();
   fmt::print(stderr, "{}\n", line);
 }
+
+// Under MPI each rank soaks its own GPU (the one at its local index), as `run` does.
+void narrow_to_local_gpu(DeviceSelection& selection, const mpi::Session& team) {
+  std::vector<DeviceInfo> cuda, others;
+  for (const DeviceInfo& d : selection.devices) (d.is_cuda() ? cuda : others).push_back(d);
+  if (cuda.size() <= 1) return;
+  others.push_back(cuda[static_cast<std::size_t>(team.local_rank()) % cuda.size()]);
+  selection.devices = std::move(others);
+}
+
+// The soaked devices with who they are (host, rank, UUID, PCI bus id, serial): gpubench.soak.devices,
+// which fleet screening keys each device's throughput by. `prefix` renames devices of rank r in a
+// gathered file ("rank1/cpu") so the series and rules keep them apart.
+nlohmann::ordered_json device_identities(const std::vector<DeviceInfo>& devices, std::optional<int> rank,
+                                         const std::string& prefix) {
+  const nlohmann::ordered_json who = rank_identity(host_name(), devices);
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& d : who["devices"]) {
+    nlohmann::ordered_json j{{"device", prefix + d.value("id", "")}, {"id", d.value("id", "")}, {"host", who["host"]}};
+    if (rank) j["rank"] = *rank;
+    j["device_name"] = d.value("name", "");
+    for (const char* key : {"uuid", "pci_bus_id", "serial"}) {
+      if (d.contains(key)) j[key] = d[key];
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+// A sweep phase's figures: the last half of its samples (the first are the transition to the new
+// setting), throughput and power summed over the GPUs (the devices whose limits the sweep sets;
+// over every device on the CPU alone, whose rates share one unit).
+PhaseFigures phase_figures(const std::vector<soak::Sample>& samples, double seconds) {
+  PhaseFigures f;
+  f.seconds = seconds;
+  auto is_gpu = [](const soak::Sample& s) { return s.device.find("cuda:") != std::string::npos; };
+  const bool gpus = std::any_of(samples.begin(), samples.end(), is_gpu);
+  double t_end = 0, t_begin = 1e300;
+  for (const soak::Sample& s : samples) {
+    t_end = std::max(t_end, s.t_s);
+    t_begin = std::min(t_begin, s.t_s - s.interval_s);
+  }
+  const double from = t_begin + (t_end - t_begin) / 2;
+  std::map<std::string, std::vector<double>> rate, power;
+  bool all_power = true;
+  for (const soak::Sample& s : samples) {
+    if (s.mismatches > 0 || !s.error.empty()) f.verified = false;
+    if (s.t_s - s.interval_s < from - 1e-9 || (gpus && !is_gpu(s))) continue;
+    if (s.rate) rate[s.device].push_back(*s.rate), f.unit = s.unit;
+    if (s.power_w) power[s.device].push_back(*s.power_w);
+    else all_power = false;  // the CPU alone: no board power
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+  };
+  for (const auto& [device, v] : rate) f.throughput += mean(v);
+  if (all_power && !power.empty()) {
+    double w = 0;
+    for (const auto& [device, v] : power) w += mean(v);
+    f.power_w = w;
+  }
+  return f;
+}
+
+struct SweepStopped {};
 
 }  // namespace
 
@@ -113,6 +204,12 @@ int cmd_soak(const std::vector<std::string>& args) {
        "fail when a device is this many percent or more below the median device (0 to 100)")
       ("out,o", po::value(&a.out), "results file (default results/<host>-<UTC time>.json)")
       ("spec-sheet", po::value(&a.spec_sheet), "GPU spec sheet JSON replacing the built-in data/gpus.json")
+      ("power-limits", po::value(&a.power_limits),
+       "sweep: run the load for --duration at each power limit, a comma list of percents of the default limit "
+       "(100%,90%,80%) or watts (700,500); needs root or an administrator's grant")
+      ("lock-clocks", po::value(&a.lock_clocks), "sweep: run the load for --duration at each locked SM clock (MHz,...)")
+      ("rank-timeout", po::value(&a.rank_timeout_s)->default_value(a.rank_timeout_s),
+       "under mpirun/srun: seconds a rank may take to join and to hand its series to rank 0 (above 0, at most 86400)")
       ("quiet,q", po::bool_switch(&a.quiet), "no progress lines; failures and the closing line only")
       ("help,h", "show this help");
   po::variables_map vm = parse_or_throw(args, desc);
@@ -142,6 +239,24 @@ int cmd_soak(const std::vector<std::string>& args) {
     }
   }
   const std::vector<std::string> loads = soak::parse_load(a.load);
+  std::vector<PowerStep> steps;
+  if (vm.count("power-limits") && vm.count("lock-clocks")) {
+    throw UsageError("--power-limits and --lock-clocks: one sweep at a time");
+  }
+  if (vm.count("power-limits")) steps = parse_power_limits(a.power_limits);
+  if (vm.count("lock-clocks")) steps = parse_lock_clocks(a.lock_clocks);
+  in_range(a.rank_timeout_s, "--rank-timeout", 0, 86400);
+
+  // Started as one of several ranks: join them (each soaks its own device; rank 0 writes).
+  mpi::Session* team = nullptr;
+  if (const std::optional<LaunchInfo> launch = detect_launch()) {
+    if (!mpi::built_with_mpi()) throw UsageError(launch_without_mpi_message(*launch));
+    if (!launch->unjoinable.empty()) throw UsageError(launch->unjoinable);
+    team = mpi::session(a.rank_timeout_s);
+    if (const std::string m = team_size_mismatch_message(*launch, team->size()); !m.empty()) throw UsageError(m);
+  }
+  const bool leader = team == nullptr || team->rank() == 0;
+  if (!leader) a.quiet = true;
   if (vm.count("out") && a.out.empty()) throw UsageError("--out: empty path");
   if (vm.count("out")) validate_output_file(a.out, "--out");
 
@@ -157,17 +272,22 @@ int cmd_soak(const std::vector<std::string>& args) {
       fmt::print(stderr, "gpubench soak: no CUDA device ({}): soaking the CPU\n", inventory.cuda_unavailable_reason);
     }
   }
-  const DeviceSelection selection = select_devices(device_spec, inventory);
-  if (!selection.notice.empty()) fmt::print(stderr, "{}\n", selection.notice);
+  DeviceSelection selection = select_devices(device_spec, inventory);
+  if (team != nullptr) narrow_to_local_gpu(selection, *team);
+  if (!selection.notice.empty() && leader) fmt::print(stderr, "{}\n", selection.notice);
   if (selection.devices.empty()) {
     fmt::print(stderr, "gpubench soak: no device to soak\n");
     return 1;
   }
 
-  const std::filesystem::path out_path = a.out.empty() ? default_results_path(host_name()) : std::filesystem::path(a.out);
-  check_output_path(out_path, "--out");
-  OutputLock out_lock(out_path, "--out");
-  remove_stale_leftovers(out_path.has_parent_path() ? out_path.parent_path() : ".", out_path.filename().string() + ".tmp");
+  std::filesystem::path out_path = a.out.empty() ? default_results_path(host_name()) : std::filesystem::path(a.out);
+  if (team != nullptr) out_path = team->broadcast(leader ? out_path.string() : "", "the results path");
+  OutputLock out_lock;
+  if (leader) {
+    check_output_path(out_path, "--out");
+    out_lock = OutputLock(out_path, "--out");
+    remove_stale_leftovers(out_path.has_parent_path() ? out_path.parent_path() : ".", out_path.filename().string() + ".tmp");
+  }
 
   soak::SoakOptions so;
   so.loads = loads;
@@ -181,14 +301,23 @@ int cmd_soak(const std::vector<std::string>& args) {
   description.measure.min_time_s = settings.duration_s;  // each summary entry times the whole soak
   nlohmann::ordered_json context =
       capture_context(inventory, selection.devices, select_suites(suites::all(), suite_names), description);
-  ResultsFile results(out_path, std::move(context));
+  // Only rank 0 writes; the others keep theirs in memory and hand their series over at the end.
+  ResultsFile results(leader ? out_path : std::filesystem::path(), std::move(context));
+  const std::string prefix = team != nullptr && team->size() > 1 ? fmt::format("rank{}/", team->rank()) : "";
+  nlohmann::ordered_json identities = device_identities(
+      selection.devices, team != nullptr ? std::optional<int>(team->rank()) : std::nullopt, prefix);
+  nlohmann::ordered_json sweep_json_doc, power_json;
 
   std::vector<soak::Sample> series;
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
   const double flush_every_s = std::max(2.0, settings.interval_s);
   auto last_flush = std::chrono::steady_clock::now();
   auto write = [&](const std::optional<soak::Verdict>& verdict, const std::optional<soak::Interruption>& interrupted) {
-    results.set_section("soak", soak::section(settings, soak.loads(), series, soak.xid_status(), elapsed(), verdict, interrupted));
+    nlohmann::ordered_json sec = soak::section(settings, soak.loads(), series, soak.xid_status(), elapsed(), verdict, interrupted);
+    sec["devices"] = identities;
+    if (!sweep_json_doc.is_null()) sec["sweep"] = sweep_json_doc;
+    if (!power_json.is_null()) sec["power_control"] = power_json;
+    results.set_section("soak", std::move(sec));
     last_flush = std::chrono::steady_clock::now();
   };
   write(std::nullopt, std::nullopt);
@@ -201,21 +330,86 @@ int cmd_soak(const std::vector<std::string>& args) {
 
   install_soak_handlers();
   double last_progress = -1e9;
-  (void)soak.run_phase(settings.duration_s, settings.interval_s, "", 0, g_stop, [&](const std::vector<soak::Sample>& batch) {
+  auto on_samples = [&](const std::vector<soak::Sample>& in) {
+    std::vector<soak::Sample> batch = in;
+    for (soak::Sample& s : batch) s.device = prefix + s.device;
     series.insert(series.end(), batch.begin(), batch.end());
     if (!a.quiet && !batch.empty() && batch.front().t_s - last_progress >= std::max(10.0, settings.interval_s) - 1e-9) {
       progress(batch, settings.duration_s);
       last_progress = batch.front().t_s;
     }
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last_flush).count() >= flush_every_s) {
+    if (leader && std::chrono::duration<double>(std::chrono::steady_clock::now() - last_flush).count() >= flush_every_s) {
       write(std::nullopt, std::nullopt);
     }
-  });
+  };
+  if (steps.empty()) {
+    (void)soak.run_phase(settings.duration_s, settings.interval_s, "", 0, g_stop, on_samples);
+  } else {
+    // A sweep: one phase of --duration per setting. PowerControl puts the original limits and
+    // clocks back when it goes out of scope (the end, an exception) and on a second signal.
+    std::vector<PowerTarget> targets;
+    for (const DeviceInfo& d : selection.devices) {
+      if (d.is_cuda()) targets.push_back({d.id(), d.pci_bus_id});
+    }
+    PowerControl control(targets, /*install_handlers=*/false);
+    power_json = control.original_json();
+    double t0 = 0;
+    std::vector<SweepPoint> points;
+    std::ostringstream said;
+    try {
+      points = run_sweep(control, steps,
+                         [&](const SweepPoint& p) {
+                           if (g_stop) throw SweepStopped{};
+                           const std::vector<soak::Sample> got =
+                               soak.run_phase(settings.duration_s, settings.interval_s, p.setting, t0, g_stop, on_samples);
+                           t0 += settings.duration_s;
+                           if (g_stop) throw SweepStopped{};
+                           PhaseFigures f = phase_figures(got, settings.duration_s);
+                           if (!a.quiet) {
+                             fmt::print(stderr, "soak sweep {}: {:.4g} {}{}\n", p.setting, f.throughput, f.unit,
+                                        f.power_w ? fmt::format(", {:.0f} W, {:.4g} {} per W", *f.power_w,
+                                                                f.throughput / *f.power_w, f.unit)
+                                                  : std::string());
+                           }
+                           return f;
+                         },
+                         said);
+    } catch (const SweepStopped&) {
+    }
+    if (!said.str().empty()) fmt::print(stderr, "{}", said.str());
+    sweep_json_doc = sweep_json(steps, points);
+    control.restore();
+  }
 
   std::optional<soak::Interruption> interrupted;
   if (g_signal != 0) interrupted = soak::Interruption{static_cast<int>(g_signal), series.empty() ? 0 : series.back().t_s};
+  if (team != nullptr) {
+    // Every rank's series and devices to rank 0, which judges them together (the spread rule
+    // then compares the ranks' devices) and writes them.
+    nlohmann::ordered_json mine{{"devices", identities}, {"series", nlohmann::ordered_json::array()}};
+    for (const soak::Sample& s : series) mine["series"].push_back(soak::to_json(s));
+    const std::vector<std::string> all = team->all_gather(mine.dump(), "handing the soak series to rank 0");
+    if (!leader) return 0;  // rank 0 judges and reports for everyone
+    series.clear();
+    identities = nlohmann::ordered_json::array();
+    for (const std::string& text : all) {
+      const nlohmann::ordered_json r = nlohmann::ordered_json::parse(text);
+      for (const auto& d : r["devices"]) identities.push_back(d);
+      for (const auto& s : r["series"]) series.push_back(soak::sample_from_json(s));
+    }
+    std::stable_sort(series.begin(), series.end(),
+                     [](const soak::Sample& x, const soak::Sample& y) { return x.t_s < y.t_s; });
+  }
   const soak::Verdict verdict = soak::judge(series, settings.thresholds);
-  for (nlohmann::ordered_json& e : soak::summary_entries(settings, soak.loads(), series, peak)) results.add(std::move(e));
+  // The summary entries are this process's devices' (rank 0's under MPI; every rank's series is
+  // in gpubench.soak).
+  std::vector<soak::Sample> own;
+  for (const soak::Sample& s : series) {
+    if (s.device.rfind(prefix, 0) != 0) continue;
+    own.push_back(s);
+    own.back().device = s.device.substr(prefix.size());
+  }
+  for (nlohmann::ordered_json& e : soak::summary_entries(settings, soak.loads(), own, peak)) results.add(std::move(e));
   write(verdict, interrupted);
 
   for (const soak::Failure& f : verdict.failures) fmt::print(stderr, "gpubench soak: FAIL {}\n", f.message);

@@ -82,8 +82,7 @@ int dispatch(int argc, char** argv) {
     }
   }
   fmt::print(stderr,
-             "gpubench: unknown command '{}' (commands: run, list, report, compare, history, tune, datagen, scaling, soak, doctor, version; see gpubench --help)
-",
+             "gpubench: unknown command '{}' (commands: run, list, report, compare, history, tune, datagen, scaling, soak, doctor, version; see gpubench --help)\n",
              command);
   return 2;
 }

@@ -106,6 +106,7 @@ struct ReportOptions {
   std::string baseline, prices_file, train_filter;
   std::vector<std::string> price_assignments;
   std::optional<double> train_tokens, train_samples;
+  double outlier_mads = 3, outlier_pct = 3;  // fleet screening (reports/fleet.hpp)
 };
 ReportOptions parse_report_options(const std::vector<std::string>& args);  // cmd_report.cpp
 

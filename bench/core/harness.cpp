@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "errors.hpp"
+#include "nvml.hpp"
 #include "paths.hpp"
 #include "phase.hpp"
 #include "console.hpp"
@@ -302,6 +303,42 @@ void add_headline(nlohmann::ordered_json& measurement, const SamplingPolicy& pol
   measurement["max_median_over_ranks_s"] = max;
 }
 
+// With a team, for a suite whose cases each rank measures on its own device: each rank's own
+// figures, with who measured them (gpubench.ranks, docs/results-format.md). The rank's device
+// is the one of the entry's kind in its identity (under MPI each rank has its own GPU).
+nlohmann::ordered_json rank_figures(const PlannedCase& pc, const Metrics& metrics, const std::vector<double>& rank_mean_s,
+                                    const HarnessOptions& opt) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  if (opt.team == nullptr || !opt.per_rank_figures || !opt.per_rank_figures(pc) ||
+      rank_mean_s.size() != opt.rank_identities.size()) {
+    return out;
+  }
+  for (std::size_t r = 0; r < rank_mean_s.size(); ++r) {
+    const nlohmann::ordered_json& who = opt.rank_identities[r];
+    nlohmann::ordered_json device = nlohmann::ordered_json::object();
+    if (const auto it = who.find("devices"); it != who.end() && it->is_array()) {
+      for (const auto& d : *it) {
+        const bool cuda = d.value("id", "").rfind("cuda:", 0) == 0;
+        if (cuda == pc.device.is_cuda()) {
+          device = d;
+          if (d.value("id", "") == pc.device.id()) break;  // the same id wins over the same kind
+        }
+      }
+    }
+    nlohmann::ordered_json j{{"rank", r}, {"host", who.value("host", "")}};
+    j["device"] = device.value("id", pc.device.id());
+    j["device_name"] = device.value("name", pc.device.name);
+    for (const char* key : {"uuid", "pci_bus_id", "serial"}) {
+      if (device.contains(key)) j[key] = device[key];
+    }
+    j["mean_s"] = rank_mean_s[r];
+    // No peak or clock: % of peak is the entry's; a rank's rate is what fleet screening ranks.
+    j["metrics"] = derive_metrics(metrics, rank_mean_s[r], std::nullopt);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 // Google Benchmark's JSON fields for one run, as its JSONReporter writes them, so compare.py
 // reads the file unchanged.
 //
@@ -420,6 +457,7 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
         add_rank_times(g["measurement"], rep->rank_mean_s);
         if (slot.instance) add_headline(g["measurement"], slot.instance->sampling(), opt_.measure, opt_.team != nullptr,
                                         rep->rank_median_s);
+        if (auto ranks = rank_figures(pc, slot.metrics, rep->rank_mean_s, opt_); !ranks.empty()) g["ranks"] = ranks;
         if (slot.instance) slot.instance->annotate(g, per_run);
       }
       if (rep != nullptr && !rep->profile.empty()) g["profile"] = rep->profile;
@@ -808,6 +846,25 @@ RunSummary run_plan(const std::vector<PlannedCase>& plan, const HarnessOptions& 
   benchmark::ClearRegisteredBenchmarks();
   console.done();
   return summary;
+}
+
+nlohmann::ordered_json rank_identity(const std::string& host, const std::vector<DeviceInfo>& devices) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const DeviceInfo& d : devices) {
+    nlohmann::ordered_json j{{"id", d.id()}, {"name", d.name}};
+    if (d.is_cuda()) {
+      if (!d.uuid.empty()) j["uuid"] = d.uuid;
+      if (!d.pci_bus_id.empty()) j["pci_bus_id"] = d.pci_bus_id;
+      if (const auto h = nvml::find_by_pci(d.pci_bus_id)) {
+        if (const auto serial = nvml::serial(*h)) j["serial"] = *serial;
+        if (!j.contains("uuid")) {
+          if (const auto uuid = nvml::uuid(*h)) j["uuid"] = *uuid;
+        }
+      }
+    }
+    list.push_back(std::move(j));
+  }
+  return {{"host", host}, {"devices", std::move(list)}};
 }
 
 }  // namespace gpubench

@@ -46,7 +46,18 @@ struct HarnessOptions {
   // The ranks of a multi-process run (not owned); null in one process. With a team every rank
   // runs the same plan in step (see team.hpp); only rank 0 displays and its file is written.
   Team* team = nullptr;
+  // With a team: who each rank is, indexed by rank: {"host", "devices": [{"id", "name", "uuid",
+  // "pci_bus_id", "serial"}]} (rank_identity, gathered by the command), and which suites'
+  // cases each rank measures on its own device. Their entries then also carry each rank's own
+  // figures as gpubench.ranks. A collective's time belongs to the team (every rank waits for
+  // the slowest), so the command leaves such suites out.
+  std::vector<nlohmann::ordered_json> rank_identities;
+  std::function<bool(const PlannedCase& planned)> per_rank_figures;
 };
+
+// This process's part of HarnessOptions::rank_identities: the host and the selected devices
+// (the CUDA ones with their UUID, PCI bus id and, where NVML has one, board serial).
+nlohmann::ordered_json rank_identity(const std::string& host, const std::vector<DeviceInfo>& devices);
 
 // The console a run shows: nothing with quiet or on ranks other than 0; tables unless Google
 // Benchmark's reporter prints the cases; a live progress line when stderr is a terminal.

@@ -16,6 +16,8 @@ namespace gpubench {
 namespace {
 
 std::atomic<pid_t> g_child{0};
+std::atomic<void (*)()> g_restore{nullptr};
+std::atomic<bool> g_installed{false};
 char g_message[4096] = {};  // prepared outside the handler: only async-signal-safe calls inside
 std::size_t g_message_len = 0;
 
@@ -63,6 +65,10 @@ void clear_scratch() {
 }
 
 void on_signal(int sig) {
+  // Settings first: whatever else fails below, the GPUs must not stay capped or locked.
+  void (*restore)() = g_restore.exchange(nullptr);
+  const bool restored = restore != nullptr;
+  if (restored) restore();
   if (pid_t child = g_child.load(); child > 0) {
     ::kill(-child, SIGKILL);
     ::waitpid(child, nullptr, 0);  // it must be gone before its files are removed
@@ -74,6 +80,10 @@ void on_signal(int sig) {
   const char* name = describe(sig);
   (void)!::write(STDERR_FILENO, "\n", 1);
   (void)!::write(STDERR_FILENO, name, std::strlen(name));
+  if (restored) {
+    static const char kRestored[] = "power limits and clocks put back as they were; ";
+    (void)!::write(STDERR_FILENO, kRestored, sizeof kRestored - 1);
+  }
   (void)!::write(STDERR_FILENO, g_message, g_message_len);
   ::_exit(128 + sig);
 }
@@ -96,7 +106,7 @@ void copy_path(std::array<char, kMaxPath>& to, const std::string& from) {
 }  // namespace
 
 void install_interrupt_handlers(const std::string& results_path, bool pipe) {
-  const std::string msg = "every finished case is in " + results_path + "\n";
+  const std::string msg = results_path.empty() ? "nothing was written\n" : "every finished case is in " + results_path + "\n";
   {
     InterruptsHeld hold;
     g_message_len = std::min(msg.size(), sizeof g_message);
@@ -111,7 +121,14 @@ void install_interrupt_handlers(const std::string& results_path, bool pipe) {
   sigaddset(&sa.sa_mask, SIGPIPE);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
   if (pipe) sigaction(SIGPIPE, &sa, nullptr);
+  g_installed.store(true);
 }
+
+void set_interrupt_restore(void (*restore)()) { g_restore.store(restore); }
+void run_interrupt_restore() {
+  if (void (*restore)() = g_restore.exchange(nullptr)) restore();
+}
+bool interrupt_handlers_installed() { return g_installed.load(); }
 
 void set_interruptible_child(pid_t pid) { g_child.store(pid); }
 

@@ -17,6 +17,17 @@ void install_interrupt_handlers(const std::string& results_path, bool pipe = tru
 // The process group of the running isolated case (0: none), killed on interruption.
 void set_interruptible_child(pid_t pid);
 
+// Machine settings the run changed and must put back (power limits, locked clocks: see
+// power_control.hpp): the handler calls `restore` first, before it kills a child or removes
+// files, and says so. One at a time; nullptr unregisters. `restore` must be async-signal-safe
+// in practice (no allocation, no locks).
+void set_interrupt_restore(void (*restore)());
+// Calls the registered restore now (once) and unregisters it: for a command with its own
+// signal handling (soak) whose last-resort path ends the process without unwinding.
+void run_interrupt_restore();
+// Whether install_interrupt_handlers has run in this process.
+bool interrupt_handlers_installed();
+
 // Files the handler unlinks (a lock file; at most 8), and one scratch folder whose entries
 // (plain files) and the folder itself it removes. Registered and removed by their owners.
 void add_interrupt_cleanup(const std::string& file);

@@ -136,6 +136,12 @@ struct Api {
   GetUint power_usage = nullptr;
   Return (*total_energy)(Device, unsigned long long*) = nullptr;
   Return (*utilization)(Device, Utilization*) = nullptr;
+  Return (*get_uuid)(Device, char*, unsigned) = nullptr;
+  Return (*get_serial)(Device, char*, unsigned) = nullptr;
+  Return (*power_limit_constraints)(Device, unsigned*, unsigned*) = nullptr;
+  Return (*set_power_limit)(Device, unsigned) = nullptr;
+  Return (*lock_clocks)(Device, unsigned, unsigned) = nullptr;
+  Return (*reset_clocks)(Device) = nullptr;
   // Soak health (read_health) and XID events (XidWatch).
   Return (*field_values)(Device, int, FieldValue*) = nullptr;
   GetUint fan_speed = nullptr, enforced_power_limit = nullptr, pcie_replays = nullptr;
@@ -185,6 +191,12 @@ void resolve_optional(Api& a) {
   resolve(a.lib, "nvmlDeviceGetPowerUsage", a.power_usage);
   resolve(a.lib, "nvmlDeviceGetTotalEnergyConsumption", a.total_energy);
   resolve(a.lib, "nvmlDeviceGetUtilizationRates", a.utilization);
+  resolve(a.lib, "nvmlDeviceGetUUID", a.get_uuid);
+  resolve(a.lib, "nvmlDeviceGetSerial", a.get_serial);
+  resolve(a.lib, "nvmlDeviceGetPowerManagementLimitConstraints", a.power_limit_constraints);
+  resolve(a.lib, "nvmlDeviceSetPowerManagementLimit", a.set_power_limit);
+  resolve(a.lib, "nvmlDeviceSetGpuLockedClocks", a.lock_clocks);
+  resolve(a.lib, "nvmlDeviceResetGpuLockedClocks", a.reset_clocks);
   resolve(a.lib, "nvmlDeviceGetFieldValues", a.field_values);
   resolve(a.lib, "nvmlDeviceGetFanSpeed", a.fan_speed);
   resolve(a.lib, "nvmlDeviceGetEnforcedPowerLimit", a.enforced_power_limit);
@@ -197,10 +209,15 @@ void resolve_optional(Api& a) {
   resolve(a.lib, "nvmlEventSetFree", a.event_set_free);
 }
 
-Api& api() {
+Api& api_storage() {
   static Api a;
+  return a;
+}
+
+Api& api() {
+  Api& a = api_storage();
   static std::once_flag once;
-  std::call_once(once, [] {
+  std::call_once(once, [&a] {
     a.lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!a.lib) {
       a.reason = "libnvidia-ml.so.1 not found (no NVIDIA driver)";
@@ -224,6 +241,9 @@ Api& api() {
   });
   return a;
 }
+
+// The Api once api() has run (handles exist only then); never enters call_once.
+Api& api_loaded() { return api_storage(); }
 
 std::optional<Device> handle_by_pci(const std::string& pci_bus_id) {
   if (!available() || pci_bus_id.empty()) return std::nullopt;
@@ -368,6 +388,91 @@ Reading read(Handle gpu) {
     r.memory_utilization_pct = u.memory;
   }
   return r;
+}
+
+std::optional<std::string> text_of(Return (*fn)(Device, char*, unsigned), Handle gpu) {
+  // NVML_DEVICE_UUID_V2_BUFFER_SIZE is 96 and NVML_DEVICE_SERIAL_BUFFER_SIZE 30 (nvml.h).
+  char buf[128] = {};
+  if (!available() || !gpu.device || !fn || fn(static_cast<Device>(gpu.device), buf, sizeof buf) != kSuccess) {
+    return std::nullopt;
+  }
+  buf[sizeof buf - 1] = '\0';
+  if (buf[0] == '\0') return std::nullopt;
+  return std::string(buf);
+}
+
+std::optional<std::string> uuid(Handle gpu) { return text_of(api().get_uuid, gpu); }
+std::optional<std::string> serial(Handle gpu) { return text_of(api().get_serial, gpu); }
+
+PowerLimits power_limits(Handle gpu) {
+  PowerLimits p;
+  if (!available() || !gpu.device) return p;
+  const Api& a = api();
+  const auto dev = static_cast<Device>(gpu.device);
+  p.current_mw = get(a.power_limit, dev);
+  p.default_mw = get(a.default_power_limit, dev);
+  if (unsigned lo = 0, hi = 0; a.power_limit_constraints && a.power_limit_constraints(dev, &lo, &hi) == kSuccess) {
+    p.min_mw = lo;
+    p.max_mw = hi;
+  }
+  return p;
+}
+
+// No api() call here: these may run in a signal handler, where std::call_once must not be
+// entered. A handle exists only after api() succeeded, so the entry points are resolved.
+int set_power_limit(Handle gpu, unsigned mw) {
+  const Api& a = api_loaded();
+  if (!gpu.device || !a.set_power_limit) return kErrorFunctionNotFound;
+  return a.set_power_limit(static_cast<Device>(gpu.device), mw);
+}
+
+int lock_gpu_clocks(Handle gpu, unsigned min_mhz, unsigned max_mhz) {
+  const Api& a = api_loaded();
+  if (!gpu.device || !a.lock_clocks) return kErrorFunctionNotFound;
+  return a.lock_clocks(static_cast<Device>(gpu.device), min_mhz, max_mhz);
+}
+
+int reset_gpu_clocks(Handle gpu) {
+  const Api& a = api_loaded();
+  if (!gpu.device || !a.reset_clocks) return kErrorFunctionNotFound;
+  return a.reset_clocks(static_cast<Device>(gpu.device));
+}
+
+std::string error_name(int code) {
+  // nvmlReturn_t (nvml.h); the names are what people search for.
+  static const char* const names[] = {"NVML_SUCCESS",
+                                      "NVML_ERROR_UNINITIALIZED",
+                                      "NVML_ERROR_INVALID_ARGUMENT",
+                                      "NVML_ERROR_NOT_SUPPORTED",
+                                      "NVML_ERROR_NO_PERMISSION",
+                                      "NVML_ERROR_ALREADY_INITIALIZED",
+                                      "NVML_ERROR_NOT_FOUND",
+                                      "NVML_ERROR_INSUFFICIENT_SIZE",
+                                      "NVML_ERROR_INSUFFICIENT_POWER",
+                                      "NVML_ERROR_DRIVER_NOT_LOADED",
+                                      "NVML_ERROR_TIMEOUT",
+                                      "NVML_ERROR_IRQ_ISSUE",
+                                      "NVML_ERROR_LIBRARY_NOT_FOUND",
+                                      "NVML_ERROR_FUNCTION_NOT_FOUND",
+                                      "NVML_ERROR_CORRUPTED_INFOROM",
+                                      "NVML_ERROR_GPU_IS_LOST",
+                                      "NVML_ERROR_RESET_REQUIRED",
+                                      "NVML_ERROR_OPERATING_SYSTEM",
+                                      "NVML_ERROR_LIB_RM_VERSION_MISMATCH",
+                                      "NVML_ERROR_IN_USE",
+                                      "NVML_ERROR_MEMORY",
+                                      "NVML_ERROR_NO_DATA",
+                                      "NVML_ERROR_VGPU_ECC_NOT_SUPPORTED",
+                                      "NVML_ERROR_INSUFFICIENT_RESOURCES",
+                                      "NVML_ERROR_FREQ_NOT_SUPPORTED",
+                                      "NVML_ERROR_ARGUMENT_VERSION_MISMATCH",
+                                      "NVML_ERROR_DEPRECATED",
+                                      "NVML_ERROR_NOT_READY",
+                                      "NVML_ERROR_GPU_NOT_FOUND",
+                                      "NVML_ERROR_INVALID_STATE"};
+  if (code >= 0 && static_cast<std::size_t>(code) < sizeof names / sizeof names[0]) return names[code];
+  if (code == 999) return "NVML_ERROR_UNKNOWN";
+  return "NVML error " + std::to_string(code);
 }
 
 namespace {
@@ -551,6 +656,8 @@ std::string normalize_pci_bus_id(const std::string& id) {
 namespace gpubench::nvml {
 namespace {
 static_assert(kSuccess == NVML_SUCCESS && kInsufficientSize == NVML_ERROR_INSUFFICIENT_SIZE);
+static_assert(kErrorNoPermission == NVML_ERROR_NO_PERMISSION && kErrorFunctionNotFound == NVML_ERROR_FUNCTION_NOT_FOUND);
+static_assert(NVML_ERROR_INVALID_STATE == 29 && NVML_ERROR_UNKNOWN == 999);  // error_name's table
 static_assert(kClockSm == NVML_CLOCK_SM && kClockMem == NVML_CLOCK_MEM);
 static_assert(kEccCorrected == NVML_MEMORY_ERROR_TYPE_CORRECTED && kEccUncorrected == NVML_MEMORY_ERROR_TYPE_UNCORRECTED);
 static_assert(kEccVolatile == NVML_VOLATILE_ECC && kEccAggregate == NVML_AGGREGATE_ECC);

@@ -105,6 +105,28 @@ struct Handle {
 std::optional<Handle> find_by_pci(const std::string& pci_bus_id);
 Reading read(Handle gpu);
 
+// Identity of a GPU for fleet results: NVML's UUID ("GPU-..."), and the board serial where the
+// board has one (NVML answers NOT_SUPPORTED on many boards). Empty when not reported.
+std::optional<std::string> uuid(Handle gpu);
+std::optional<std::string> serial(Handle gpu);
+
+// Power limit and locked clocks. Reading needs no privilege; changing needs root or an
+// administrator's grant (NVML_ERROR_NO_PERMISSION otherwise). Limits in mW, clocks in MHz.
+struct PowerLimits {
+  std::optional<unsigned> current_mw, default_mw, min_mw, max_mw;
+};
+PowerLimits power_limits(Handle gpu);
+// NVML return codes (0: success). An entry point the driver lacks gives kErrorFunctionNotFound.
+// These only call the resolved entry points (no allocation, no locking once NVML is loaded), so
+// they may be called from a signal handler to put settings back (see power_control.hpp).
+int set_power_limit(Handle gpu, unsigned mw);                          // nvmlDeviceSetPowerManagementLimit
+int lock_gpu_clocks(Handle gpu, unsigned min_mhz, unsigned max_mhz);  // nvmlDeviceSetGpuLockedClocks
+int reset_gpu_clocks(Handle gpu);                                       // nvmlDeviceResetGpuLockedClocks
+constexpr int kErrorNoPermission = 4;        // NVML_ERROR_NO_PERMISSION
+constexpr int kErrorFunctionNotFound = 13;   // NVML_ERROR_FUNCTION_NOT_FOUND
+// The nvmlReturn_t enumerator's name ("NVML_ERROR_NO_PERMISSION"), or "NVML error <code>".
+std::string error_name(int code);
+
 // What a soak watches besides Reading (bench/soak): health counters and the figures that tell
 // a cooling or power problem from the power cap. Units as NVML reports them; a field the GPU,
 // driver or permissions do not give stays empty.

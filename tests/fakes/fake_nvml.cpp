@@ -13,11 +13,22 @@
 // counter starts at FAKE_NVML_ENERGY_START_MJ (default 1000000; set it near 2^64 to test the
 // wrap) and grows by that power over real time; FAKE_NVML_CLOCK_REASONS sets the clock event
 // reason mask (default 0x1, idle); utilization is 87 % (GPU) and 40 % (memory).
+//
+// Power limit and locked clocks, kept like a driver keeps them (across processes): with
+// FAKE_NVML_STATE=FILE the current limit and lock live in FILE ("limit_mw N", "locked_mhz
+// MIN MAX" or "locked_mhz none"), and every set/reset call is appended to FILE.log as one line
+// ("set_power_limit 630000", "lock_clocks 1410 1410", "reset_clocks", with " refused" when
+// refused). Without FAKE_NVML_STATE the state lives in this process. The limit starts at
+// 450 W; the default limit is 700 W and the allowed range 200-700 W.
+// FAKE_NVML_NO_PERMISSION=1 refuses every change with NVML_ERROR_NO_PERMISSION.
 // Soak health: memory temperature 52 C (a field value), fan 35 %, enforced power limit 450 W,
 // PCIe replays 2, retired pages 1 (single-bit) and 0 (double-bit), remapped rows 4 corrected and
 // 0 uncorrected; FAKE_NVML_XIDS="79,48" queues those XID events for the first event-set wait
 // (each reported once per process).
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include <chrono>
 #include <cstdlib>
@@ -32,8 +43,8 @@ struct nvmlDevice_st {
 };
 nvmlDevice_st the_gpu;
 
-constexpr Return kSuccess = 0, kInvalidArgument = 2, kNotSupported = 3, kNotFound = 6, kInsufficientSize = 7,
-                 kUnknown = 999;
+constexpr Return kSuccess = 0, kInvalidArgument = 2, kNotSupported = 3, kNoPermission = 4, kNotFound = 6,
+                 kInsufficientSize = 7, kUnknown = 999;
 
 bool is_ours(nvmlDevice_st* d) { return d == &the_gpu; }
 
@@ -82,6 +93,65 @@ Return list_processes(nvmlDevice_st* d, unsigned* count, Record* infos) {
   }
   *count = kProcesses;
   return kSuccess;
+}
+
+// The power state (see the top of the file).
+struct PowerState {
+  unsigned limit_mw = 450000;
+  unsigned locked_min = 0, locked_max = 0;  // 0: not locked
+};
+PowerState process_state;
+
+PowerState load_state() {
+  const char* path = std::getenv("FAKE_NVML_STATE");
+  if (!path) return process_state;
+  PowerState st;
+  if (FILE* f = std::fopen(path, "r")) {
+    char key[32] = {};
+    char a[32] = {}, b[32] = {};
+    while (std::fscanf(f, "%31s %31s", key, a) == 2) {
+      if (std::strcmp(key, "limit_mw") == 0) st.limit_mw = static_cast<unsigned>(std::strtoul(a, nullptr, 10));
+      if (std::strcmp(key, "locked_mhz") == 0 && std::strcmp(a, "none") != 0 && std::fscanf(f, "%31s", b) == 1) {
+        st.locked_min = static_cast<unsigned>(std::strtoul(a, nullptr, 10));
+        st.locked_max = static_cast<unsigned>(std::strtoul(b, nullptr, 10));
+      }
+    }
+    std::fclose(f);
+  }
+  return st;
+}
+
+void save_state(const PowerState& st) {
+  process_state = st;
+  const char* path = std::getenv("FAKE_NVML_STATE");
+  if (!path) return;
+  const std::string tmp = std::string(path) + ".tmp";
+  if (FILE* f = std::fopen(tmp.c_str(), "w")) {
+    if (st.locked_min == 0) std::fprintf(f, "limit_mw %u\nlocked_mhz none\n", st.limit_mw);
+    else std::fprintf(f, "limit_mw %u\nlocked_mhz %u %u\n", st.limit_mw, st.locked_min, st.locked_max);
+    std::fclose(f);
+    std::rename(tmp.c_str(), path);
+  }
+}
+
+// Appends one line to FAKE_NVML_STATE.log; plain system calls, as a signal handler may be
+// the caller.
+void log_call(const char* line, bool refused) {
+  const char* path = std::getenv("FAKE_NVML_STATE");
+  if (!path) return;
+  char file[4096];
+  std::snprintf(file, sizeof file, "%s.log", path);
+  char text[160];
+  const int n = std::snprintf(text, sizeof text, "%s%s\n", line, refused ? " refused" : "");
+  const int fd = ::open(file, O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd < 0) return;
+  (void)!::write(fd, text, static_cast<std::size_t>(n));
+  ::close(fd);
+}
+
+bool refuse() {
+  const char* v = std::getenv("FAKE_NVML_NO_PERMISSION");
+  return v && std::strcmp(v, "1") == 0;
 }
 
 }  // namespace
@@ -199,6 +269,57 @@ Return nvmlDeviceGetUtilizationRates(nvmlDevice_st* d, Utilization* u) {
   u->gpu = 87, u->memory = 40;
   return kSuccess;
 }
+Return nvmlDeviceGetPowerManagementLimit(nvmlDevice_st* d, unsigned* mw) {
+  if (!is_ours(d)) return kInvalidArgument;
+  return *mw = load_state().limit_mw, kSuccess;
+}
+Return nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_st* d, unsigned* lo, unsigned* hi) {
+  if (!is_ours(d)) return kInvalidArgument;
+  *lo = 200000, *hi = 700000;
+  return kSuccess;
+}
+Return nvmlDeviceSetPowerManagementLimit(nvmlDevice_st* d, unsigned mw) {
+  if (!is_ours(d)) return kInvalidArgument;
+  char line[64];
+  std::snprintf(line, sizeof line, "set_power_limit %u", mw);
+  if (refuse()) return log_call(line, true), kNoPermission;
+  if (mw < 200000 || mw > 700000) return log_call(line, true), kInvalidArgument;
+  PowerState st = load_state();
+  st.limit_mw = mw;
+  save_state(st);
+  log_call(line, false);
+  return kSuccess;
+}
+Return nvmlDeviceSetGpuLockedClocks(nvmlDevice_st* d, unsigned min_mhz, unsigned max_mhz) {
+  if (!is_ours(d)) return kInvalidArgument;
+  char line[64];
+  std::snprintf(line, sizeof line, "lock_clocks %u %u", min_mhz, max_mhz);
+  if (refuse()) return log_call(line, true), kNoPermission;
+  PowerState st = load_state();
+  st.locked_min = min_mhz, st.locked_max = max_mhz;
+  save_state(st);
+  log_call(line, false);
+  return kSuccess;
+}
+Return nvmlDeviceResetGpuLockedClocks(nvmlDevice_st* d) {
+  if (!is_ours(d)) return kInvalidArgument;
+  if (refuse()) return log_call("reset_clocks", true), kNoPermission;
+  PowerState st = load_state();
+  st.locked_min = st.locked_max = 0;
+  save_state(st);
+  log_call("reset_clocks", false);
+  return kSuccess;
+}
+Return nvmlDeviceGetUUID(nvmlDevice_st* d, char* buf, unsigned len) {
+  if (!is_ours(d) || len < 41) return kInsufficientSize;
+  std::strcpy(buf, "GPU-0f0e0d0c-0b0a-0908-0706-050403020100");
+  return kSuccess;
+}
+Return nvmlDeviceGetSerial(nvmlDevice_st* d, char* buf, unsigned len) {
+  if (!is_ours(d) || len < 14) return kInsufficientSize;
+  std::strcpy(buf, "1650924001234");
+  return kSuccess;
+}
 struct FieldValue {
   unsigned field_id, scope_id;
   long long timestamp, latency_us;
@@ -224,7 +345,7 @@ Return nvmlDeviceGetFieldValues(nvmlDevice_st* d, int count, FieldValue* values)
 }
 Return nvmlDeviceGetFanSpeed(nvmlDevice_st* d, unsigned* pct) { return is_ours(d) ? (*pct = 35, kSuccess) : kInvalidArgument; }
 Return nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_st* d, unsigned* mw) {
-  return is_ours(d) ? (*mw = 450000, kSuccess) : kInvalidArgument;
+  return is_ours(d) ? (*mw = load_state().limit_mw, kSuccess) : kInvalidArgument;  // follows the set limit
 }
 Return nvmlDeviceGetPcieReplayCounter(nvmlDevice_st* d, unsigned* n) { return is_ours(d) ? (*n = 2, kSuccess) : kInvalidArgument; }
 Return nvmlDeviceGetRetiredPages(nvmlDevice_st* d, int cause, unsigned* count, unsigned long long* addresses) {
@@ -269,7 +390,6 @@ Return nvmlEventSetWait_v2(nvmlEventSet_st* set, EventData* data, unsigned) {
   return kSuccess;
 }
 Return nvmlEventSetFree(nvmlEventSet_st*) { return kSuccess; }
-Return nvmlDeviceGetPowerManagementLimit(nvmlDevice_st*, unsigned* mw) { return *mw = 450000, kSuccess; }
 Return nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_st*, unsigned* mw) { return *mw = 700000, kSuccess; }
 Return nvmlDeviceGetTemperature(nvmlDevice_st*, int sensor, unsigned* c) {
   if (sensor != 0) return kInvalidArgument;
