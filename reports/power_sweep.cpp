@@ -55,7 +55,9 @@ void power_sweep_section(Document& doc, const std::vector<ResultsFile>& files) {
         }
       }
       const std::string setting = string_at(p, {"setting"});
-      t.rows.push_back({setting, string_at(p, {"status"}), limits, opt_text(p, "throughput", 3),
+      // A rate: three significant digits, as in every report table (TFLOP/s and GB/s alike).
+      const auto throughput = number_at(p, {"throughput"});
+      t.rows.push_back({setting, string_at(p, {"status"}), limits, throughput ? sig3(*throughput) : std::string(),
                         opt_text(p, "power_w", 0), opt_text(p, "perf_per_watt", 4),
                         opt_text(p, "relative_throughput", 3), opt_text(p, "relative_perf_per_watt", 3)});
       if (const auto v = number_at(p, {"throughput"})) {
