@@ -33,6 +33,11 @@ here="$(cd "$(dirname "$(readlink -f "$0")")" && pwd)"
 #   peer     a bare program beside the suite: cublaslt ARGS | memcpy RESULTS-STEP ARGS
 #   mpi      mpirun -np <GPUs> gpubench run ARGUMENTS (one rank per GPU)
 #   ratio    A B LO HI: each case's mean time in results/A.json over results/B.json within [LO, HI]
+#   soak     gpubench soak ARGUMENTS --device D --out results/NAME.json: exit 0, `smoke_check.py
+#            results` and `smoke_check.py soak` (a passed verdict, samples with rates, power and
+#            clocks; with --power-limits, every setting measured or the refusal printed)
+#   tune-train, tune-data  gpubench tune train|dataload ARGUMENTS --device D --out results/NAME.json:
+#            exit 0, `smoke_check.py results` and `smoke_check.py tuning`
 #   report   gpubench report of every results file
 # In ARGUMENTS, @aux and @results are those folders; ENV:VAR=VALUE sets a variable for the step;
 # NEEDS:gpus>=N skips the step (with the reason) on a host with fewer GPUs.
@@ -74,6 +79,10 @@ run      memory-ref       --suite memory --axis test=d2d,h2d_pinned --axis size=
 run      train-paths      --suite train --axis model=transformer --axis layers=2 --axis hidden=64 --axis heads=4 --axis ffn_mult=4 --axis seq=32 --axis micro_batch=2 --axis vocab=512 --axis precision=fp32,tf32,fp16-amp,bf16-amp --axis accum=2 --axis recompute=block
 run      train-mlp        --suite train --axis model=mlp --axis layers=2 --axis hidden=64 --axis micro_batch=2 --axis vocab=512 --axis precision=fp32,tf32,fp16-amp,bf16-amp --axis accum=1,2 --axis recompute=none
 run      train-plain      --suite train --axis model=transformer --axis layers=2 --axis hidden=64 --axis heads=4 --axis ffn_mult=4 --axis seq=32 --axis micro_batch=2 --axis vocab=512 --axis precision=bf16-amp --axis accum=1 --axis recompute=none,mlp
+# Data-parallel steps on one GPU (a one-rank NCCL communicator): ddp and zero1, each verified
+# against the single-rank reference before timing, with the bucket timeline; then on every GPU.
+run      train-dp         --suite train --axis model=transformer --axis layers=2 --axis hidden=256 --axis heads=4 --axis ffn_mult=4 --axis seq=128 --axis micro_batch=4 --axis vocab=4096 --axis precision=fp32,bf16-amp --axis accum=2 --axis recompute=none --axis dp=ddp,zero1 --axis bucket_mb=0.5
+run      train-dp-mlp     --suite train --axis model=mlp --axis layers=3 --axis hidden=512 --axis micro_batch=64 --axis vocab=1000 --axis precision=tf32,fp16-amp --axis accum=1 --axis recompute=none --axis dp=ddp,zero1 --axis bucket_mb=0.5
 run      train-largest    --suite train --axis model=transformer --axis layers=1 --axis hidden=256 --axis heads=4 --axis ffn_mult=4 --axis seq=1024 --axis micro_batch=0 --axis vocab=8192 --axis precision=bf16-amp --axis accum=1 --axis recompute=none
 # Each case in its own process under a timeout.
 run      isolate          --suite gemm --axis m=256 --axis dtype=bf16,fp32 --isolate --case-timeout 120
@@ -102,6 +111,15 @@ run      coll-blocking    --suite collectives --axis gpus=1 --axis op=all_reduce
 ratio    nccl-nb-ratio    coll-nonblocking coll-blocking 0.8 1.25
 run      coll-multi       NEEDS:gpus>=2 --device cuda --suite collectives --axis size=8,1M,64M
 mpi      coll-mpi         NEEDS:gpus>=2 --device cuda --suite collectives --axis size=8,1M,64M --axis graph=0,1
+mpi      train-dp-mpi     NEEDS:gpus>=2 --device cuda --suite train --axis model=transformer --axis layers=2 --axis hidden=256 --axis heads=4 --axis ffn_mult=4 --axis seq=128 --axis micro_batch=4 --axis vocab=4096 --axis precision=bf16-amp --axis accum=2 --axis recompute=none --axis dp=none,ddp,zero1 --axis bucket_mb=0.5
+gpubench scaling          NEEDS:gpus>=2 scaling @results/coll-mpi.json @results/train-dp-mpi.json --format json
+# Acceptance: a 20 s soak on the tensor-core precision with the highest peak, then a two-step
+# power-limit sweep (without the right to change limits: one line, measured at the current one).
+soak     soak             --load gemm --duration 20s --sample-interval 1s
+soak     power-sweep      --load gemm --duration 5s --sample-interval 1s --power-limits 100%,80%
+# Tuning: a training setup's knobs, then the data loader's (30 s of search in all, then the final measurements).
+tune-train tune-train     --model transformer --budget 20
+tune-data tune-dataload   ENV:GPUBENCH_DATASET=@aux/dataload-data --budget 10
 # One case per kernel family under compute-sanitizer's memcheck (where the tool exists), three
 # processes: suites whose axes do not share a name run together.
 memcheck memcheck-gemm-mem --suite gemm,memory --axis m=256 --axis dtype=fp32,bf16 --axis provider=custom:naive,custom:tiled,custom:regblock,custom:wmma,custom:wgmma --axis test=triad,dot,h2d_sm,fma_fp32,mma_bf16 --axis size=0,1M
@@ -129,6 +147,11 @@ EXPECT_OFF=(
 # Allowances for what no binary can plan (labelled as such in the dry run): a helper command,
 # and compute-sanitizer's start and its slowdown of the cases it watches.
 HELPER_ALLOWANCE_S=2
+# Soaks and tuning runs plan from their own settings: setup and verification on top of the
+# duration; the final measurements of the recommended and default configurations on top of a
+# tuning budget (about half the budget again).
+SOAK_SETUP_S=8
+TUNE_FINAL_FACTOR=1.5
 MEMCHECK_START_S=5
 MEMCHECK_SLOWDOWN=10
 
@@ -218,6 +241,7 @@ expand_args() {
   done
 }
 has_arg() { local want="$1" a; shift; for a in "$@"; do [ "$a" = "$want" ] && return 0; done; return 1; }
+arg_after() { local want="$1"; shift; while [ $# -gt 1 ]; do [ "$1" = "$want" ] && { echo "$2"; return; }; shift; done; }
 # The run flags a step gets: its own, then --device (unless given) and the short timing (each unless given).
 run_flags() {
   flags=("${args[@]}")
@@ -320,6 +344,13 @@ do_step() {
         note="gpubench_perf_${args[0]} not found"
       fi ;;
     gpubench|doctor|profile|report|ratio) plan_s=$HELPER_ALLOWANCE_S; note="allowance" ;;
+    soak)  # the duration once per sweep setting, plus setup and verification
+      local d settings=1; d=$(arg_after --duration "${args[@]}"); d=${d%s}
+      if has_arg --power-limits "${args[@]}"; then settings=$(arg_after --power-limits "${args[@]}" | tr ',' '\n' | grep -c .); fi
+      plan_s=$(add_s "$(mul_s "${d:-30}" "$settings")" "$SOAK_SETUP_S"); note="duration x $settings + ${SOAK_SETUP_S} s" ;;
+    tune-train|tune-data)  # the search budget, then the final measurements of two configurations
+      local b; b=$(arg_after --budget "${args[@]}")
+      plan_s=$(add_s "$(mul_s "${b:-60}" "$TUNE_FINAL_FACTOR")" "$SOAK_SETUP_S"); note="budget x $TUNE_FINAL_FACTOR + ${SOAK_SETUP_S} s" ;;
     *) echo "gpu-smoke: step $name: unknown kind '$kind'" >&2; exit 2 ;;
   esac
   if [ "$dry_run" = 1 ]; then
@@ -383,6 +414,29 @@ do_step() {
       grep '^ratio\|problem' "$logs/$name.log"
       c_ok=$(grep -c '^ratio.* ok$' "$logs/$name.log") c_fail=$(grep -c '^ratio.* FAIL$\|problem' "$logs/$name.log") c_skip=0
       [ "$rc" = 0 ] && verdict "$name" ratio "$plan_s" 0 || { show_failure "$name"; verdict "$name" ratio "$plan_s" 1; } ;;
+    soak)
+      run_logged "$name" "$limit" "${gpubench[@]}" soak --device "$device" "${args[@]}" --out "$results/$name.json"
+      local crc=1 sweep=()
+      has_arg --power-limits "${args[@]}" && sweep=(--sweep "$(arg_after --power-limits "${args[@]}" | tr ',' '\n' | grep -c .)")
+      if [ -f "$results/$name.json" ]; then
+        check_results "$name" "$results/$name.json" && python3 "$checker" soak "$results/$name.json" "${sweep[@]}" >"$aux/$name.soak" 2>&1
+        crc=$?
+        cat "$aux/$name.soak" >>"$logs/$name.log" 2>/dev/null
+        grep '^soak\|^sweep\|problem' "$aux/$name.soak" 2>/dev/null
+        grep -h '^power limit: off' "$logs/$name.log"
+      fi
+      [ "$rc" = 0 ] && [ "$crc" = 0 ] && verdict "$name" soak "$plan_s" 0 || { show_failure "$name"; verdict "$name" soak "$plan_s" 1; } ;;
+    tune-train|tune-data)
+      local target=train; [ "$kind" = tune-data ] && target=dataload
+      run_logged "$name" "$limit" "${gpubench[@]}" tune "$target" --device "$device" "${args[@]}" --out "$results/$name.json"
+      local crc=1
+      if [ -f "$results/$name.json" ]; then
+        check_results "$name" "$results/$name.json" && python3 "$checker" tuning "$results/$name.json" --target "$target" >"$aux/$name.tuning" 2>&1
+        crc=$?
+        cat "$aux/$name.tuning" >>"$logs/$name.log" 2>/dev/null
+        grep '^tuning\|problem' "$aux/$name.tuning" 2>/dev/null
+      fi
+      [ "$rc" = 0 ] && [ "$crc" = 0 ] && verdict "$name" "$kind" "$plan_s" 0 || { show_failure "$name"; verdict "$name" "$kind" "$plan_s" 1; } ;;
     peer)
       local cmd; cmd=$(peer_cmd "gpubench_perf_${args[0]}") || { verdict "$name" peer "$plan_s" 1 "$note"; return; }
       if [ "${args[0]}" = memcpy ]; then

@@ -26,6 +26,13 @@
       events, a non-blocking NCCL communicator against a blocking one): for every case ok in both
       (same suite, device and axes) prints A's mean time / B's; fails when a ratio is outside
       [LO, HI] or no case is in both.
+  smoke_check.py soak FILE [--sweep N] [--min-samples K]
+      A `gpubench soak` results file: a verdict that passed, every soaked device with at least K
+      samples with a rate (default 10), power and SM clock on GPUs; with --sweep N, N sweep points
+      all "on", or one point "current" (changing limits was refused: printed, not a failure).
+  smoke_check.py tuning FILE --target train|dataload
+      A `gpubench tune` results file: gpubench.tuning has a recommendation with a positive rate
+      (train: tokens_per_s or samples_per_s; dataload: workers >= 1), a default and a speed-up.
 Exit status 2 on bad usage or an unreadable file.
 """
 import argparse
@@ -230,6 +237,73 @@ def check_ratio(args):
     return 1 if problems else 0
 
 
+def check_soak(args):
+    soak = load(args.file).get("gpubench", {}).get("soak")
+    if not isinstance(soak, dict):
+        print(f"  problem: no gpubench.soak in {args.file}")
+        return 1
+    problems = []
+    verdict = soak.get("verdict") or {}
+    if verdict.get("passed") is not True:
+        problems.append(f"verdict: {json.dumps(verdict)}")
+    per_device = {}
+    for s in soak.get("series", []):
+        d = per_device.setdefault(s.get("device", "?"), {"rated": 0, "power": 0, "clock": 0})
+        if isinstance(s.get("rate"), (int, float)) and s["rate"] > 0:
+            d["rated"] += 1
+        d["power"] += "power_w" in s
+        d["clock"] += "sm_clock_mhz" in s
+    if not per_device:
+        problems.append("no samples")
+    for dev, d in per_device.items():
+        gpu = "cuda" in dev
+        print(f"soak {dev}: {d['rated']} samples with a rate" + (f", {d['power']} with power, {d['clock']} with the SM clock" if gpu else ""))
+        if d["rated"] < args.min_samples:
+            problems.append(f"{dev}: {d['rated']} samples with a rate, expected at least {args.min_samples}")
+        if gpu and (d["power"] == 0 or d["clock"] == 0):
+            problems.append(f"{dev}: no power or SM clock in its samples")
+    if args.sweep is not None:
+        points = (soak.get("sweep") or {}).get("points", [])
+        for p in points:
+            print(f"sweep {p.get('setting')}: {p.get('status')}, throughput {p.get('throughput')} {p.get('unit', '')}, "
+                  f"power {p.get('power_w')} W, perf/W {p.get('perf_per_watt')}")
+        refused = len(points) == 1 and points[0].get("setting") == "current"
+        if refused:
+            print("sweep: changing the limit was refused; measured at the current limit")
+        elif len(points) != args.sweep or any(p.get("status") != "on" for p in points):
+            problems.append(f"sweep: expected {args.sweep} points all on, got {len(points)}")
+    for p in problems:
+        print(f"  problem: {p}")
+    return 1 if problems else 0
+
+
+def check_tuning(args):
+    t = load(args.file).get("gpubench", {}).get("tuning")
+    if not isinstance(t, dict):
+        print(f"  problem: no gpubench.tuning in {args.file}")
+        return 1
+    rec, default = t.get("recommended") or {}, t.get("default") or {}
+    problems = []
+    if args.target == "train":
+        rate = rec.get("tokens_per_s", rec.get("samples_per_s"))
+        ok = isinstance(rate, (int, float)) and rate > 0
+    else:
+        rate = rec.get("workers")
+        ok = isinstance(rate, int) and rate >= 1
+    if not ok:
+        problems.append(f"recommended: {json.dumps(rec)}")
+    if not default:
+        problems.append("no default measurement")
+    if not isinstance(t.get("speedup_vs_default"), (int, float)):
+        problems.append(f"speedup_vs_default: {t.get('speedup_vs_default')}")
+    knobs = {k: v for k, v in rec.items() if isinstance(v, (str, int)) and not isinstance(v, bool)}
+    print(f"tuning {args.target}: recommended {json.dumps(knobs)}, speed-up {t.get('speedup_vs_default')}, "
+          f"{len(t.get('search', []))} tried, {t.get('wall_s')} s (budget {t.get('budget_s')} s)")
+    for p in problems:
+        print(f"  problem: {p}")
+    return 1 if problems else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -253,9 +327,17 @@ def main():
     q.add_argument("b")
     q.add_argument("lo", type=float)
     q.add_argument("hi", type=float)
+    k = sub.add_parser("soak")
+    k.add_argument("file")
+    k.add_argument("--sweep", type=int)
+    k.add_argument("--min-samples", type=int, default=10)
+    t = sub.add_parser("tuning")
+    t.add_argument("file")
+    t.add_argument("--target", choices=["train", "dataload"], required=True)
     args = parser.parse_args()
     handlers = {"results": check_results, "doctor": check_doctor, "profile": check_profile,
-                "peer-memcpy": check_peer_memcpy, "peer-cublaslt": check_peer_cublaslt, "ratio": check_ratio}
+                "peer-memcpy": check_peer_memcpy, "peer-cublaslt": check_peer_cublaslt, "ratio": check_ratio, "soak": check_soak,
+                "tuning": check_tuning}
     sys.exit(handlers[args.command](args))
 
 

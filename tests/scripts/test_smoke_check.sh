@@ -40,6 +40,16 @@ expect 0 'ratio collectives op=all_reduce size=67108864 graph=0: 440.00 us / 400
 expect 1 'ratio collectives op=all_reduce size=8 graph=0: .* = 1.500 \(expected 0.8..1.25\) FAIL$' ratio "$fx/coll_nonblocking_slow.json" "$fx/coll_blocking.json" 0.8 1.25
 expect 1 'problem: no case is ok in both' ratio "$fx/ratio_unrelated.json" "$fx/coll_blocking.json" 0.8 1.25
 expect 2 'invalid float value' ratio "$fx/coll_nonblocking.json" "$fx/coll_blocking.json" low 1.25
+# soak and tuning files.
+expect 0 '^sweep 80%: on' soak "$fx/soak_ok.json" --sweep 2
+expect 1 'problem: verdict: .*throughput dropped 8.1%' soak "$fx/soak_failed.json"
+expect 0 'sweep: changing the limit was refused' soak "$fx/soak_refused.json" --sweep 2
+expect 1 'problem: sweep: expected 3 points all on, got 2' soak "$fx/soak_ok.json" --sweep 3
+expect 1 'cuda:0: 4 samples with a rate, expected at least 10' soak "$fx/soak_short.json"
+expect 1 'problem: no gpubench.soak' soak "$fx/results_ok.json"
+expect 0 '^tuning train: recommended .*"micro_batch": 8.*speed-up 2.5' tuning "$fx/tuning_train.json" --target train
+expect 1 'problem: recommended: \{"workers": 0\}' tuning "$fx/tuning_dataload_bad.json" --target dataload
+expect 2 'invalid choice' tuning "$fx/tuning_train.json" --target gemm
 # doctor --json
 expect 0 '^doctor: 2 finding\(s\), 0 error\(s\)$' doctor "$fx/doctor_ok.json"
 expect 1 'doctor error: ecc: uncorrectable ECC errors: 3' doctor "$fx/doctor_error.json"
