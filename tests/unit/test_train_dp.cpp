@@ -236,3 +236,28 @@ TEST(TrainDpVerify, ParametersWithinAdamWsSensitivityPassAndAWrongUpdateFails) {
 
 }  // namespace
 }  // namespace gpubench::suites::train
+
+namespace gpubench::suites::train {
+namespace {
+
+// Two ranks, three rounds: each round counts its slowest rank, each figure is the median over rounds.
+TEST(DpRoundFigures, SlowestRankPerRoundThenTheMedian) {
+  const std::array<std::vector<std::vector<double>>, 3> rounds = {{
+      {{1.0, 1.2, 1.1}, {1.3, 1.0, 1.0}},  // overlapped: slowest 1.3, 1.2, 1.1
+      {{0.9, 0.8, 1.0}, {0.8, 0.8, 0.8}},  // compute only: slowest 0.9, 0.8, 1.0
+      {{1.5, 1.4, 1.6}, {1.4, 1.4, 1.4}},  // serial: slowest 1.5, 1.4, 1.6
+  }};
+  const DpRoundFigures f = summarize_dp_rounds(rounds);
+  EXPECT_DOUBLE_EQ(f.step_s, 1.2);
+  EXPECT_DOUBLE_EQ(f.compute_s, 0.9);
+  EXPECT_DOUBLE_EQ(f.comm_s, 1.5 - 0.9);
+  EXPECT_EQ(f.rank_median_s[1], (std::vector<double>{0.9, 0.8}));
+  EXPECT_NEAR(f.spread_pct, 100 * (0.9 - 0.8) / 0.9, 1e-9);
+  // exposed 0.3 of 0.6 s of communication: half of it hidden.
+  EXPECT_NEAR(f.overlap_pct(), 50, 1e-9);
+  DpRoundFigures none;
+  EXPECT_EQ(none.overlap_pct(), 0);
+}
+
+}  // namespace
+}  // namespace gpubench::suites::train

@@ -58,12 +58,6 @@ using kernels::train::ParamLayout;
 constexpr double kRoundBudgetS = 0.4;
 constexpr int kMinRounds = 3, kMaxRounds = 11;
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 GpuPrecision gpu_precision(Precision p) {
   switch (p) {
@@ -213,7 +207,7 @@ class CudaDpStepCase final : public CudaCase {
     m.extra["compute_only_s"] = compute_s_;
     m.extra["exposed_comm_s"] = step_s_ - compute_s_;
     m.extra["comm_s"] = comm_s_;
-    m.extra["overlap_pct"] = overlap_pct();
+    m.extra["overlap_pct"] = overlap_pct_;
     m.extra["scaling_efficiency"] = step_s_ > 0 ? compute_s_ / step_s_ : 0.0;
     m.extra["global_" + m.items_unit + "_per_s"] = step_s_ > 0 ? m.items / step_s_ : 0.0;
     m.extra[m.items_unit + "_per_s_per_rank"] = step_s_ > 0 ? rank_items / step_s_ : 0.0;
@@ -372,39 +366,24 @@ class CudaDpStepCase final : public CudaCase {
         mine[kind].push_back(dp_->timed_step(static_cast<DpComm>(kind)));
       }
     }
-    // Per round, the slowest rank; then the median over rounds.
-    std::vector<double>* out[3] = {&rank_step_s_, &rank_compute_s_, &rank_serial_s_};
-    double med[3] = {0, 0, 0};
-    for (int kind = 0; kind < 3; ++kind) {
-      std::vector<std::vector<double>> all;
-      if (team_ != nullptr) {
-        for (const std::string& text :
-             team_->all_gather(nlohmann::json(mine[kind]).dump(), "data-parallel timing rounds")) {
-          all.push_back(nlohmann::json::parse(text).get<std::vector<double>>());
-        }
-      } else {
-        all.push_back(mine[kind]);
+    // Per round, the slowest rank; then the median over rounds (summarize_dp_rounds, dp_plan.cpp).
+    std::array<std::vector<std::vector<double>>, 3> rounds;
+    for (std::size_t kind = 0; kind < 3; ++kind) {
+      if (team_ == nullptr) {
+        rounds[kind].push_back(mine[kind]);
+        continue;
       }
-      std::vector<double> slowest_per_round(static_cast<std::size_t>(rounds_), 0.0);
-      out[kind]->clear();
-      for (const std::vector<double>& t : all) {
-        for (std::size_t i = 0; i < t.size() && i < slowest_per_round.size(); ++i) {
-          slowest_per_round[i] = std::max(slowest_per_round[i], t[i]);
-        }
-        out[kind]->push_back(median(t));
+      for (const std::string& text : team_->all_gather(nlohmann::json(mine[kind]).dump(), "data-parallel timing rounds")) {
+        rounds[kind].push_back(nlohmann::json::parse(text).get<std::vector<double>>());
       }
-      med[kind] = median(slowest_per_round);
     }
-    step_s_ = med[0];
-    compute_s_ = med[1];
-    comm_s_ = std::max(0.0, med[2] - med[1]);
-    const auto [lo, hi] = std::minmax_element(rank_compute_s_.begin(), rank_compute_s_.end());
-    spread_pct_ = *hi > 0 ? 100 * (*hi - *lo) / *hi : 0;
+    set_figures(summarize_dp_rounds(rounds));
   }
 
-  double overlap_pct() const {
-    if (!(comm_s_ > 0)) return 0;
-    return 100 * std::clamp((comm_s_ - (step_s_ - compute_s_)) / comm_s_, 0.0, 1.0);
+  void set_figures(const DpRoundFigures& f) {
+    step_s_ = f.step_s, compute_s_ = f.compute_s, comm_s_ = f.comm_s, spread_pct_ = f.spread_pct;
+    rank_step_s_ = f.rank_median_s[0], rank_compute_s_ = f.rank_median_s[1], rank_serial_s_ = f.rank_median_s[2];
+    overlap_pct_ = f.overlap_pct();
   }
 
   ModelConfig c_;
@@ -416,7 +395,7 @@ class CudaDpStepCase final : public CudaCase {
   double timeout_s_ = 300;
   std::unique_ptr<DpStepper> dp_;
   std::vector<double> ready_s_;
-  double backward_s_ = 0, step_s_ = 0, compute_s_ = 0, comm_s_ = 0, spread_pct_ = 0;
+  double backward_s_ = 0, step_s_ = 0, compute_s_ = 0, comm_s_ = 0, spread_pct_ = 0, overlap_pct_ = 0;
   std::vector<double> rank_step_s_, rank_compute_s_, rank_serial_s_;
   int rounds_ = 0;
 };

@@ -8,6 +8,7 @@
 // reverse of that order (the LM head / last layer first; the tied embedding `wte` at offset 0
 // completes last), so "every gradient at offsets >= w is complete" is a watermark w that only
 // decreases during backward, and bucket i is ready when w <= buckets[i].offset.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -145,5 +146,20 @@ nlohmann::ordered_json timeline_details(const BucketPlan& plan, double bucket_mb
 // plan.elements floats. Null when gpubench was built without MPI or MPI is not initialised
 // (a program of its own calls MPI_Init first; gpubench's run joins the mpi::session).
 std::unique_ptr<GradComm> make_mpi_grad_comm(const BucketPlan& plan, float* grads, float* params);
+
+// The figures of a data-parallel case (CPU and GPU alike) from its timing rounds: rounds[kind]
+// holds every rank's times of each round for the three kinds of step (0 overlapped, 1 with
+// communication off, 2 every collective after backward). A round counts its slowest rank and
+// each figure is the median over rounds; comm_s = serial - compute only (at least 0);
+// spread_pct = (max - min) / max of the ranks' compute-only medians.
+struct DpRoundFigures {
+  double step_s = 0, compute_s = 0, comm_s = 0, spread_pct = 0;
+  std::array<std::vector<double>, 3> rank_median_s;  // per kind: each rank's median
+  // Share of the communication hidden behind backward, %: (comm - exposed) / comm in [0, 100];
+  // 0 without communication.
+  double overlap_pct() const;
+};
+DpRoundFigures summarize_dp_rounds(const std::array<std::vector<std::vector<double>>, 3>& rounds);
+double dp_median(std::vector<double> v);  // 0 for none
 
 }  // namespace gpubench::suites::train

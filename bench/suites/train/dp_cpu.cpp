@@ -43,12 +43,6 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // How a step communicates: as measured (each bucket as soon as backward completes it), not at
 // all (the compute-only step), or every bucket after backward (nothing hidden: comm_s).
@@ -134,7 +128,7 @@ class CpuDpCase final : public HostCase {
     m.extra["compute_only_s"] = compute_s_;
     m.extra["exposed_comm_s"] = step_s_ - compute_s_;
     m.extra["comm_s"] = comm_s_;
-    m.extra["overlap_pct"] = overlap_pct();
+    m.extra["overlap_pct"] = overlap_pct_;
     m.extra["scaling_efficiency"] = step_s_ > 0 ? compute_s_ / step_s_ : 0.0;
     m.extra["global_" + m.items_unit + "_per_s"] = step_s_ > 0 ? m.items / step_s_ : 0.0;
     m.extra[m.items_unit + "_per_s_per_rank"] = step_s_ > 0 ? rank_items / step_s_ : 0.0;
@@ -324,33 +318,21 @@ class CpuDpCase final : public HostCase {
         mine[kind].push_back(step(static_cast<Comm>(kind), false).step_s);
       }
     }
-    // Per round, the slowest rank; then the median over rounds.
-    std::vector<double>* out[3] = {&rank_step_s_, &rank_compute_s_, &rank_serial_s_};
-    double med[3] = {0, 0, 0};
-    for (int kind = 0; kind < 3; ++kind) {
-      std::vector<double> slowest_per_round(static_cast<std::size_t>(rounds_), 0.0);
-      out[kind]->clear();
-      const std::vector<std::string> all =
-          session_->all_gather(nlohmann::json(mine[kind]).dump(), "data-parallel timing rounds");
-      for (const std::string& text : all) {
-        const std::vector<double> t = nlohmann::json::parse(text).get<std::vector<double>>();
-        for (std::size_t i = 0; i < t.size() && i < slowest_per_round.size(); ++i) {
-          slowest_per_round[i] = std::max(slowest_per_round[i], t[i]);
-        }
-        out[kind]->push_back(median(t));
+    // Per round, the slowest rank; then the median over rounds (summarize_dp_rounds, dp_plan.cpp).
+    std::array<std::vector<std::vector<double>>, 3> rounds;
+    for (std::size_t kind = 0; kind < 3; ++kind) {
+      for (const std::string& text :
+           session_->all_gather(nlohmann::json(mine[kind]).dump(), "data-parallel timing rounds")) {
+        rounds[kind].push_back(nlohmann::json::parse(text).get<std::vector<double>>());
       }
-      med[kind] = median(slowest_per_round);
     }
-    step_s_ = med[0];
-    compute_s_ = med[1];
-    comm_s_ = std::max(0.0, med[2] - med[1]);
-    const auto [lo, hi] = std::minmax_element(rank_compute_s_.begin(), rank_compute_s_.end());
-    spread_pct_ = *hi > 0 ? 100 * (*hi - *lo) / *hi : 0;
+    set_figures(summarize_dp_rounds(rounds));
   }
 
-  double overlap_pct() const {
-    if (!(comm_s_ > 0)) return 0;
-    return 100 * std::clamp((comm_s_ - (step_s_ - compute_s_)) / comm_s_, 0.0, 1.0);
+  void set_figures(const DpRoundFigures& f) {
+    step_s_ = f.step_s, compute_s_ = f.compute_s, comm_s_ = f.comm_s, spread_pct_ = f.spread_pct;
+    rank_step_s_ = f.rank_median_s[0], rank_compute_s_ = f.rank_median_s[1], rank_serial_s_ = f.rank_median_s[2];
+    overlap_pct_ = f.overlap_pct();
   }
 
   int threads_ = 0;
@@ -367,7 +349,7 @@ class CpuDpCase final : public HostCase {
   std::int64_t t_ = 0;
   // Timing rounds (slowest rank, median over rounds).
   int rounds_ = 0;
-  double step_s_ = 0, compute_s_ = 0, comm_s_ = 0, spread_pct_ = 0, backward_s_ = 0;
+  double step_s_ = 0, compute_s_ = 0, comm_s_ = 0, spread_pct_ = 0, overlap_pct_ = 0, backward_s_ = 0;
   std::vector<double> ready_s_, rank_step_s_, rank_compute_s_, rank_serial_s_;
 };
 

@@ -158,4 +158,39 @@ nlohmann::ordered_json timeline_details(const BucketPlan& plan, double bucket_mb
   return d;
 }
 
+double dp_median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+DpRoundFigures summarize_dp_rounds(const std::array<std::vector<std::vector<double>>, 3>& rounds) {
+  DpRoundFigures f;
+  double med[3] = {0, 0, 0};
+  for (std::size_t kind = 0; kind < 3; ++kind) {
+    std::vector<double> slowest_per_round;
+    for (const std::vector<double>& t : rounds[kind]) {
+      if (slowest_per_round.size() < t.size()) slowest_per_round.resize(t.size(), 0.0);
+      for (std::size_t i = 0; i < t.size(); ++i) slowest_per_round[i] = std::max(slowest_per_round[i], t[i]);
+      f.rank_median_s[kind].push_back(dp_median(t));
+    }
+    med[kind] = dp_median(slowest_per_round);
+  }
+  f.step_s = med[0];
+  f.compute_s = med[1];
+  f.comm_s = std::max(0.0, med[2] - med[1]);
+  const std::vector<double>& compute = f.rank_median_s[1];
+  if (!compute.empty()) {
+    const auto [lo, hi] = std::minmax_element(compute.begin(), compute.end());
+    f.spread_pct = *hi > 0 ? 100 * (*hi - *lo) / *hi : 0;
+  }
+  return f;
+}
+
+double DpRoundFigures::overlap_pct() const {
+  if (!(comm_s > 0)) return 0;
+  return 100 * std::clamp((comm_s - (step_s - compute_s)) / comm_s, 0.0, 1.0);
+}
+
 }  // namespace gpubench::suites::train
