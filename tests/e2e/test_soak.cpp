@@ -180,7 +180,10 @@ void write_gpu_soak(const fs::path& path, const fs::path& cpu_soak) {
 TEST_F(Soak, HtmlReportChartsRenderInHeadlessChromium) {
   if (std::system("command -v chromium >/dev/null 2>&1") != 0) GTEST_SKIP() << "chromium is not installed (apt-get install chromium; CI installs it)";
   const fs::path f = dir / "cpu.json", gpu = dir / "gpu.json";
-  ASSERT_EQ(gpubench(fmt::format("soak --device cpu --duration 2s --sample-interval 250ms --warmup 0 -q --out {}",
+  // The charts are what is tested here, not the verdict: thresholds a busy machine cannot break
+  // (under ctest -j2 a 2 s soak with no warm-up could fail its drop rule on the neighbours' load).
+  ASSERT_EQ(gpubench(fmt::format("soak --device cpu --duration 2s --sample-interval 250ms --warmup 0 --max-drop 100 "
+                                 "--max-spread 100 -q --out {}",
                                  f.string())).code, 0);
   write_gpu_soak(gpu, f);
   struct Page {
