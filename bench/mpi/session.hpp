@@ -28,7 +28,8 @@ class Session : public Team {
 
   std::vector<double> all_gather(double value, const std::string& step) override;
   std::vector<std::string> all_gather(const std::string& text, const std::string& step) override;
-  // MPI_Ibarrier on the agreement communicator, polled until the timeout (then the run ends).
+  // A dissemination barrier of point-to-point messages on the agreement communicator, polled
+  // until the timeout (then the run ends); session_mpi.cpp says why not MPI_Ibarrier.
   void barrier(const std::string& step) override;
   // Rank 0's bytes on every rank (the NCCL unique id), bounded by the timeout.
   std::string broadcast(const std::string& bytes, const std::string& step);
@@ -42,7 +43,7 @@ class Session : public Team {
   double timeout_s_ = 300;
 };
 
-// Initialises MPI on first call (MPI_Init_thread, FUNNELED; finalised at exit) and joins the
+// Initialises MPI on first call (MPI_Init_thread, SINGLE: see session_mpi.cpp; finalised at exit) and joins the
 // ranks (an all_gather of host names, bounded by `timeout_s`). Null without MPI support.
 Session* session(double timeout_s = 300);
 // Whether session() has been initialised (it is not in a plain single-process run until a case

@@ -23,13 +23,13 @@
 namespace gpubench::mpi {
 namespace {
 
-constexpr int kGatherTag = 7701, kReplyTag = 7702;
+// Tags of the agreement messages; the collectives suite's sendrecv ring uses tag 0.
+constexpr int kGatherTag = 7701, kReplyTag = 7702, kBarrierTag = 7703;
 
 class MpiSession final : public Session {
  public:
   explicit MpiSession(double timeout_s) {
     timeout_s_ = timeout_s;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     // Local rank from the host names (as nccl-tests does by hashing them): the ranks on this
@@ -104,19 +104,29 @@ class MpiSession final : public Session {
     return values;
   }
 
-  // The barrier before each timed window: MPI_Ibarrier (log n steps, where a gather through
-  // rank 0 would cost n messages per window), spinning on MPI_Test for its first millisecond
-  // (the others are usually there within microseconds). A barrier cannot say who is missing:
-  // ranks other than 0 wait one second longer, so when rank 0 waits at an agreement step
-  // (which names the missing ranks) instead, its message comes first.
+  // The barrier before each timed window: a dissemination barrier (in round k each rank sends
+  // an empty message to rank + 2^k and waits for one from rank - 2^k: log2 n rounds, where a
+  // gather through rank 0 would cost n messages per window), spinning on MPI_Test for its
+  // first millisecond (the others are usually there within microseconds).
+  // Not MPI_Ibarrier: Open MPI's first non-blocking collective registers coll/libnbc's progress
+  // function for good (NBC_Start: opal_progress_register), and every blocking call after it
+  // pays for it: +0.04 us on a 0.2 us 2-rank all-reduce here, a fifth of it (issue 17).
+  // A barrier cannot say who is missing: ranks other than 0 wait one second longer, so when
+  // rank 0 waits at an agreement step (which names the missing ranks) instead, its message
+  // comes first.
   void barrier_on(const std::string& step) {
     const double grace_s = rank_ == 0 ? 0.0 : 1.0;
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                               std::chrono::duration<double>(timeout_s_ + grace_s));
-    MPI_Request request;
-    MPI_Ibarrier(comm_, &request);
-    if (!wait(request, deadline)) abort_run(fmt::format("the ranks did not all reach {} within {} s", step, timeout_s_));
+    for (int k = 1; k < size_; k <<= 1) {
+      MPI_Request requests[2];
+      MPI_Irecv(nullptr, 0, MPI_BYTE, (rank_ - k + size_) % size_, kBarrierTag, comm_, &requests[0]);
+      MPI_Isend(nullptr, 0, MPI_BYTE, (rank_ + k) % size_, kBarrierTag, comm_, &requests[1]);
+      if (!wait(requests[0], deadline) || !wait(requests[1], deadline)) {
+        abort_run(fmt::format("the ranks did not all reach {} within {} s", step, timeout_s_));
+      }
+    }
   }
 
   std::vector<std::string> gather_tagged(const std::string& text, const std::string& step) {
@@ -150,7 +160,9 @@ class MpiSession final : public Session {
   }
 
  private:
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  // MPI_COMM_WORLD, not a duplicate (mpi_transport.cpp's bench_comm says why): the agreements
+  // are point-to-point messages with tags of their own, which no collective can match.
+  MPI_Comm comm_ = MPI_COMM_WORLD;
 };
 
 std::unique_ptr<MpiSession>& instance() {
@@ -225,9 +237,14 @@ Session* session(double timeout_s) {
     MPI_Initialized(&initialized);
     if (!initialized) {
       int provided = 0;
-      // FUNNELED: only the main thread (the harness's) calls MPI; the collectives watchdog
-      // thread calls MPI_Abort only once the run is stuck and must end anyway.
-      MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+      // SINGLE: only the main thread (the harness's) calls MPI; the watchdog threads call
+      // MPI_Abort only once the run is stuck and must end anyway. Not FUNNELED, though that
+      // names this use more exactly: Open MPI 4.x turns on its internal locking for every
+      // level above SINGLE (ompi_mpi_init: `if (*provided != MPI_THREAD_SINGLE)
+      // opal_set_using_threads(true)`), and those mutexes and the threaded request wait
+      // cost a 2-rank shared-memory all-reduce of 8 B about a third of its time here
+      // (perf: pthread_mutex_lock/unlock and ompi_sync_wait_mt in every call; issue 17).
+      MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
       std::atexit(finalize_at_exit);
     }
     s = std::make_unique<MpiSession>(timeout_s);

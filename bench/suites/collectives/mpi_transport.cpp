@@ -156,16 +156,14 @@ class Watchdog {
   std::atomic<std::uint64_t> beats_{0};
 };
 
-// The communicator the benchmarks use: a duplicate of MPI_COMM_WORLD, so no benchmark message
-// can match the harness's agreement messages.
-MPI_Comm bench_comm() {
-  static MPI_Comm comm = [] {
-    MPI_Comm c;
-    MPI_Comm_dup(MPI_COMM_WORLD, &c);
-    return c;
-  }();
-  return comm;
-}
+// The communicator the benchmarks use: MPI_COMM_WORLD itself, not a duplicate. Open MPI
+// gives a new communicator its id through a non-blocking all-reduce on the parent, and that
+// registers coll/libnbc's progress function for the rest of the process: every later call
+// runs it (7% of a 2-rank 8 B all-reduce's samples under perf; issue 17). No benchmark message
+// can match the harness's agreement messages all the same: MPI keeps a collective's messages
+// apart from point-to-point ones on the same communicator (MPI-3.1 section 5.1), and the
+// agreements' point-to-point tags (bench/mpi/session_mpi.cpp, 7701-7703) are not the ring's 0.
+MPI_Comm bench_comm() { return MPI_COMM_WORLD; }
 
 class MpiTransport final : public Transport {
  public:
