@@ -143,11 +143,13 @@ class MpiGradComm final : public GradComm {
     }
   }
 
-  // Ranks may share cores (--oversubscribe, or a rank's BLAS threads): spin for the first
-  // millisecond (a collective usually completes within it), then sleep between polls so a
-  // waiting rank does not take the core from a rank that still computes.
+  // Ranks may share cores (--oversubscribe, or a rank's BLAS threads): after the first
+  // millisecond of spinning, each poll yields the core to whatever else is runnable on it.
+  // Not a sleep: Open MPI moves a non-blocking collective on only inside MPI calls, so every
+  // sleep between MPI_Test calls (20 us asked, more once the kernel wakes the thread) is time
+  // in which a multi-round collective makes no progress.
   static void pause(Clock::time_point spin_until) {
-    if (Clock::now() > spin_until) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    if (Clock::now() > spin_until) std::this_thread::yield();
   }
 
   double timeout_s() const { return session_ != nullptr ? session_->timeout_s() : 300; }
