@@ -6,7 +6,7 @@
 // gradient (124M fp32 parameters, the train suite's gpt2-124m layout) in the buckets the train
 // suite plans at a 1, 5, 25 and 100 MiB cap (ddp), and at 25 MiB for zero1 (reduce-scatter then
 // all-gather). Each side's time is the slowest rank's, from a barrier to the last bucket's
-// completion; GradComm starts every bucket back to back (calling progress() after each, as
+// completion; GradComm is handed every bucket back to back (calling progress() after each, as
 // backward would between layers) and then waits; bare calls MPI_Allreduce (zero1:
 // MPI_Reduce_scatter_block, then MPI_Allgather) bucket after bucket. Sides alternate within a
 // round; the best and the median over rounds are compared. The first round of every case checks
@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/mpi/session.hpp"
 #include "bench/suites/train/dp.hpp"
 #include "kernels/train/model_config.hpp"
 
@@ -184,6 +185,7 @@ class Runner {
 
 int main(int argc, char** argv) {
   int provided = 0;
+  gpubench::mpi::choose_library_settings();  // the MPI settings gpubench runs with
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);  // as gpubench (bench/mpi/session_mpi.cpp)
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -431,6 +431,7 @@ int cmd_run(const std::vector<std::string>& all_args) {
                                   {"nodes", team->nodes()},
                                   {"hosts", team->hosts()},
                                   {"library", mpi::library_version()},
+                                  {"library_settings", mpi::library_settings()},
                                   {"rank_timeout_s", team->timeout_s()},
                                   {"rank_devices", h.rank_identities}};
   }

@@ -15,6 +15,13 @@ namespace gpubench::mpi {
 
 bool built_with_mpi();
 std::string library_version();  // MPI_Get_library_version's first line; empty without MPI
+// The MPI library settings gpubench chose for the run ("NAME=VALUE (why)"), recorded in the
+// results' context; empty when it chose none (another MPI than Open MPI, the user's own
+// setting kept, or a build without MPI).
+std::vector<std::string> library_settings();
+// Makes those choices (session() calls it before MPI_Init; so does a program of its own that
+// initialises MPI, such as perf/dp_comm_overhead.cpp, to measure what gpubench runs).
+void choose_library_settings();
 
 class Session : public Team {
  public:

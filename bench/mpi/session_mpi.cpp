@@ -165,6 +165,37 @@ class MpiSession final : public Session {
   MPI_Comm comm_ = MPI_COMM_WORLD;
 };
 
+std::vector<std::string>& chosen_settings() {
+  static std::vector<std::string> s;
+  return s;
+}
+
+}  // namespace
+
+// Open MPI's non-blocking all-reduce (coll/libnbc, which the data-parallel train step overlaps
+// with backward) picks a binomial reduce-then-broadcast below 4 ranks or in place: the whole
+// bucket crosses twice, one rank at a time (libnbc's nbc_iallreduce.c, "p < 4 || ... ||
+// inplace"). The blocking MPI_Allreduce the collectives suite measures uses recursive doubling
+// or Rabenseifner's reduce-scatter + all-gather. Measured with gpubench_perf_dp_comm (perf/),
+// 2 ranks: the default was 2-3x the blocking call on one bucket of 1-100 MiB, Rabenseifner
+// within 10%. So unless the user set it, the step uses Rabenseifner's algorithm, and the
+// projection from the collectives suite's curves (gpubench scaling) models what ran.
+// Set in the environment before MPI_Init, where Open MPI reads its MCA parameters.
+void choose_library_settings() {
+  static bool chosen = false;
+  if (chosen) return;
+  chosen = true;
+#ifdef OPEN_MPI
+  const char* name = "OMPI_MCA_coll_libnbc_iallreduce_algorithm";
+  if (std::getenv(name) == nullptr && ::setenv(name, "rabenseifner", 0) == 0) {
+    chosen_settings().push_back("coll_libnbc_iallreduce_algorithm=rabenseifner (Open MPI's default for fewer than 4 "
+                                "ranks or in place is a binomial reduce + broadcast; docs/suite-train.md)");
+  }
+#endif
+}
+
+namespace {
+
 std::unique_ptr<MpiSession>& instance() {
   static std::unique_ptr<MpiSession> s;
   return s;
@@ -179,6 +210,8 @@ void finalize_at_exit() {
 }  // namespace
 
 bool built_with_mpi() { return true; }
+
+std::vector<std::string> library_settings() { return chosen_settings(); }
 
 std::string library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
@@ -244,6 +277,7 @@ Session* session(double timeout_s) {
       // opal_set_using_threads(true)`), and those mutexes and the threaded request wait
       // cost a 2-rank shared-memory all-reduce of 8 B about a third of its time here
       // (perf: pthread_mutex_lock/unlock and ompi_sync_wait_mt in every call; issue 17).
+      choose_library_settings();
       MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
       std::atexit(finalize_at_exit);
     }

@@ -8,6 +8,8 @@ namespace gpubench::mpi {
 
 bool built_with_mpi() { return false; }
 std::string library_version() { return ""; }
+std::vector<std::string> library_settings() { return {}; }
+void choose_library_settings() {}
 Session* session(double) { return nullptr; }
 bool active() { return false; }
 std::vector<double> Session::all_gather(double, const std::string&) { return {}; }

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <vector>
@@ -45,6 +46,15 @@ TEST_F(FleetMpi, RunKeepsEveryRanksFigures) {
                                   mpirun(), GPUBENCH_BINARY, results.string()));
   ASSERT_EQ(o.code, 0) << o.err;
   const auto doc = nlohmann::json::parse(slurp(results));
+  // Open MPI's non-blocking all-reduce is set to Rabenseifner's algorithm unless the user chose
+  // (bench/mpi/session_mpi.cpp), and the results say so.
+  const auto& mpi = doc["context"]["gpubench"]["mpi"];
+  ASSERT_TRUE(mpi["library_settings"].is_array()) << mpi.dump();
+  if (mpi["library"].get<std::string>().find("Open MPI") != std::string::npos &&
+      std::getenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm") == nullptr) {
+    ASSERT_EQ(mpi["library_settings"].size(), 1u) << mpi.dump();
+    EXPECT_EQ(mpi["library_settings"][0].get<std::string>().rfind("coll_libnbc_iallreduce_algorithm=rabenseifner (", 0), 0u);
+  }
   const auto& ranks = doc["context"]["gpubench"]["mpi"]["rank_devices"];
   ASSERT_EQ(ranks.size(), 2u) << doc["context"].dump();
   EXPECT_EQ(ranks[0]["host"], doc["context"]["host_name"]);
