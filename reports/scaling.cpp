@@ -75,6 +75,11 @@ std::vector<TrainCase> train_cases(const std::vector<ResultsFile>& files) {
       c.dp = string_at(e.details, {"dp"});
       if (c.dp.empty()) c.dp = e.axes.contains("dp") ? scalar_text(e.axes["dp"]) : "none";
       c.ranks = int_at(e.details, {"ranks"}).value_or(int_at(e.metrics, {"ranks"}).value_or(1));
+      // The optimizer's share of the step, from the case's phase split; a zero1 case's own
+      // compute-only step already updates only its shard, so nothing more is credited from it.
+      if (auto fraction = number_at(e.metrics, {"optimizer_fraction"}); fraction && c.dp != "zero1") {
+        if (*fraction >= 0 && *fraction < 1) c.step.optimizer_s = *fraction * c.step.compute_s;
+      }
       // Work one device does per step: the case's rate (global under data parallelism) times
       // its step time, shared among the ranks.
       const double step_time = e.real_time_s.value_or(in->compute_s);
@@ -208,7 +213,9 @@ const std::vector<std::string> kAssumptions = {
     "with N); step = compute-only step + exposed communication; scaling efficiency = compute-only step / step; "
     "tokens/s (samples/s) = N x work per GPU per step / step.",
     "zero1: reduce-scatter per bucket overlapped with backward as above, then the all-gather of every bucket's "
-    "parameters after the optimizer, not overlapped; the optimizer's 1/N share of the update is not credited.",
+    "parameters after the optimizer, not overlapped; each rank's optimizer updates its 1/N shard: compute = "
+    "compute-only step - optimizer x (1 - 1/N), the optimizer's time from the case's phase split "
+    "(optimizer_fraction; not credited when the case has none or is itself zero1).",
 };
 
 std::string basis_of(const TrainCase& c) {

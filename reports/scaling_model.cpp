@@ -157,6 +157,7 @@ StepProjection project_step(const Network& net, Dp dp, const StepInput& in, int 
   p.gpus = gpus;
   p.nodes = net.gpus_per_node > 0 && gpus > net.gpus_per_node ? gpus / net.gpus_per_node : 1;
   p.compute_s = in.compute_s;
+  if (dp == Dp::zero1 && gpus > 1) p.compute_s -= in.optimizer_s * (1.0 - 1.0 / gpus);
   std::vector<double> seconds;
   double gather_s = 0;
   for (const Bucket& b : in.buckets) {

@@ -107,10 +107,12 @@ struct Bucket {
 //   overlap_pct = 100 x (comm_s - exposed) / comm_s (share of the communication time hidden
 //                 behind backward; 100 when there is none)
 //   scaling_efficiency = compute_s / step
+//   zero1 compute_s = compute_s - optimizer_s x (1 - 1/N): each rank updates its 1/N shard
 struct StepInput {
   std::vector<Bucket> buckets;  // in backward order
   double backward_s = 0;
-  double compute_s = 0;  // the compute-only step
+  double compute_s = 0;    // the compute-only step
+  double optimizer_s = 0;  // the whole model's optimizer update within it (0: unknown, not credited)
 };
 struct StepProjection {
   int gpus = 1;

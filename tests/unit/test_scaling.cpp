@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include "bench/core/errors.hpp"
 #include "reports/scaling.hpp"
@@ -143,6 +146,20 @@ TEST(ScalingModel, Zero1AllGatherIsNotOverlapped) {
   EXPECT_EQ(notes.count("intra-node: no reduce_scatter curve; taken as half of the all_reduce time"), 1u);
 }
 
+TEST(ScalingModel, Zero1CreditsTheOptimizersShard) {
+  // The same step with 4 ms of its 10 ms in the optimizer: at 2 ranks each rank updates half
+  // the parameters (compute 10 - 4/2 = 8 ms), at 4 ranks a quarter (10 - 4 x 3/4 = 7 ms); ddp
+  // keeps the whole update.
+  StepInput in{{{1e6, 1e-3}}, 6e-3, 10e-3};
+  in.optimizer_s = 4e-3;
+  const StepProjection two = project_step(flat_network(), Dp::zero1, in, 2);
+  EXPECT_NEAR(two.compute_s, 8e-3, 1e-12);
+  EXPECT_NEAR(two.step_s, 8e-3 + 0.5e-3, 1e-12);  // + the all-gather
+  EXPECT_NEAR(project_step(flat_network(), Dp::zero1, in, 4).compute_s, 7e-3, 1e-12);
+  EXPECT_EQ(project_step(flat_network(), Dp::ddp, in, 4).compute_s, 10e-3);
+  EXPECT_EQ(project_step(flat_network(), Dp::zero1, in, 1).compute_s, 10e-3);
+}
+
 TEST(ScalingModel, Hierarchical) {
   // 8 GPUs, 2 per node, 4 nodes: intra all-reduce at 2 ranks on 1e6 B (1 ms, measured) + inter
   // all-reduce at 4 ranks on 5e5 B from figures (10 GB/s, 2 us): 6 x 2 us + 5e5 x 1.5 / 1e10.
@@ -220,6 +237,26 @@ TEST(Scaling, ReadsTimelinesAndCurves) {
   EXPECT_EQ(net.intra.size(), 3u);
   EXPECT_TRUE(net.inter.empty());
   EXPECT_TRUE(measured_network(files, "cuda").intra.empty());
+}
+
+TEST(Scaling, ReadsTheOptimizersShareExceptFromAZero1Case) {
+  std::ifstream in(kFixtures / "cpu_dp.json");
+  nlohmann::json doc = nlohmann::json::parse(in);
+  const auto write = [](const fs::path& p, const nlohmann::json& j) { std::ofstream(p) << j.dump(); };
+  doc["benchmarks"][0]["gpubench"]["metrics"]["optimizer_fraction"] = 0.25;  // dp=none, step 0.02 s
+  doc["benchmarks"][1]["gpubench"]["metrics"]["optimizer_fraction"] = 0.25;  // ddp
+  const fs::path none_ddp = fs::path(::testing::TempDir()) / "scaling_optimizer.json";
+  write(none_ddp, doc);
+  std::vector<TrainCase> cases = train_cases({read_results(none_ddp)});
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_DOUBLE_EQ(cases[0].step.optimizer_s, 0.25 * 0.02);
+  EXPECT_DOUBLE_EQ(cases[1].step.optimizer_s, 0.25 * 0.0201);
+  doc["benchmarks"][1]["gpubench"]["details"]["dp"] = "zero1";
+  write(none_ddp, doc);
+  cases = train_cases({read_results(none_ddp)});
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[1].dp, "zero1");
+  EXPECT_EQ(cases[1].step.optimizer_s, 0);  // its compute-only step already updates a shard
 }
 
 TEST(Scaling, ProjectsAndValidates) {
