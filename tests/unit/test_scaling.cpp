@@ -259,6 +259,26 @@ TEST(Scaling, ReadsTheOptimizersShareExceptFromAZero1Case) {
   EXPECT_EQ(cases[1].step.optimizer_s, 0);  // its compute-only step already updates a shard
 }
 
+TEST(Scaling, ASingleDeviceCaseTimedOnEveryRankGivesTheComputeAndStretchesTheTimeline) {
+  std::ifstream in(kFixtures / "cpu_dp.json");
+  nlohmann::json doc = nlohmann::json::parse(in);
+  auto& measurement = doc["benchmarks"][0]["gpubench"]["measurement"];  // dp=none: step 0.02 s, backward 0.012 s
+  measurement["ranks"] = 2;
+  measurement["max_over_ranks_s"] = 0.04;
+  const fs::path file = fs::path(::testing::TempDir()) / "scaling_contended.json";
+  std::ofstream(file) << doc.dump();
+  const std::vector<TrainCase> cases = train_cases({read_results(file)});
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_DOUBLE_EQ(cases[0].step.compute_s, 0.04);
+  EXPECT_DOUBLE_EQ(cases[0].step.backward_s, 0.024);
+  const std::vector<TrainCase> alone = train_cases(fixture({"cpu_dp.json"}));
+  ASSERT_EQ(alone[0].step.buckets.size(), cases[0].step.buckets.size());
+  for (std::size_t i = 0; i < alone[0].step.buckets.size(); ++i) {
+    EXPECT_DOUBLE_EQ(cases[0].step.buckets[i].ready_s, 2 * alone[0].step.buckets[i].ready_s);
+  }
+  EXPECT_DOUBLE_EQ(cases[1].step.compute_s, alone[1].step.compute_s);  // a dp case keeps its compute-only step
+}
+
 TEST(Scaling, ProjectsAndValidates) {
   ScalingOptions o;
   o.gpus = {1, 2, 8};
