@@ -74,6 +74,12 @@ void PriceList::add_assignment(const std::string& text) {
   prices.emplace_back(text.substr(0, eq), parse_price_value(text.substr(eq + 1), "--price"));
 }
 
+PriceList PriceList::from_options(const std::string& file, const std::vector<std::string>& assignments) {
+  PriceList p = file.empty() ? PriceList{} : from_file(file);
+  for (const std::string& a : assignments) p.add_assignment(a);
+  return p;
+}
+
 PriceList PriceList::from_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::error_code ec;

@@ -27,6 +27,8 @@ struct PriceList {
   void add_assignment(const std::string& text);
   // {"prices_usd_per_hour": {"NVIDIA H100": 2.5, ...}} (data/prices.example.json).
   static PriceList from_file(const std::filesystem::path& path);
+  // --prices FILE (when not empty) then each --price NAME=USD, as `report` and `scaling` take them.
+  static PriceList from_options(const std::string& file, const std::vector<std::string>& assignments);
 };
 
 struct ReportOptions {

@@ -82,8 +82,7 @@ int cmd_report(const std::vector<std::string>& args) {
       o.spec_sheet.empty() ? reports::SpecSheet::builtin() : reports::SpecSheet::from_file(o.spec_sheet);
   reports::ReportOptions ro;
   ro.baseline = o.baseline;
-  if (!o.prices_file.empty()) ro.prices = reports::PriceList::from_file(o.prices_file);
-  for (const auto& p : o.price_assignments) ro.prices.add_assignment(p);
+  ro.prices = reports::PriceList::from_options(o.prices_file, o.price_assignments);
   ro.train_tokens = o.train_tokens;
   ro.train_samples = o.train_samples;
   ro.train_filter = o.train_filter;

@@ -118,7 +118,8 @@ ScalingCli parse_scaling_options(const std::vector<std::string>& args) {
   if (vm.count("train-samples")) o.model.train_samples = in_range(vm["train-samples"].as<double>(), "--train-samples", 0, 1e18);
   if (o.model.train_tokens && o.model.train_samples) throw UsageError("--train-tokens and --train-samples: give one workload");
   o.outputs = reports::resolve_outputs(o.format, o.out, {"md", "html", "json"});
-  for (const auto& p : o.price_assignments) o.model.prices.add_assignment(p);
+  reports::PriceList check;
+  for (const auto& p : o.price_assignments) check.add_assignment(p);  // fails early on a bad one
   if (o.files.empty()) throw UsageError("scaling: no results file given (usage: gpubench scaling RESULTS.json...)");
   return o;
 }
@@ -129,11 +130,7 @@ int cmd_scaling(const std::vector<std::string>& args) {
   ScalingCli o = parse_scaling_options(args);
   if (o.help) return print_help(o.help_text);
   check_outputs(o.outputs);
-  if (!o.prices_file.empty()) {
-    reports::PriceList from_file = reports::PriceList::from_file(o.prices_file);  // as `report` combines them
-    from_file.prices.insert(from_file.prices.end(), o.model.prices.prices.begin(), o.model.prices.prices.end());
-    o.model.prices = std::move(from_file);
-  }
+  o.model.prices = reports::PriceList::from_options(o.prices_file, o.price_assignments);
   const std::vector<reports::ResultsFile> loaded =
       reports::read_results_files(std::vector<std::filesystem::path>(o.files.begin(), o.files.end()));
   print_read_warnings("scaling", loaded);
