@@ -14,6 +14,8 @@
 #include "bench/core/interrupt.hpp"
 #include "bench/core/launch.hpp"
 #include "bench/core/paths.hpp"
+#include "bench/core/harness.hpp"
+#include "bench/mpi/session.hpp"
 #include "bench/suites/all_suites.hpp"
 #include "bench/tune/train_tuner.hpp"
 #include "reports/plausibility.hpp"
@@ -28,13 +30,19 @@ constexpr const char* kTuneTrainUsage = R"(Usage: gpubench tune train --model M 
 
 Searches precision (GPU: fp32, tf32, fp16-amp, bf16-amp; CPU: fp32) x micro-batch x gradient
 accumulation (micro-batch x accumulation x ranks = the global batch) x activation recompute
-(transformers) for one model of the train suite on one device, within --budget seconds:
+(transformers) for one model of the train suite on one device (per rank), within --budget seconds:
 successive halving, short measurements first and longer ones for the best third, every
 configuration verified before it is timed. Then the recommended and the default configuration
 are measured again (after the budget) and compared: speed-up, throughput, noise, memory, MFU.
 Writes a results file (every configuration tried is an entry) with gpubench.tuning; `gpubench
 report` renders it. Exit status: 0 when a configuration was recommended, 1 when none could be,
 2 on bad usage.
+
+Under mpirun/srun (one rank per device) every configuration is the data-parallel step (dp=ddp)
+and the search also tries the gradient bucket cap (bucket_mb: 1, 5, 25, 100 MiB, those that
+give this model different buckets); micro-batch x accumulation x ranks = the global batch. Every
+rank takes the same decisions (rank 0's clock and measurements), rank 0 writes the results file
+and prints; the recommended command starts with the launcher (mpirun -np N gpubench run ...).
 
 Options)";
 
@@ -47,6 +55,7 @@ struct TuneTrainOptions {
   std::vector<std::string> axes;
   std::optional<std::int64_t> global_batch;
   double budget_s = 60;
+  double rank_timeout_s = 300;
   std::uint64_t seed = 1;
   bool quiet = false;
 };
@@ -66,7 +75,10 @@ TuneTrainOptions parse(const std::vector<std::string>& args) {
       ("budget", po::value(&o.budget_text)->default_value(o.budget_text),
        "seconds the search may take (above 0, at most 86400); the final confirmation comes after it")
       ("seed", po::value(&o.seed)->default_value(o.seed), "orders candidates of equal prior; same seed, same order")
-      ("out,o", po::value(&o.out), "results file (default results/<host>-<UTC time>.json)")
+      ("out,o", po::value(&o.out), "results file (default results/<host>-<UTC time>.json; under mpirun/srun rank 0's)")
+      ("rank-timeout", po::value(&o.rank_timeout_s)->default_value(o.rank_timeout_s),
+       "under mpirun/srun: seconds a rank may take to join or to reach each step the ranks take together before "
+       "the run ends naming it (above 0, at most 86400)")
       ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr")
       ("help,h", "show this help");
   po::variables_map vm = parse_or_throw(args, desc);
@@ -84,6 +96,7 @@ TuneTrainOptions parse(const std::vector<std::string>& args) {
     throw UsageError(fmt::format("--budget '{}': expected seconds (a number above 0, at most {})", o.budget_text, kMaxBudgetS));
   }
   in_range(o.budget_s, "--budget", 0, kMaxBudgetS);
+  in_range(o.rank_timeout_s, "--rank-timeout", 0, kMaxBudgetS);
   if (o.model.empty()) throw UsageError("tune train: --model is required (mlp, transformer, gpt2-124m, ...)");
   if (vm.count("global-batch")) {
     if (global_batch < 1) throw UsageError(fmt::format("--global-batch {}: expected at least 1", global_batch));
@@ -121,77 +134,153 @@ std::string knob_text(const nlohmann::ordered_json& c, const std::vector<std::st
 
 int cmd_tune_train(const std::vector<std::string>& args) {
   const auto started = std::chrono::steady_clock::now();
-  const TuneTrainOptions o = parse(args);
-  if (o.help) return print_help(o.help_text);
-  if (const std::optional<LaunchInfo> launch = detect_launch()) {
-    (void)launch;
-    throw UsageError("tune train under mpirun/srun: the data-parallel train step is not in this build; "
-                     "run it as one process");
+  // Under mpirun/srun every rank runs the whole command in step: the search is the same on every
+  // rank (bench/tune/team_agreement.hpp), rank 0 writes the results and prints; the others print
+  // nothing. Every rank parses the same arguments, so a usage error found before the ranks join
+  // is the same on all of them: only rank 0 says it.
+  const std::optional<LaunchInfo> launch = detect_launch();
+  const bool quiet_rank = launch && launch->rank != 0;
+  TuneTrainOptions o;
+  mpi::Session* team = nullptr;
+  try {
+    o = parse(args);
+    if (o.help) return quiet_rank ? 0 : print_help(o.help_text);
+    if (launch) {
+      if (!mpi::built_with_mpi()) throw UsageError(launch_without_mpi_message(*launch));
+      if (!launch->unjoinable.empty()) throw UsageError(launch->unjoinable);
+    }
+  } catch (const UsageError&) {
+    if (quiet_rank) return 2;
+    throw;
   }
+  if (launch) {
+    team = mpi::session(o.rank_timeout_s);
+    if (const std::string m = team_size_mismatch_message(*launch, team->size()); !m.empty()) {
+      if (team->rank() != 0) return 2;
+      throw UsageError(m);
+    }
+  }
+  const bool leader = team == nullptr || team->rank() == 0;
 
+  // What each rank finds on its own (its device, the knob space, rank 0's output file) is
+  // agreed before the ranks go on together: one rank's usage error or missing device ends every
+  // rank with the same exit status, and rank 0 says why.
   const DeviceInventory inventory = discover_devices();
-  const std::string spec = o.device.empty() ? (inventory.cuda.empty() ? "cpu" : "cuda:0")
-                                            : (o.device == "cuda" ? "cuda:0" : o.device);
-  const DeviceSelection selection = select_devices(spec, inventory);
-  if (selection.devices.size() != 1) {
-    const std::string why = inventory.cuda.empty() ? inventory.cuda_unavailable_reason : "no such device";
-    fmt::print(stderr, "gpubench tune train: no device {} to tune on: {}\n", spec, why);
-    return 1;
-  }
   tune::TrainTuneRequest request;
-  request.device = selection.devices.front();
-  request.model = o.model;
-  request.shape_axes = o.axes;
-  request.global_batch = o.global_batch;
-  request.budget_s = o.budget_s;
-  request.seed = o.seed;
-  const double memory = request.device.is_cuda()
-                            ? static_cast<double>(request.device.memory_bytes)
-                            : static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
-  const tune::TrainSpace space = tune::make_train_space(request, memory);
-
-  // The results file, checked and locked before anything runs.
+  std::optional<tune::TrainSpace> space;
   const std::filesystem::path out_path = o.out.empty() ? default_results_path(host_name()) : std::filesystem::path(o.out);
-  check_output_path(out_path, "--out");
-  OutputLock lock(out_path, "--out");
+  OutputLock lock;
+  std::string problem;  // "" or "<exit status>:<message>"
+  try {
+    std::string spec = o.device.empty() ? (inventory.cuda.empty() ? "cpu" : "cuda") : o.device;
+    if (spec == "cuda" && team == nullptr) spec = "cuda:0";
+    DeviceSelection selection = select_devices(spec, inventory);
+    if (spec == "cuda" && !selection.devices.empty()) {
+      // Each rank its local GPU, as `gpubench run` does under a launcher; the command says `cuda`.
+      selection.devices = {selection.devices[static_cast<std::size_t>(team->local_rank()) % selection.devices.size()]};
+      request.command_device = "cuda";
+    }
+    if (selection.devices.size() != 1) {
+      const std::string why = inventory.cuda.empty() ? inventory.cuda_unavailable_reason : "no such device";
+      throw std::runtime_error(fmt::format("no device {} to tune on: {}", spec, why));
+    }
+    request.device = selection.devices.front();
+    request.model = o.model;
+    request.shape_axes = o.axes;
+    request.global_batch = o.global_batch;
+    request.budget_s = o.budget_s;
+    request.seed = o.seed;
+    if (team != nullptr) {
+      request.ranks = team->size();
+      request.launcher = fmt::format("{} {}", launch->launcher.rfind("Slurm", 0) == 0 ? "srun -n" : "mpirun -np", team->size());
+    }
+    const double memory = request.device.is_cuda()
+                              ? static_cast<double>(request.device.memory_bytes)
+                              : static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    space = tune::make_train_space(request, memory);
+    // The results file, checked and locked before anything runs (rank 0's only).
+    if (leader) {
+      check_output_path(out_path, "--out");
+      lock = OutputLock(out_path, "--out");
+    }
+  } catch (const UsageError& e) {
+    problem = fmt::format("2:{}", e.what());
+  } catch (const std::exception& e) {
+    problem = fmt::format("1:{}", e.what());
+  }
+  if (team != nullptr) {
+    const std::vector<std::string> all = team->all_gather(problem, "tune train's setup");
+    for (std::size_t r = 0; r < all.size() && problem.empty(); ++r) {
+      if (!all[r].empty()) problem = r == 0 ? all[r] : all[r].substr(0, 2) + fmt::format("rank {}: ", r) + all[r].substr(2);
+    }
+  }
+  if (!problem.empty()) {
+    const int status = problem[0] == '2' ? 2 : 1;
+    if (leader) fmt::print(stderr, "gpubench tune train: {}\n", problem.substr(2));
+    return status;
+  }
+
   const reports::SpecSheet specs = reports::SpecSheet::builtin();
   tune::TrainTuneSettings settings;
   settings.harness.benchmark = parse_benchmark_flags({});
   settings.harness.peak = [&specs](const std::string& device, const std::string& key) { return specs.peak(device, key); };
+  settings.harness.team = team;
   settings.judge = [lookup = plausibility::memoized(settings.harness.peak)](nlohmann::ordered_json& doc) {
     plausibility::mark_document(doc, lookup);
   };
-  if (!o.quiet) settings.progress = [](const std::string& line) { fmt::print(stderr, "tune train: {}\n", line); };
+  if (!o.quiet && leader) settings.progress = [](const std::string& line) { fmt::print(stderr, "tune train: {}\n", line); };
 
-  RunDescription description{"gpubench tune train " + join_args(args), space.preset, {"train"}, settings.harness.measure};
+  RunDescription description{"gpubench tune train " + join_args(args), space->preset, {"train"}, settings.harness.measure};
   const std::vector<const Suite*> selected = select_suites(suites::all(), {"train"});
-  ResultsFile results(out_path, capture_context(inventory, selection.devices, selected, description));
-  results.set_judge(settings.judge);
-  install_interrupt_handlers(out_path.string(), true);
-  if (!o.quiet) {
-    fmt::print(stderr, "tune train: {} on {}, global batch {}: {} candidate(s), {} beyond memory; budget {} s\n", o.model,
-               request.device.id(), space.global_batch, space.candidates.size(), space.unfit.size(), o.budget_s);
+  nlohmann::ordered_json context = capture_context(inventory, {request.device}, selected, description);
+  if (team != nullptr) {
+    // As `gpubench run` records a multi-rank run: who the ranks are and the MPI library.
+    nlohmann::ordered_json identities = nlohmann::ordered_json::array();
+    for (const std::string& text : team->all_gather(rank_identity(host_name(), {request.device}).dump(), "the ranks' devices")) {
+      identities.push_back(nlohmann::ordered_json::parse(text));
+    }
+    settings.harness.rank_identities = std::vector<nlohmann::ordered_json>(identities.begin(), identities.end());
+    context["gpubench"]["mpi"] = {{"ranks", team->size()},
+                                  {"nodes", team->nodes()},
+                                  {"hosts", team->hosts()},
+                                  {"library", mpi::library_version()},
+                                  {"library_settings", mpi::library_settings()},
+                                  {"rank_timeout_s", team->timeout_s()},
+                                  {"rank_devices", identities}};
   }
-  const tune::Tuning t = tune::tune_train(request, space, results, settings);
+  // Only rank 0 writes: the others keep their entries in memory.
+  ResultsFile results(leader ? out_path : std::filesystem::path(), std::move(context));
+  results.set_judge(settings.judge);
+  if (leader) install_interrupt_handlers(out_path.string(), team == nullptr);
+  if (!o.quiet && leader) {
+    fmt::print(stderr, "tune train: {} on {}{}, global batch {}: {} candidate(s), {} beyond memory; budget {} s\n", o.model,
+               request.device.id(), team != nullptr ? fmt::format(" x {} ranks", team->size()) : "",
+               space->global_batch, space->candidates.size(), space->unfit.size(), o.budget_s);
+  }
+  const tune::Tuning t = tune::tune_train(request, *space, results, settings);
+  // Every rank took the same decisions: the same exit status; only rank 0 reports.
+  const int status = t.recommended.is_null() ? 1 : 0;
+  if (!leader) return status;
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::cout << fmt::format("Tuning report: {} on {}, global batch {} ({} of {} configurations measured, "
+  const std::string ranks = team != nullptr ? fmt::format(" x {} ranks", team->size()) : "";
+  std::cout << fmt::format("Tuning report: {} on {}{}, global batch {} ({} of {} configurations measured, "
                            "search {:.1f} s of a {:.0f} s budget, final confirmation {:.1f} s)\n",
-                           o.model, request.device.id(), space.global_batch, t.configurations.value("measured", 0),
+                           o.model, request.device.id(), ranks, space->global_batch, t.configurations.value("measured", 0),
                            t.configurations.value("candidates", 0), t.search_s, t.budget_s, t.final_s);
   std::cout << fmt::format("  default:     {}: {}\n", knob_text(t.default_config, t.knobs),
                            format_rate(t.default_config, t.objective));
   if (t.recommended.is_null()) {
     std::cout << "  recommended: none (no configuration was measured without failing)\n";
     fmt::print(stderr, "gpubench tune train: nothing to recommend in {:.1f} s; results: {}\n", wall, out_path.string());
-    return 1;
+    return status;
   }
   std::cout << fmt::format("  recommended: {}: {}\n", knob_text(t.recommended, t.knobs),
                            format_rate(t.recommended, t.objective));
   if (t.speedup_vs_default) std::cout << fmt::format("  speed-up vs default: {:.3f}x\n", *t.speedup_vs_default);
   std::cout << fmt::format("  run it: {}\n", t.recommended.value("command", ""));
   fmt::print(stderr, "gpubench tune train: done in {:.1f} s; results: {}\n", wall, out_path.string());
-  return 0;
+  return status;
 }
 
 }  // namespace gpubench::app

@@ -12,8 +12,10 @@
 #include "bench/core/errors.hpp"
 #include "bench/core/plan.hpp"
 #include "bench/suites/all_suites.hpp"
+#include "bench/suites/train/dp.hpp"
 #include "bench/suites/train/train.hpp"
 #include "bench/suites/train/verify.hpp"
+#include "bench/tune/team_agreement.hpp"
 
 namespace gpubench::tune {
 namespace {
@@ -77,6 +79,29 @@ double prior_of(const Config& c) {
 
 }  // namespace
 
+std::vector<std::string> bucket_mb_values(const kernels::train::ParamLayout& layout, int ranks) {
+  using suites::train::DpMode;
+  // Caps that give the same buckets (the same lower boundaries) make the same step: one of a
+  // group is measured.
+  std::map<std::vector<std::int64_t>, std::vector<double>> groups;
+  for (double cap : kTrainBucketMbs) {
+    std::vector<std::int64_t> bounds;
+    for (const suites::train::Bucket& b : suites::train::plan_buckets(layout, cap, sizeof(float), DpMode::Ddp, ranks).buckets) {
+      bounds.push_back(b.offset);
+    }
+    groups[bounds].push_back(cap);
+  }
+  std::vector<double> kept;
+  for (const auto& [bounds, caps] : groups) {
+    const bool has_default = std::find(caps.begin(), caps.end(), suites::train::kDefaultBucketMb) != caps.end();
+    kept.push_back(has_default ? suites::train::kDefaultBucketMb : *std::min_element(caps.begin(), caps.end()));
+  }
+  std::sort(kept.begin(), kept.end());
+  std::vector<std::string> out;
+  for (double cap : kept) out.push_back(fmt::format("{}", cap));
+  return out;
+}
+
 std::vector<std::string> train_models() {
   std::vector<std::string> v = {"mlp", "transformer"};
   for (const Preset& p : suites::train::train_presets()) {
@@ -95,6 +120,11 @@ TrainSpace make_train_space(const TrainTuneRequest& r, double memory_bytes) {
   if (r.ranks < 1) throw std::logic_error("tune train: ranks < 1");
   TrainSpace s;
   s.ranks = r.ranks;
+  s.launcher = r.ranks > 1 ? r.launcher : "";
+  for (const char* k : kTrainKnobs) s.knobs.push_back(k);
+  if (r.ranks > 1) {
+    for (const char* k : kTrainDpKnobs) s.knobs.push_back(k);
+  }
   const bool cuda = r.device.is_cuda();
   const bool named = r.model != "mlp" && r.model != "transformer";
   s.preset = named ? r.model : "quick";
@@ -154,38 +184,54 @@ TrainSpace make_train_space(const TrainTuneRequest& r, double memory_bytes) {
   for (std::int64_t b : micros) {
     if (b <= preset_micro) default_micro = b;
   }
-  auto config = [&](const std::string& p, std::int64_t b, const std::string& rc) {
-    return Config{{"precision", p}, {"micro_batch", std::to_string(b)}, {"accum", std::to_string(per_rank / b)},
-                  {"recompute", rc}};
+  // With several ranks every configuration is the data-parallel step (dp=ddp) at one of the
+  // bucket caps that make a difference for this model's gradient; one process has no such knob.
+  auto config = [&](const std::string& p, std::int64_t b, const std::string& rc, const std::string& bucket) {
+    Config c{{"precision", p}, {"micro_batch", std::to_string(b)}, {"accum", std::to_string(per_rank / b)},
+             {"recompute", rc}};
+    if (!bucket.empty()) {
+      c.emplace_back("dp", "ddp");
+      c.emplace_back("bucket_mb", bucket);
+    }
+    return c;
   };
-  s.default_config = config("fp32", default_micro, "none");
+  std::vector<std::string> buckets = {""};
+  if (r.ranks > 1) {
+    const PlannedCase pc = plan_one(s, config("fp32", default_micro, "none", ""), r.device);
+    buckets = bucket_mb_values(kernels::train::param_layout(suites::train::config_from(pc.point)), r.ranks);
+  }
+  s.default_config = config("fp32", default_micro, "none", r.ranks > 1 ? fmt::format("{}", suites::train::kDefaultBucketMb) : "");
 
   // Memory estimate: the case's own rule on a GPU (it refuses what needs more than the device
-  // holds at 2 bytes per element); on the CPU 4-byte elements within 80% of host memory.
+  // holds at 2 bytes per element); on the CPU 4-byte elements within 80% of host memory. (ddp
+  // keeps the whole model on every rank, whatever the bucket cap: the same estimate.)
   std::string smallest_need;
   for (const std::string& p : precisions) {
     for (const std::string& rc : recomputes) {
       for (std::int64_t b : micros) {
-        const Config c = config(p, b, rc);
-        const PlannedCase pc = plan_one(s, c, r.device);  // UsageError for a model that cannot be built
+        const PlannedCase pc = plan_one(s, config(p, b, rc, ""), r.device);  // UsageError for a model that cannot be built
         const suites::train::ModelConfig mc = suites::train::config_from(pc.point);
         const double need = suites::train::estimated_bytes(mc, cuda ? 2 : 4);
         const double room = cuda ? memory_bytes : 0.8 * memory_bytes;
-        if (memory_bytes > 0 && need > room) {
-          LogEntry e;
-          e.config = c;
-          e.status = Status::DoesNotFit;
-          e.reason = fmt::format("not measured: needs about {:.3g} GB by the estimate, the {} holds {:.3g} GB", need / 1e9,
-                                 cuda ? "GPU" : "host", room / 1e9);
-          if (smallest_need.empty() && b == 1) smallest_need = e.reason;
-          s.unfit.push_back(std::move(e));
-          continue;
+        const bool fits = !(memory_bytes > 0 && need > room);
+        for (const std::string& bucket : buckets) {
+          const Config c = config(p, b, rc, bucket);
+          if (!fits) {
+            LogEntry e;
+            e.config = c;
+            e.status = Status::DoesNotFit;
+            e.reason = fmt::format("not measured: needs about {:.3g} GB by the estimate, the {} holds {:.3g} GB",
+                                   need / 1e9, cuda ? "GPU" : "host", room / 1e9);
+            if (smallest_need.empty() && b == 1) smallest_need = e.reason;
+            s.unfit.push_back(std::move(e));
+            continue;
+          }
+          Candidate cand;
+          cand.config = c;
+          // The default goes first: it is the baseline every other figure is compared with.
+          cand.prior = c == s.default_config ? 1e9 : prior_of(c);
+          s.candidates.push_back(std::move(cand));
         }
-        Candidate cand;
-        cand.config = c;
-        // The default goes first: it is the baseline every other figure is compared with.
-        cand.prior = c == s.default_config ? 1e9 : prior_of(c);
-        s.candidates.push_back(std::move(cand));
       }
     }
   }
@@ -194,6 +240,7 @@ TrainSpace make_train_space(const TrainTuneRequest& r, double memory_bytes) {
                                  smallest_need.empty() ? "none of the configurations" : smallest_need.substr(14)));
   }
   s.fixed = {{"model", r.model}, {"device", r.device.id()}, {"global_batch", s.global_batch}, {"ranks", r.ranks}};
+  if (!s.launcher.empty()) s.fixed["launcher"] = s.launcher;
   for (const auto& [name, value] : shape) s.fixed[name] = value;
   return s;
 }
@@ -212,7 +259,7 @@ std::vector<std::string> run_arguments(const TrainSpace& s, const Config& c, con
 }
 
 std::string run_command(const TrainSpace& s, const Config& c, const std::string& device_id) {
-  std::string cmd = "gpubench run";
+  std::string cmd = s.launcher.empty() ? "gpubench run" : s.launcher + " gpubench run";
   for (const std::string& a : run_arguments(s, c, device_id)) cmd += " " + a;
   return cmd;
 }
@@ -312,9 +359,19 @@ double steady_seconds() {
 
 Tuning tune_train(const TrainTuneRequest& r, const TrainSpace& space, ResultsFile& results,
                   const TrainTuneSettings& settings) {
-  const Clock clock = settings.clock ? settings.clock : Clock(steady_seconds);
+  // With a team every rank runs this in step: the budget's clock and every outcome are rank 0's.
+  Team* const team = settings.harness.team;
+  const Clock local_clock = settings.clock ? settings.clock : Clock(steady_seconds);
+  const Clock clock = team != nullptr ? agreed_clock(*team, local_clock) : local_clock;
   const double started = clock();
   TrainOracle oracle(r, space, results, settings);
+  auto measure_one = [&](const Config& c, const MeasureOptions& m, const std::string& stage, int round,
+                         const std::string& role) {
+    if (team == nullptr) return oracle.measure(c, m, stage, round, role);
+    return agreed_measurement(*team, [&] { return oracle.measure(c, m, stage, round, role); },
+                              "the outcome of " + config_label(c));
+  };
+  const std::string command_device = r.command_device.empty() ? r.device.id() : r.command_device;
   const std::size_t n = space.candidates.size();
 
   // Seconds of samples per short measurement: about a sixth of the budget spread over the
@@ -335,7 +392,7 @@ Tuning tune_train(const TrainTuneRequest& r, const TrainSpace& space, ResultsFil
   Tuning t;
   t.target = "train";
   t.objective = space.objective;
-  for (const char* k : kTrainKnobs) t.knobs.push_back(k);
+  t.knobs = space.knobs;
   t.fixed = space.fixed;
   t.budget_s = r.budget_s;
   t.seed = r.seed;
@@ -354,7 +411,7 @@ Tuning tune_train(const TrainTuneRequest& r, const TrainSpace& space, ResultsFil
   const Oracle measure = [&](const Config& c, int effort) {
     const std::string stage = effort == 0 ? "short" : "long";
     const double min_time = short_s * std::pow(kEta, effort);
-    Measured m = oracle.measure(c, options_for(min_time, effort == 0 ? 3 : 5), stage, effort, "");
+    Measured m = measure_one(c, options_for(min_time, effort == 0 ? 3 : 5), stage, effort, "");
     ++count;
     if (settings.progress) {
       settings.progress(fmt::format("[{}] {} {}: {}", count, stage, config_label(c),
@@ -383,7 +440,7 @@ Tuning tune_train(const TrainTuneRequest& r, const TrainSpace& space, ResultsFil
   const MeasureOptions fm = options_for(final_s, 10);
   auto final_figures = [&](const Config& c, const std::string& role) {
     const double t0 = clock();
-    Measured m = oracle.measure(c, fm, "final", sr.rounds, role);
+    Measured m = measure_one(c, fm, "final", sr.rounds, role);
     LogEntry e;
     e.cost_s = clock() - t0;
     e.config = c;
@@ -409,14 +466,14 @@ Tuning tune_train(const TrainTuneRequest& r, const TrainSpace& space, ResultsFil
     rec = final_figures(best, best == space.default_config ? "recommended+default" : "recommended");
     if (rec->status == Status::Ok) {
       t.recommended = configuration_json(best, rec->figures);
-      t.recommended["command"] = run_command(space, best, r.device.id());
+      t.recommended["command"] = run_command(space, best, command_device);
     }
     if (best == space.default_config) def = rec;
   }
   if (!def) def = final_figures(space.default_config, "default");
   if (def->status == Status::Ok) {
     t.default_config = configuration_json(space.default_config, def->figures);
-    t.default_config["command"] = run_command(space, space.default_config, r.device.id());
+    t.default_config["command"] = run_command(space, space.default_config, command_device);
   } else {
     t.default_config = configuration_json(space.default_config, {{"status", to_string(def->status)}, {"reason", def->reason}});
   }
