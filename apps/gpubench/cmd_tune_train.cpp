@@ -204,6 +204,7 @@ int cmd_tune_train(const std::vector<std::string>& args) {
       lock = OutputLock(out_path, "--out");
     }
   } catch (const UsageError& e) {
+    if (team == nullptr) throw;  // one process: main says it, as for every command
     problem = fmt::format("2:{}", e.what());
   } catch (const std::exception& e) {
     problem = fmt::format("1:{}", e.what());
@@ -215,8 +216,9 @@ int cmd_tune_train(const std::vector<std::string>& args) {
     }
   }
   if (!problem.empty()) {
+    // The prefix main gives a usage error ("gpubench tune: "), or this command's.
     const int status = problem[0] == '2' ? 2 : 1;
-    if (leader) fmt::print(stderr, "gpubench tune train: {}\n", problem.substr(2));
+    if (leader) fmt::print(stderr, "gpubench tune{}: {}\n", status == 2 ? "" : " train", problem.substr(2));
     return status;
   }
 
