@@ -65,13 +65,15 @@ TuneTrainOptions parse(const std::vector<std::string>& args) {
   std::int64_t global_batch = 0;
   po::options_description desc(kTuneTrainUsage);
   desc.add_options()
-      ("device,d", po::value(&o.device), "cpu or cuda:N (default: cuda:0 when a GPU is here, else cpu)")
+      ("device,d", po::value(&o.device), "cpu, cuda or cuda:N (default: a GPU when one is here, else cpu; cuda: cuda:0, or under mpirun/srun each rank its "
+                                         "local GPU)")
       ("model", po::value(&o.model), "mlp, transformer (the quick preset's dimensions) or a named train preset: "
                                       "gpt2-124m, gpt2-350m, gpt-1.3b, llama7b-block")
       ("axis,a", po::value(&o.axes)->composing(),
        "NAME=VALUE for a model-shape axis (layers, hidden, heads, ffn_mult, seq, vocab); repeatable")
       ("global-batch", po::value(&global_batch),
-       "sequences (mlp: samples) per optimizer step over all ranks (default: the preset's micro-batch x accumulation)")
+       "sequences (mlp: samples) per optimizer step over all ranks (default: the preset's micro-batch x accumulation "
+       "x ranks)")
       ("budget", po::value(&o.budget_text)->default_value(o.budget_text),
        "seconds the search may take (above 0, at most 86400); the final confirmation comes after it")
       ("seed", po::value(&o.seed)->default_value(o.seed), "orders candidates of equal prior; same seed, same order")

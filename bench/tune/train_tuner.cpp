@@ -148,6 +148,11 @@ TrainSpace make_train_space(const TrainTuneRequest& r, double memory_bytes) {
     if (searched) {
       throw UsageError(fmt::format("--axis {}: {} is what tune train searches; it cannot be fixed", arg, name));
     }
+    if (name == "dp" || name == "bucket_mb") {
+      throw UsageError(fmt::format("--axis {}: under mpirun/srun tune train searches dp=ddp and bucket_mb; in one "
+                                   "process there is no data-parallel step",
+                                   arg));
+    }
     if (shape.count(name) == 0) {
       throw UsageError(fmt::format("--axis {}: not a model-shape axis (layers, hidden, heads, ffn_mult, seq, vocab)", arg));
     }

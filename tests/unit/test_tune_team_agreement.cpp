@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "bench/core/errors.hpp"
 #include "bench/tune/team_agreement.hpp"
 #include "bench/tune/train_tuner.hpp"
 
@@ -273,6 +274,12 @@ TEST(TuneTrainDpSpace, SeveralRanksSearchTheDdpStepsBucketCap) {
   EXPECT_EQ(run_command(s, s.default_config, "cpu"),
             "mpirun -np 2 gpubench run --suite train --preset quick --device cpu --axis model=mlp --axis precision=fp32 "
             "--axis micro_batch=4 --axis accum=1 --axis recompute=none --axis dp=ddp --axis bucket_mb=25");
+  // The data-parallel knobs are searched, not fixed.
+  r.shape_axes = {"bucket_mb=5"};
+  EXPECT_THROW(make_train_space(r, 1e12), UsageError);
+  r.shape_axes = {"dp=zero1"};
+  EXPECT_THROW(make_train_space(r, 1e12), UsageError);
+  r.shape_axes.clear();
   // One process: no data-parallel knobs, no launcher.
   r.ranks = 1;
   const TrainSpace one = make_train_space(r, 1e12);
