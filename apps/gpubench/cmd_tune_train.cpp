@@ -4,6 +4,7 @@
 // (bench/tune/train_tuner.hpp, docs/tune.md).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -38,8 +39,8 @@ Writes a results file (every configuration tried is an entry) with gpubench.tuni
 report` renders it. Exit status: 0 when a configuration was recommended, 1 when none could be,
 2 on bad usage.
 
-Under mpirun/srun (one rank per device) every configuration is the data-parallel step (dp=ddp)
-and the search also tries the gradient bucket cap (bucket_mb: 1, 5, 25, 100 MiB, those that
+Under mpirun/srun (one rank per device) every configuration is the data-parallel step (dp=ddp;
+--dp ddp,zero1 also tries ZeRO-1) and the search also tries the gradient bucket cap (bucket_mb: 1, 5, 25, 100 MiB, those that
 give this model different buckets); micro-batch x accumulation x ranks = the global batch. Every
 rank takes the same decisions (rank 0's clock and measurements), rank 0 writes the results file
 and prints; the recommended command starts with the launcher (mpirun -np N gpubench run ...).
@@ -53,6 +54,8 @@ struct TuneTrainOptions {
   std::string help_text;
   std::string device, model, out, budget_text = "60";
   std::vector<std::string> axes;
+  std::vector<std::string> dp_modes = {"ddp"};
+  bool dp_given = false;
   std::optional<std::int64_t> global_batch;
   double budget_s = 60;
   double rank_timeout_s = 300;
@@ -74,6 +77,9 @@ TuneTrainOptions parse(const std::vector<std::string>& args) {
       ("global-batch", po::value(&global_batch),
        "sequences (mlp: samples) per optimizer step over all ranks (default: the preset's micro-batch x accumulation "
        "x ranks)")
+      ("dp", po::value<std::string>()->default_value("ddp"),
+       "under mpirun/srun: the data-parallel modes searched, a comma list of ddp, zero1 (the default configuration "
+       "uses the first)")
       ("budget", po::value(&o.budget_text)->default_value(o.budget_text),
        "seconds the search may take (above 0, at most 86400); the final confirmation comes after it")
       ("seed", po::value(&o.seed)->default_value(o.seed), "orders candidates of equal prior; same seed, same order")
@@ -100,6 +106,19 @@ TuneTrainOptions parse(const std::vector<std::string>& args) {
   in_range(o.budget_s, "--budget", 0, kMaxBudgetS);
   in_range(o.rank_timeout_s, "--rank-timeout", 0, kMaxBudgetS);
   if (o.model.empty()) throw UsageError("tune train: --model is required (mlp, transformer, gpt2-124m, ...)");
+  o.dp_given = !vm["dp"].defaulted();
+  o.dp_modes.clear();
+  const std::string dp = vm["dp"].as<std::string>();
+  for (std::size_t start = 0; start <= dp.size();) {
+    const std::size_t comma = std::min(dp.find(',', start), dp.size());
+    const std::string mode = dp.substr(start, comma - start);
+    if (mode != "ddp" && mode != "zero1") throw UsageError(fmt::format("--dp '{}': expected a comma list of ddp, zero1", dp));
+    if (std::find(o.dp_modes.begin(), o.dp_modes.end(), mode) != o.dp_modes.end()) {
+      throw UsageError(fmt::format("--dp '{}': {} twice", dp, mode));
+    }
+    o.dp_modes.push_back(mode);
+    start = comma + 1;
+  }
   if (vm.count("global-batch")) {
     if (global_batch < 1) throw UsageError(fmt::format("--global-batch {}: expected at least 1", global_batch));
     o.global_batch = global_batch;
@@ -147,6 +166,9 @@ int cmd_tune_train(const std::vector<std::string>& args) {
   try {
     o = parse(args);
     if (o.help) return quiet_rank ? 0 : print_help(o.help_text);
+    if (!launch && o.dp_given) {
+      throw UsageError("--dp: a data-parallel mode needs several ranks: start tune train under mpirun or srun");
+    }
     if (launch) {
       if (!mpi::built_with_mpi()) throw UsageError(launch_without_mpi_message(*launch));
       if (!launch->unjoinable.empty()) throw UsageError(launch->unjoinable);
@@ -192,6 +214,7 @@ int cmd_tune_train(const std::vector<std::string>& args) {
     request.global_batch = o.global_batch;
     request.budget_s = o.budget_s;
     request.seed = o.seed;
+    request.dp_modes = o.dp_modes;
     if (team != nullptr) {
       request.ranks = team->size();
       request.launcher = fmt::format("{} {}", launch->launcher.rfind("Slurm", 0) == 0 ? "srun -n" : "mpirun -np", team->size());

@@ -66,6 +66,16 @@ PlannedCase plan_one(const TrainSpace& s, const Config& c, const DeviceInfo& dev
   return plan.front();
 }
 
+// Every (a, b) pair, a outermost.
+std::vector<std::pair<std::string, std::string>> product(const std::vector<std::string>& as,
+                                                         const std::vector<std::string>& bs) {
+  std::vector<std::pair<std::string, std::string>> v;
+  for (const std::string& a : as) {
+    for (const std::string& b : bs) v.emplace_back(a, b);
+  }
+  return v;
+}
+
 double prior_of(const Config& c) {
   const std::string& p = knob(c, "precision");
   const std::string& r = knob(c, "recompute");
@@ -189,38 +199,44 @@ TrainSpace make_train_space(const TrainTuneRequest& r, double memory_bytes) {
   for (std::int64_t b : micros) {
     if (b <= preset_micro) default_micro = b;
   }
-  // With several ranks every configuration is the data-parallel step (dp=ddp) at one of the
-  // bucket caps that make a difference for this model's gradient; one process has no such knob.
-  auto config = [&](const std::string& p, std::int64_t b, const std::string& rc, const std::string& bucket) {
+  // With several ranks every configuration is the data-parallel step (r.dp_modes: ddp, zero1)
+  // at one of the bucket caps that make a difference for this model's gradient; one process has
+  // no such knob.
+  auto config = [&](const std::string& p, std::int64_t b, const std::string& rc, const std::string& dp,
+                    const std::string& bucket) {
     Config c{{"precision", p}, {"micro_batch", std::to_string(b)}, {"accum", std::to_string(per_rank / b)},
              {"recompute", rc}};
-    if (!bucket.empty()) {
-      c.emplace_back("dp", "ddp");
+    if (!dp.empty()) {
+      c.emplace_back("dp", dp);
       c.emplace_back("bucket_mb", bucket);
     }
     return c;
   };
-  std::vector<std::string> buckets = {""};
+  std::vector<std::string> dps = {""}, buckets = {""};
   if (r.ranks > 1) {
-    const PlannedCase pc = plan_one(s, config("fp32", default_micro, "none", ""), r.device);
+    if (r.dp_modes.empty()) throw std::logic_error("tune train: no dp mode to search");
+    dps = r.dp_modes;
+    const PlannedCase pc = plan_one(s, config("fp32", default_micro, "none", "", ""), r.device);
     buckets = bucket_mb_values(kernels::train::param_layout(suites::train::config_from(pc.point)), r.ranks);
   }
-  s.default_config = config("fp32", default_micro, "none", r.ranks > 1 ? fmt::format("{}", suites::train::kDefaultBucketMb) : "");
+  s.default_config = config("fp32", default_micro, "none", dps.front(),
+                            r.ranks > 1 ? fmt::format("{}", suites::train::kDefaultBucketMb) : "");
 
   // Memory estimate: the case's own rule on a GPU (it refuses what needs more than the device
   // holds at 2 bytes per element); on the CPU 4-byte elements within 80% of host memory. (ddp
-  // keeps the whole model on every rank, whatever the bucket cap: the same estimate.)
+  // keeps the whole model on every rank, whatever the bucket cap: the same estimate; zero1
+  // shards the AdamW moments, so for it the estimate errs high.)
   std::string smallest_need;
   for (const std::string& p : precisions) {
     for (const std::string& rc : recomputes) {
       for (std::int64_t b : micros) {
-        const PlannedCase pc = plan_one(s, config(p, b, rc, ""), r.device);  // UsageError for a model that cannot be built
+        const PlannedCase pc = plan_one(s, config(p, b, rc, "", ""), r.device);  // UsageError for a model that cannot be built
         const suites::train::ModelConfig mc = suites::train::config_from(pc.point);
         const double need = suites::train::estimated_bytes(mc, cuda ? 2 : 4);
         const double room = cuda ? memory_bytes : 0.8 * memory_bytes;
         const bool fits = !(memory_bytes > 0 && need > room);
-        for (const std::string& bucket : buckets) {
-          const Config c = config(p, b, rc, bucket);
+        for (const auto& [dp, bucket] : product(dps, buckets)) {
+          const Config c = config(p, b, rc, dp, bucket);
           if (!fits) {
             LogEntry e;
             e.config = c;
@@ -408,8 +424,10 @@ Tuning tune_train(const TrainTuneRequest& r, const TrainSpace& space, ResultsFil
   so.seed = r.seed;
   so.eta = kEta;
   so.max_rounds = kMaxRounds;
-  so.at_least_as_large = [](const Config& unfit, const Config& other) {
+  // (zero1 needs less memory than ddp: an unfit ddp prunes only ddp, whatever the bucket cap.)
+  so.at_least_as_large = [dp = space.ranks > 1](const Config& unfit, const Config& other) {
     return knob(unfit, "precision") == knob(other, "precision") && knob(unfit, "recompute") == knob(other, "recompute") &&
+           (!dp || knob(unfit, "dp") == knob(other, "dp")) &&
            std::stoll(knob(other, "micro_batch")) >= std::stoll(knob(unfit, "micro_batch"));
   };
   int count = 0;

@@ -41,6 +41,9 @@ struct TrainTuneRequest {
   // does under a launcher; empty: the device's id).
   std::string launcher;
   std::string command_device;
+  // With several ranks: the data-parallel modes searched (ddp, zero1); the default
+  // configuration uses the first.
+  std::vector<std::string> dp_modes = {"ddp"};
   double budget_s = 60;
   std::uint64_t seed = 1;
 };
@@ -71,8 +74,8 @@ std::vector<std::string> bucket_mb_values(const kernels::train::ParamLayout& lay
 std::vector<std::string> train_models();
 
 // Builds the candidates. `memory_bytes`: what the device holds (GPU memory; host memory on the
-// CPU). With several ranks each candidate is also `dp=ddp` at each of bucket_mb_values, and the
-// default is the preset's with `dp=ddp bucket_mb=25`. Throws UsageError naming what is wrong: an unknown model, an axis that is searched or
+// CPU). With several ranks each candidate is also one of `dp_modes` at each of
+// bucket_mb_values, and the default is the preset's with the first dp mode and `bucket_mb=25`. Throws UsageError naming what is wrong: an unknown model, an axis that is searched or
 // unknown or given several values, a global batch below 1 or not divisible by the ranks, or one
 // that no micro-batch reaches within memory.
 TrainSpace make_train_space(const TrainTuneRequest& r, double memory_bytes);

@@ -274,6 +274,15 @@ TEST(TuneTrainDpSpace, SeveralRanksSearchTheDdpStepsBucketCap) {
   EXPECT_EQ(run_command(s, s.default_config, "cpu"),
             "mpirun -np 2 gpubench run --suite train --preset quick --device cpu --axis model=mlp --axis precision=fp32 "
             "--axis micro_batch=4 --axis accum=1 --axis recompute=none --axis dp=ddp --axis bucket_mb=25");
+  // --dp ddp,zero1: both modes at each cap; the default keeps the first.
+  r.dp_modes = {"ddp", "zero1"};
+  const TrainSpace both = make_train_space(r, 1e12);
+  EXPECT_EQ(both.candidates.size(), 12u);
+  EXPECT_EQ(config_label(both.default_config), "precision=fp32 micro_batch=4 accum=1 recompute=none dp=ddp bucket_mb=25");
+  std::set<std::string> modes;
+  for (const Candidate& c : both.candidates) modes.insert(knob(c.config, "dp"));
+  EXPECT_EQ(modes, (std::set<std::string>{"ddp", "zero1"}));
+  r.dp_modes = {"ddp"};
   // The data-parallel knobs are searched, not fixed.
   r.shape_axes = {"bucket_mb=5"};
   EXPECT_THROW(make_train_space(r, 1e12), UsageError);
