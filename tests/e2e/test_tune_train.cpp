@@ -138,6 +138,9 @@ TEST_F(TuneTrain, BadUsageExitsTwoWithOneLine) {
       {"--model mlp --axis layers=2,4", "one value"},
       {"--model mlp --axis colour=red", "not a model-shape axis"},
       {"--model mlp --device tpu", "--device 'tpu'"},
+      {"--model mlp --dp zero1", "--dp: a data-parallel mode needs several ranks"},
+      {"--model mlp --dp ddp,foo", "--dp 'ddp,foo'"},
+      {"--model mlp --axis bucket_mb=5", "tune train searches dp=ddp and bucket_mb"},
       // No micro-batch of this model fits in host memory (estimated before anything runs).
       {"--model mlp --axis hidden=2000000 --axis layers=64", ""},
   };
