@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 
 #include "apps/gpubench/commands.hpp"
@@ -151,6 +152,14 @@ std::string knob_text(const nlohmann::ordered_json& c, const std::vector<std::st
   return s;
 }
 
+// How the recommended command is started: srun for a Slurm job step that Open MPI's mpirun did
+// not start (srun --mpi=pmix sets PMIX_* or PMI_*, and SLURM_STEP_ID), else mpirun (Open MPI's,
+// or MPICH's, which takes -np too).
+std::string launcher_prefix(const LaunchInfo& launch, int ranks) {
+  const bool srun = launch.launcher.rfind("OpenMPI", 0) != 0 && std::getenv("SLURM_STEP_ID") != nullptr;
+  return fmt::format("{} {}", srun ? "srun -n" : "mpirun -np", ranks);
+}
+
 }  // namespace
 
 int cmd_tune_train(const std::vector<std::string>& args) {
@@ -217,7 +226,7 @@ int cmd_tune_train(const std::vector<std::string>& args) {
     request.dp_modes = o.dp_modes;
     if (team != nullptr) {
       request.ranks = team->size();
-      request.launcher = fmt::format("{} {}", launch->launcher.rfind("Slurm", 0) == 0 ? "srun -n" : "mpirun -np", team->size());
+      request.launcher = launcher_prefix(*launch, team->size());
     }
     const double memory = request.device.is_cuda()
                               ? static_cast<double>(request.device.memory_bytes)
