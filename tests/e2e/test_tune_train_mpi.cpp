@@ -1,5 +1,6 @@
 // `gpubench tune train` under mpirun: two ranks search the data-parallel step (dp=ddp) and its
-// gradient bucket cap together, rank 0 writes the results and prints the report once; a global
+// gradient bucket cap together (and ZeRO-1 when asked for), rank 0 writes the results and prints
+// the report once; a global
 // batch the ranks do not divide is one line and exit 2. Skipped when mpirun is missing or
 // gpubench was built without MPI (as test_fleet_mpi.cpp).
 #include <unistd.h>
@@ -81,6 +82,28 @@ TEST_F(TuneTrainMpi, TwoRanksSearchTheBucketCapAndRankZeroReports) {
   EXPECT_TRUE(contains(md.out, "## Tuning report")) << md.out;
   EXPECT_TRUE(contains(md.out, "```\nmpirun -np 2 gpubench run --suite train")) << md.out;
   EXPECT_TRUE(contains(md.out, "| bucket\\_mb |")) << md.out;
+}
+
+TEST_F(TuneTrainMpi, DpZero1IsSearchedWhenAskedFor) {
+  const fs::path out = dir / "Z.json";
+  // Global batch 4: micro-batches 1 and 2 per rank, caps 1 and 25, zero1 first (the default's).
+  Output r = mpirun2(fmt::format("tune train --device cpu --model mlp --global-batch 4 --dp zero1,ddp --budget 6 -q --out {}",
+                                 out.string()));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const json doc = json::parse(slurp(out));
+  const json& t = doc["gpubench"]["tuning"];
+  EXPECT_EQ(t["configurations"]["candidates"], 8);
+  EXPECT_EQ(t["default"]["dp"], "zero1");
+  EXPECT_EQ(t["default"]["micro_batch"], 2);
+  int zero1 = 0;
+  for (const json& b : doc["benchmarks"]) {
+    const json& g = b["gpubench"];
+    if (g["status"] != "ok") continue;
+    EXPECT_EQ(g["metrics"]["dp"], g["axes"]["dp"]) << b["name"];
+    EXPECT_EQ(g["verification"]["passed"], true) << b["name"];
+    if (g["axes"]["dp"] == "zero1") ++zero1;
+  }
+  EXPECT_GE(zero1, 1);
 }
 
 TEST_F(TuneTrainMpi, AGlobalBatchTheRanksDoNotDivideIsOneLine) {
