@@ -1,8 +1,7 @@
 // `gpubench tune train` under mpirun: two ranks search the data-parallel step (dp=ddp) and its
 // gradient bucket cap together (and ZeRO-1 when asked for), rank 0 writes the results and prints
-// the report once; a global
-// batch the ranks do not divide is one line and exit 2. Skipped when mpirun is missing or
-// gpubench was built without MPI (as test_fleet_mpi.cpp).
+// the report once; a global batch the ranks do not divide is one line and exit 2. Skipped when
+// mpirun is missing or gpubench was built without MPI (as test_fleet_mpi.cpp).
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
