@@ -73,7 +73,9 @@ TEST_F(TuneTrain, CpuMlpSearchRecommendsAMeasuredConfiguration) {
   for (const json& b : doc["benchmarks"]) {
     EXPECT_TRUE(names.insert(b["name"].get<std::string>()).second) << b["name"];
     ASSERT_TRUE(b["gpubench"].contains("tune")) << b["name"];
-    if (b["gpubench"]["status"] == "ok") EXPECT_EQ(b["gpubench"]["verification"]["passed"], true);
+    if (b["gpubench"]["status"] == "ok") {
+      EXPECT_EQ(b["gpubench"]["verification"]["passed"], true);
+    }
     const std::string role = b["gpubench"]["tune"].value("role", "");
     if (b["name"] == rec["case"]) {
       found_rec = true;
@@ -86,7 +88,9 @@ TEST_F(TuneTrain, CpuMlpSearchRecommendsAMeasuredConfiguration) {
   EXPECT_TRUE(found_def);
   // The recommended configuration never failed in the search.
   for (const json& e : t["search"]) {
-    if (e["micro_batch"] == rec["micro_batch"]) EXPECT_EQ(e["status"], "ok") << e.dump();
+    if (e["micro_batch"] == rec["micro_batch"]) {
+      EXPECT_EQ(e["status"], "ok") << e.dump();
+    }
   }
 
   // compare reads it (the same file against itself: nothing regressed).
