@@ -264,7 +264,8 @@ TEST(Scaling, ASingleDeviceCaseTimedOnEveryRankGivesTheComputeAndStretchesTheTim
   nlohmann::json doc = nlohmann::json::parse(in);
   auto& measurement = doc["benchmarks"][0]["gpubench"]["measurement"];  // dp=none: step 0.02 s, backward 0.012 s
   measurement["ranks"] = 2;
-  measurement["max_over_ranks_s"] = 0.04;
+  measurement["mean_over_ranks_s"] = 0.04;
+  measurement["max_over_ranks_s"] = 0.05;  // not used: the ranks' runs were not in step
   const fs::path file = fs::path(::testing::TempDir()) / "scaling_contended.json";
   std::ofstream(file) << doc.dump();
   const std::vector<TrainCase> cases = train_cases({read_results(file)});
