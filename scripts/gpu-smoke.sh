@@ -117,8 +117,8 @@ gpubench scaling          NEEDS:gpus>=2 scaling @results/coll-mpi.json @results/
 # power-limit sweep (without the right to change limits: one line, measured at the current one).
 soak     soak             --load gemm --duration 20s --sample-interval 1s
 soak     power-sweep      --load gemm --duration 5s --sample-interval 1s --power-limits 100%,80%
-# Tuning: a training setup's knobs, then the data loader's (30 s of search in all, then the final measurements).
-tune-train tune-train     --model transformer --budget 20
+# Tuning: a training setup's knobs (30 s), then the data loader's (10 s), then each one's final measurements.
+tune-train tune-train     --model transformer --budget 30
 tune-data tune-dataload   ENV:GPUBENCH_DATASET=@aux/dataload-data --budget 10
 # One case per kernel family under compute-sanitizer's memcheck (where the tool exists), three
 # processes: suites whose axes do not share a name run together.
