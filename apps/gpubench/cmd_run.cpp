@@ -12,6 +12,7 @@
 #include "apps/gpubench/commands.hpp"
 #include "apps/gpubench/dry_run.hpp"
 #include "apps/gpubench/options.hpp"
+#include "apps/gpubench/ranks.hpp"
 #include "bench/core/busy.hpp"
 #include "bench/core/context.hpp"
 #include "bench/core/errors.hpp"
@@ -45,16 +46,6 @@ tables), --benchmark_out=FILE and
 benchmark::Initialize accepts.
 
 Options)";
-
-// Under MPI each rank measures its own GPU: of the CUDA devices selected, the one at the rank's
-// local index (ranks on a host take its GPUs in rank order). An explicit single cuda:N is kept.
-void narrow_to_local_gpu(DeviceSelection& selection, const mpi::Session& team) {
-  std::vector<DeviceInfo> cuda, others;
-  for (const DeviceInfo& d : selection.devices) (d.is_cuda() ? cuda : others).push_back(d);
-  if (cuda.size() <= 1) return;
-  others.push_back(cuda[static_cast<std::size_t>(team.local_rank()) % cuda.size()]);
-  selection.devices = std::move(others);
-}
 
 // The ranges of the numeric options (also in --help and docs/promises.md).
 constexpr double kMaxMinTimeS = 3600, kMaxWarmupS = 3600, kMaxBatchTimeS = 60, kMaxCaseTimeoutS = 7 * 86400;
@@ -361,10 +352,7 @@ int cmd_run(const std::vector<std::string>& all_args) {
     else out_path = team->broadcast("", "the results path");
     // Who each rank is (host, device UUID, PCI bus id, serial): rank 0's file keys every rank's
     // own figures by it (fleet screening).
-    const std::string mine = rank_identity(host_name(), selection.devices).dump();
-    for (const std::string& text : team->all_gather(mine, "the ranks' devices")) {
-      h.rank_identities.push_back(nlohmann::ordered_json::parse(text));
-    }
+    h.rank_identities = gather_rank_identities(*team, selection.devices);
     // Every rank measures its own device, except in a collective or a data-parallel training
     // step (dp axis other than none), whose time is the team's.
     h.per_rank_figures = [](const PlannedCase& pc) {
@@ -427,13 +415,7 @@ int cmd_run(const std::vector<std::string>& all_args) {
     }
   }
   if (team != nullptr) {
-    context["gpubench"]["mpi"] = {{"ranks", team->size()},
-                                  {"nodes", team->nodes()},
-                                  {"hosts", team->hosts()},
-                                  {"library", mpi::library_version()},
-                                  {"library_settings", mpi::library_settings()},
-                                  {"rank_timeout_s", team->timeout_s()},
-                                  {"rank_devices", h.rank_identities}};
+    context["gpubench"]["mpi"] = mpi_context(*team, h.rank_identities);
   }
   // Only rank 0 writes: the others keep their entries in memory (their times reach rank 0).
   ResultsFile results(leader ? out_path : std::filesystem::path(), std::move(context));

@@ -16,6 +16,7 @@
 
 #include "apps/gpubench/commands.hpp"
 #include "apps/gpubench/options.hpp"
+#include "apps/gpubench/ranks.hpp"
 #include "bench/core/context.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/core/harness.hpp"
@@ -109,15 +110,6 @@ void progress(const std::vector<soak::Sample>& batch, double duration_s) {
   }
   line.pop_back();
   fmt::print(stderr, "{}\n", line);
-}
-
-// Under MPI each rank soaks its own GPU (the one at its local index), as `run` does.
-void narrow_to_local_gpu(DeviceSelection& selection, const mpi::Session& team) {
-  std::vector<DeviceInfo> cuda, others;
-  for (const DeviceInfo& d : selection.devices) (d.is_cuda() ? cuda : others).push_back(d);
-  if (cuda.size() <= 1) return;
-  others.push_back(cuda[static_cast<std::size_t>(team.local_rank()) % cuda.size()]);
-  selection.devices = std::move(others);
 }
 
 // The soaked devices with who they are (host, rank, UUID, PCI bus id, serial): gpubench.soak.devices,

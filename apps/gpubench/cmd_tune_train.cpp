@@ -11,6 +11,7 @@
 
 #include "apps/gpubench/commands.hpp"
 #include "apps/gpubench/options.hpp"
+#include "apps/gpubench/ranks.hpp"
 #include "bench/core/context.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/core/interrupt.hpp"
@@ -110,15 +111,12 @@ TuneTrainOptions parse(const std::vector<std::string>& args) {
   o.dp_given = !vm["dp"].defaulted();
   o.dp_modes.clear();
   const std::string dp = vm["dp"].as<std::string>();
-  for (std::size_t start = 0; start <= dp.size();) {
-    const std::size_t comma = std::min(dp.find(',', start), dp.size());
-    const std::string mode = dp.substr(start, comma - start);
+  for (const std::string& mode : split_list(dp, "--dp")) {
     if (mode != "ddp" && mode != "zero1") throw UsageError(fmt::format("--dp '{}': expected a comma list of ddp, zero1", dp));
     if (std::find(o.dp_modes.begin(), o.dp_modes.end(), mode) != o.dp_modes.end()) {
       throw UsageError(fmt::format("--dp '{}': {} twice", dp, mode));
     }
     o.dp_modes.push_back(mode);
-    start = comma + 1;
   }
   if (vm.count("global-batch")) {
     if (global_batch < 1) throw UsageError(fmt::format("--global-batch {}: expected at least 1", global_batch));
@@ -210,7 +208,7 @@ int cmd_tune_train(const std::vector<std::string>& args) {
     DeviceSelection selection = select_devices(spec, inventory);
     if (spec == "cuda" && !selection.devices.empty()) {
       // Each rank its local GPU, as `gpubench run` does under a launcher; the command says `cuda`.
-      selection.devices = {selection.devices[static_cast<std::size_t>(team->local_rank()) % selection.devices.size()]};
+      narrow_to_local_gpu(selection, *team);
       request.command_device = "cuda";
     }
     if (selection.devices.size() != 1) {
@@ -271,18 +269,8 @@ int cmd_tune_train(const std::vector<std::string>& args) {
   nlohmann::ordered_json context = capture_context(inventory, {request.device}, selected, description);
   if (team != nullptr) {
     // As `gpubench run` records a multi-rank run: who the ranks are and the MPI library.
-    nlohmann::ordered_json identities = nlohmann::ordered_json::array();
-    for (const std::string& text : team->all_gather(rank_identity(host_name(), {request.device}).dump(), "the ranks' devices")) {
-      identities.push_back(nlohmann::ordered_json::parse(text));
-    }
-    settings.harness.rank_identities = std::vector<nlohmann::ordered_json>(identities.begin(), identities.end());
-    context["gpubench"]["mpi"] = {{"ranks", team->size()},
-                                  {"nodes", team->nodes()},
-                                  {"hosts", team->hosts()},
-                                  {"library", mpi::library_version()},
-                                  {"library_settings", mpi::library_settings()},
-                                  {"rank_timeout_s", team->timeout_s()},
-                                  {"rank_devices", identities}};
+    settings.harness.rank_identities = gather_rank_identities(*team, {request.device});
+    context["gpubench"]["mpi"] = mpi_context(*team, settings.harness.rank_identities);
   }
   // Only rank 0 writes: the others keep their entries in memory.
   ResultsFile results(leader ? out_path : std::filesystem::path(), std::move(context));

@@ -29,6 +29,44 @@ std::vector<int> allowed_cpus() {
   return cpus;
 }
 
+// Busy loops pinned to one CPU, killed by stop() or at the latest when the test ends.
+class CpuHogs {
+ public:
+  CpuHogs(int cpu, int count) {
+    for (int i = 0; i < count; ++i) {
+      const pid_t p = ::fork();
+      if (p < 0) return;
+      if (p == 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        ::sched_setaffinity(0, sizeof one, &one);
+        volatile unsigned long x = 0;
+        while (true) {
+          x = x + 1;
+        }
+      }
+      pids_.push_back(p);
+    }
+    started_ = true;
+  }
+  CpuHogs(const CpuHogs&) = delete;
+  CpuHogs& operator=(const CpuHogs&) = delete;
+  ~CpuHogs() { stop(); }
+  bool started() const { return started_; }
+  void stop() {
+    for (pid_t p : pids_) {
+      ::kill(p, SIGKILL);
+      ::waitpid(p, nullptr, 0);
+    }
+    pids_.clear();
+  }
+
+ private:
+  std::vector<pid_t> pids_;
+  bool started_ = false;
+};
+
 struct FleetMpi : CliTest {
   void SetUp() override {
     if (sh("command -v mpirun").code != 0) GTEST_SKIP() << "mpirun not installed (openmpi-bin)";
@@ -88,31 +126,14 @@ TEST_F(FleetMpi, ReportNamesTheRankSlowedByCpuHogs) {
   if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs, " << cpus.size() << " here";
   // Four busy loops on the second CPU: rank 1, pinned there, gets at most a fifth of it (on an
   // idle machine; on a loaded one rank 0's CPU is shared too, so the deficit is smaller).
-  std::vector<pid_t> hogs;
-  for (int i = 0; i < 4; ++i) {
-    const pid_t p = ::fork();
-    ASSERT_GE(p, 0);
-    if (p == 0) {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpus[1], &one);
-      ::sched_setaffinity(0, sizeof one, &one);
-      volatile unsigned long x = 0;
-      while (true) {
-        x = x + 1;
-      }
-    }
-    hogs.push_back(p);
-  }
+  CpuHogs hogs(cpus[1], 4);
+  ASSERT_TRUE(hogs.started());
   const fs::path results = dir / "slowed.json";
   const std::string args = fmt::format("run --suite memory --device cpu -a test=fma_fp32 --min-time 0.3 --warmup 0.05 -o {} -q",
                                        results.string());
   const Output o = sh(fmt::format("{} -np 1 taskset -c {} {} {} : -np 1 taskset -c {} {} {}", mpirun(), cpus[0],
                                   GPUBENCH_BINARY, args, cpus[1], GPUBENCH_BINARY, args));
-  for (pid_t p : hogs) {
-    ::kill(p, SIGKILL);
-    ::waitpid(p, nullptr, 0);
-  }
+  hogs.stop();
   ASSERT_EQ(o.code, 0) << o.err;
   const Output r = gpubench(fmt::format("report {} --format md,json --out {}", results.string(), (dir / "rep").string()));
   ASSERT_EQ(r.code, 0) << r.err;
@@ -152,31 +173,14 @@ TEST_F(FleetMpi, SoakGathersBothRanksSeries) {
 TEST_F(FleetMpi, SoakReportNamesTheSlowedRank) {
   const std::vector<int> cpus = allowed_cpus();
   if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs, " << cpus.size() << " here";
-  std::vector<pid_t> hogs;
-  for (int i = 0; i < 4; ++i) {
-    const pid_t p = ::fork();
-    ASSERT_GE(p, 0);
-    if (p == 0) {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpus[1], &one);
-      ::sched_setaffinity(0, sizeof one, &one);
-      volatile unsigned long x = 0;
-      while (true) {
-        x = x + 1;
-      }
-    }
-    hogs.push_back(p);
-  }
+  CpuHogs hogs(cpus[1], 4);
+  ASSERT_TRUE(hogs.started());
   const fs::path results = dir / "soak-slowed.json";
   const std::string args =
       fmt::format("soak --device cpu --duration 6s --sample-interval 500ms --out {} -q", results.string());
   const Output o = sh(fmt::format("{} -np 1 taskset -c {} {} {} : -np 1 taskset -c {} {} {}", mpirun(), cpus[0],
                                   GPUBENCH_BINARY, args, cpus[1], GPUBENCH_BINARY, args));
-  for (pid_t p : hogs) {
-    ::kill(p, SIGKILL);
-    ::waitpid(p, nullptr, 0);
-  }
+  hogs.stop();
   ASSERT_TRUE(o.code == 0 || o.code == 1) << o.code << o.err;  // the spread rule may fail it: that is the point
   const Output r = gpubench(fmt::format("report {} --format json --out {}", results.string(), (dir / "rep.json").string()));
   ASSERT_EQ(r.code, 0) << r.err;

@@ -259,5 +259,33 @@ TEST(DpRoundFigures, SlowestRankPerRoundThenTheMedian) {
   EXPECT_EQ(none.overlap_pct(), 0);
 }
 
+// The metrics both data-parallel steps report from their rounds, and the suspect rule.
+TEST(DpRoundFigures, MetricsAndSuspect) {
+  DpRoundFigures f;
+  f.step_s = 2.0, f.compute_s = 1.5, f.comm_s = 1.0, f.spread_pct = 4;
+  BucketPlan plan;
+  plan.mode = DpMode::Ddp;
+  plan.ranks = 2;
+  plan.element_bytes = 4;
+  plan.buckets.resize(3);
+  Metrics m;
+  m.items = 8;  // one rank's samples per step
+  m.items_unit = "samples";
+  add_dp_metrics(m, f, DpMode::Ddp, 2, plan);
+  EXPECT_EQ(m.items, 16);
+  EXPECT_EQ(m.extra["ranks"], 2);
+  EXPECT_DOUBLE_EQ(m.extra["exposed_comm_s"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(m.extra["overlap_pct"].get<double>(), 50);
+  EXPECT_DOUBLE_EQ(m.extra["scaling_efficiency"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(m.extra["global_samples_per_s"].get<double>(), 8);
+  EXPECT_DOUBLE_EQ(m.extra["samples_per_s_per_rank"].get<double>(), 4);
+  EXPECT_EQ(m.extra["buckets_per_step"], 3);
+  EXPECT_FALSE(dp_suspect(f, 1.0).has_value());
+  f.compute_s = 2.08;  // efficiency 1.04: suspect at 1.0, within the GPU's 1.05
+  ASSERT_TRUE(dp_suspect(f, 1.0).has_value());
+  EXPECT_NE(dp_suspect(f, 1.0)->find("exposed_comm_s < 0"), std::string::npos);
+  EXPECT_FALSE(dp_suspect(f, 1.05).has_value());
+}
+
 }  // namespace
 }  // namespace gpubench::suites::train

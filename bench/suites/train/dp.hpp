@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/core/case.hpp"
 #include "kernels/train/model_config.hpp"
 
 namespace gpubench::suites::train {
@@ -161,5 +162,18 @@ struct DpRoundFigures {
 };
 DpRoundFigures summarize_dp_rounds(const std::array<std::vector<std::vector<double>>, 3>& rounds);
 double dp_median(std::vector<double> v);  // 0 for none
+
+// What the CPU and the GPU data-parallel steps both report (docs/suite-train.md, "Metrics").
+// add_dp_metrics: `m` holds one rank's step metrics (FLOPs and MFU per device); its items become
+// the whole global batch's, and the figures of the timing rounds join its extras.
+void add_dp_metrics(Metrics& m, const DpRoundFigures& f, DpMode mode, int ranks, const BucketPlan& plan);
+// The entry's details: the bucket timeline (compute-only step and comm_s from `f`), each rank's
+// medians, the round count and the global batch.
+nlohmann::ordered_json dp_details(const BucketPlan& plan, double bucket_mb, const std::vector<double>& ready_s,
+                                  double backward_s, std::int64_t param_count, const DpRoundFigures& f, int rounds,
+                                  std::int64_t global_batch);
+// The `suspect` reason when the compute-only step measured more than `tolerance` times the step
+// that also communicates (scaling_efficiency above it: noise, not a believable figure).
+std::optional<std::string> dp_suspect(const DpRoundFigures& f, double tolerance);
 
 }  // namespace gpubench::suites::train

@@ -116,48 +116,24 @@ class CpuDpCase final : public HostCase {
   Metrics metrics() const override {
     // FLOPs and MFU per device (each rank's own step); tokens (samples) over all ranks.
     Metrics m = step_metrics(c_, Precision::FP32);
-    const double rank_items = m.items;
-    m.items = rank_items * ranks_;
     m.extra["params"] = static_cast<double>(model_->layout().count);
     // zero1: the model without its moments, plus the shard's two moments and the reduced
     // shard gradients the communicator holds (4 bytes each).
     m.extra["peak_memory_bytes"] = static_cast<double>(model_->memory_bytes() + 12 * static_cast<std::int64_t>(m_.size()));
-    m.extra["dp"] = to_string(mode_);
-    m.extra["ranks"] = ranks_;
-    m.extra["step_s"] = step_s_;
-    m.extra["compute_only_s"] = compute_s_;
-    m.extra["exposed_comm_s"] = step_s_ - compute_s_;
-    m.extra["comm_s"] = comm_s_;
-    m.extra["overlap_pct"] = overlap_pct_;
-    m.extra["scaling_efficiency"] = step_s_ > 0 ? compute_s_ / step_s_ : 0.0;
-    m.extra["global_" + m.items_unit + "_per_s"] = step_s_ > 0 ? m.items / step_s_ : 0.0;
-    m.extra[m.items_unit + "_per_s_per_rank"] = step_s_ > 0 ? rank_items / step_s_ : 0.0;
-    m.extra["comm_bytes_per_step"] = comm_bytes_per_step(plan_);
-    m.extra["buckets_per_step"] = static_cast<double>(plan_.buckets.size());
-    m.extra["compute_spread_pct"] = spread_pct_;
+    add_dp_metrics(m, figures_, mode_, ranks_, plan_);
     m.extra["blas_threads_per_rank"] = threads_;
     return m;
   }
 
   nlohmann::ordered_json details(std::int64_t) override {
-    nlohmann::ordered_json d =
-        timeline_details(plan_, bucket_mb_, ready_s_, backward_s_, compute_s_, model_->layout().count, comm_s_);
-    d["per_rank"] = {{"step_s", rank_step_s_}, {"compute_only_s", rank_compute_s_}, {"serial_s", rank_serial_s_}};
-    d["timing_rounds"] = rounds_;
-    d["global_batch"] = ranks_ * c_.accum * c_.batch;
-    return d;
+    return dp_details(plan_, bucket_mb_, ready_s_, backward_s_, model_->layout().count, figures_, rounds_,
+                      ranks_ * c_.accum * c_.batch);
   }
 
   void annotate(nlohmann::ordered_json& g, double) const override {
     // The ratio of two medians of a noisy machine can pass 1 (the compute-only step measured
     // slower than the step that also communicates): not a believable efficiency.
-    if (step_s_ > 0 && compute_s_ > step_s_) {
-      g["suspect"].push_back(fmt::format(
-          "scaling_efficiency {:.3f} > 1: the compute-only step ({:.4g} s) measured slower than the step with "
-          "communication ({:.4g} s), so exposed_comm_s < 0; the timing rounds were noisy and scaling_efficiency, "
-          "exposed_comm_s and overlap_pct are not believable",
-          compute_s_ / step_s_, compute_s_, step_s_));
-    }
+    if (auto why = dp_suspect(figures_, 1.0)) g["suspect"].push_back(*why);
   }
 
  private:
@@ -326,13 +302,7 @@ class CpuDpCase final : public HostCase {
         rounds[kind].push_back(nlohmann::json::parse(text).get<std::vector<double>>());
       }
     }
-    set_figures(summarize_dp_rounds(rounds));
-  }
-
-  void set_figures(const DpRoundFigures& f) {
-    step_s_ = f.step_s, compute_s_ = f.compute_s, comm_s_ = f.comm_s, spread_pct_ = f.spread_pct;
-    rank_step_s_ = f.rank_median_s[0], rank_compute_s_ = f.rank_median_s[1], rank_serial_s_ = f.rank_median_s[2];
-    overlap_pct_ = f.overlap_pct();
+    figures_ = summarize_dp_rounds(rounds);
   }
 
   int threads_ = 0;
@@ -349,8 +319,9 @@ class CpuDpCase final : public HostCase {
   std::int64_t t_ = 0;
   // Timing rounds (slowest rank, median over rounds).
   int rounds_ = 0;
-  double step_s_ = 0, compute_s_ = 0, comm_s_ = 0, spread_pct_ = 0, overlap_pct_ = 0, backward_s_ = 0;
-  std::vector<double> ready_s_, rank_step_s_, rank_compute_s_, rank_serial_s_;
+  DpRoundFigures figures_;
+  double backward_s_ = 0;
+  std::vector<double> ready_s_;
 };
 
 }  // namespace

@@ -193,4 +193,43 @@ double DpRoundFigures::overlap_pct() const {
   return 100 * std::clamp((comm_s - (step_s - compute_s)) / comm_s, 0.0, 1.0);
 }
 
+void add_dp_metrics(Metrics& m, const DpRoundFigures& f, DpMode mode, int ranks, const BucketPlan& plan) {
+  const double rank_items = m.items;
+  m.items = rank_items * ranks;
+  const auto per_step = [&f](double x) { return f.step_s > 0 ? x / f.step_s : 0.0; };
+  m.extra["dp"] = to_string(mode);
+  m.extra["ranks"] = ranks;
+  m.extra["step_s"] = f.step_s;
+  m.extra["compute_only_s"] = f.compute_s;
+  m.extra["exposed_comm_s"] = f.step_s - f.compute_s;
+  m.extra["comm_s"] = f.comm_s;
+  m.extra["overlap_pct"] = f.overlap_pct();
+  m.extra["scaling_efficiency"] = per_step(f.compute_s);
+  m.extra["global_" + m.items_unit + "_per_s"] = per_step(m.items);
+  m.extra[m.items_unit + "_per_s_per_rank"] = per_step(rank_items);
+  m.extra["comm_bytes_per_step"] = comm_bytes_per_step(plan);
+  m.extra["buckets_per_step"] = static_cast<double>(plan.buckets.size());
+  m.extra["compute_spread_pct"] = f.spread_pct;
+}
+
+nlohmann::ordered_json dp_details(const BucketPlan& plan, double bucket_mb, const std::vector<double>& ready_s,
+                                  double backward_s, std::int64_t param_count, const DpRoundFigures& f, int rounds,
+                                  std::int64_t global_batch) {
+  nlohmann::ordered_json d = timeline_details(plan, bucket_mb, ready_s, backward_s, f.compute_s, param_count, f.comm_s);
+  d["per_rank"] = {{"step_s", f.rank_median_s[0]}, {"compute_only_s", f.rank_median_s[1]},
+                   {"serial_s", f.rank_median_s[2]}};
+  d["timing_rounds"] = rounds;
+  d["global_batch"] = global_batch;
+  return d;
+}
+
+std::optional<std::string> dp_suspect(const DpRoundFigures& f, double tolerance) {
+  if (!(f.step_s > 0) || !(f.compute_s > tolerance * f.step_s)) return std::nullopt;
+  return fmt::format(
+      "scaling_efficiency {:.3f} > 1: the compute-only step ({:.4g} s) measured slower than the step with "
+      "communication ({:.4g} s), so exposed_comm_s < 0; the timing rounds were noisy and scaling_efficiency, "
+      "exposed_comm_s and overlap_pct are not believable",
+      f.compute_s / f.step_s, f.compute_s, f.step_s);
+}
+
 }  // namespace gpubench::suites::train
