@@ -178,6 +178,31 @@ MeasuredNetwork measured_network(const std::vector<ResultsFile>& files, const st
       groups[k][*bytes].push_back(*seconds);
     }
   }
+  // No collectives suite for this device: the data-parallel cases' own buckets, each bucket's
+  // collective timed alone in a serial step (details.grad_buckets[].comm_s: ddp all-reduces,
+  // zero1 reduce-scatters), as curves at their rank count.
+  if (groups.empty()) {
+    for (const ResultsFile& f : files) {
+      for (const ResultEntry& e : f.entries) {
+        if (e.suite != "train" || e.status != "ok" || !is_iteration(e) || kind_of(e.device) != device_kind) continue;
+        const std::string dp = string_at(e.details, {"dp"});
+        const json* buckets = json_at(e.details, {"grad_buckets"});
+        if ((dp != "ddp" && dp != "zero1") || buckets == nullptr || !buckets->is_array()) continue;
+        CurveKey k;
+        k.op = dp == "ddp" ? "all_reduce" : "reduce_scatter";
+        k.backend = "the data-parallel case's own buckets";
+        k.device_name = e.device_name;
+        k.ranks = int_at(e.details, {"ranks"}).value_or(0);
+        k.nodes = std::max(1, int_at(f.context, {"gpubench", "mpi", "nodes"}).value_or(1));
+        for (const json& b : *buckets) {
+          const auto bytes = number_at(b, {"bytes"});
+          const auto seconds = number_at(b, {"comm_s"});
+          if (k.ranks < 2 || !bytes || *bytes <= 0 || !seconds || *seconds <= 0) continue;
+          groups[k][*bytes].push_back(*seconds);
+        }
+      }
+    }
+  }
   // Per operation, rank count and node count, the group measured in fp32 with a sum where
   // there is one (gradients), else the one with the most sizes.
   std::map<std::tuple<std::string, int, int>, std::pair<int, const CurveKey*>> chosen;

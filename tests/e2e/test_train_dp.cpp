@@ -68,6 +68,7 @@ struct TrainDp : CliTest {
     double bytes = 0, last = 0;
     for (const auto& k : d["grad_buckets"]) {
       bytes += k["bytes"].get<double>();
+      EXPECT_GT(k["comm_s"].get<double>(), 0) << k.dump();  // the bucket's collective alone
       EXPECT_GE(k["ready_s"].get<double>(), last);  // in backward order
       last = k["ready_s"].get<double>();
     }
@@ -85,6 +86,33 @@ TEST_F(TrainDp, DdpAndZero1OnTwoRanksVerifyAndWriteTheMetrics) {
   ASSERT_EQ(doc["benchmarks"].size(), 4u) << doc.dump();
   for (const auto& b : doc["benchmarks"]) expect_dp_entry(b, 2);
   EXPECT_EQ(doc["context"]["gpubench"]["mpi"]["ranks"], 2);
+}
+
+// Issue 17's CLI contract, as written: a data-parallel run alone (no collectives suite) is
+// enough for `gpubench scaling`, which then reads the network off the case's own bucket times.
+TEST_F(TrainDp, TheContractRunThenScalingAsWritten) {
+  if (!have_mpi()) GTEST_SKIP() << "mpirun not installed or gpubench built without MPI";
+  const fs::path f = dir / "F.json";
+  const Output o = sh(fmt::format("{} {} run --device cpu --suite train --axis dp=ddp --out {} -q", mpirun(2),
+                                  GPUBENCH_BINARY, f.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  for (const auto& b : nlohmann::json::parse(slurp(f))["benchmarks"]) {
+    const auto& m = b["gpubench"]["metrics"];
+    for (const char* k : {"ranks", "scaling_efficiency", "exposed_comm_s", "overlap_pct"}) EXPECT_TRUE(m.contains(k)) << k;
+  }
+  const Output s = gpubench(fmt::format("scaling {} --gpus 8,64,512 --format json", f.string()));
+  ASSERT_EQ(s.code, 0) << s.err;
+  const auto j = nlohmann::json::parse(s.out);
+  ASSERT_FALSE(j["projections"].empty());
+  for (const auto& p : j["projections"]) {
+    for (const char* k : {"gpus", "step_s", "scaling_efficiency"}) EXPECT_TRUE(p.contains(k)) << k << p.dump();
+  }
+  ASSERT_FALSE(j["validation"].empty());
+  for (const auto& v : j["validation"]) {
+    EXPECT_EQ(v["ranks"], 2);
+    for (const char* k : {"measured_s", "projected_s", "error_pct"}) EXPECT_TRUE(v[k].is_number()) << k << v.dump();
+  }
+  EXPECT_NE(j.dump().find("the data-parallel case's own buckets"), std::string::npos);
 }
 
 TEST_F(TrainDp, FourRanksVerify) {

@@ -280,6 +280,31 @@ TEST(Scaling, ASingleDeviceCaseTimedOnEveryRankGivesTheComputeAndStretchesTheTim
   EXPECT_DOUBLE_EQ(cases[1].step.compute_s, alone[1].step.compute_s);  // a dp case keeps its compute-only step
 }
 
+TEST(Scaling, WithoutACollectivesSuiteTheDpCasesBucketTimesAreTheCurve) {
+  std::ifstream in(kFixtures / "cpu_dp.json");
+  nlohmann::json doc = nlohmann::json::parse(in);
+  nlohmann::json kept = nlohmann::json::array();
+  for (auto& b : doc["benchmarks"]) {
+    if (b["gpubench"]["suite"] == "collectives") continue;
+    if (b["gpubench"]["details"].value("dp", "") == "ddp") {
+      double t = 1e-3;
+      for (auto& k : b["gpubench"]["details"]["grad_buckets"]) k["comm_s"] = (t *= 2);
+    }
+    kept.push_back(b);
+  }
+  doc["benchmarks"] = kept;
+  const fs::path file = fs::path(::testing::TempDir()) / "scaling_dp_only.json";
+  std::ofstream(file) << doc.dump();
+  const MeasuredNetwork net = measured_network({read_results(file)}, "cpu");
+  ASSERT_EQ(net.intra.size(), 1u);
+  EXPECT_EQ(net.intra[0].op, Op::all_reduce);
+  EXPECT_EQ(net.intra[0].ranks, 2);
+  EXPECT_EQ(net.intra[0].points.size(), 2u);  // the fixture's two buckets
+  EXPECT_NE(net.intra[0].label.find("the data-parallel case's own buckets"), std::string::npos);
+  // With a collectives suite in the files, its curves are used instead.
+  EXPECT_EQ(measured_network(fixture({"cpu_dp.json"}), "cpu").intra.size(), 3u);
+}
+
 TEST(Scaling, ProjectsAndValidates) {
   ScalingOptions o;
   o.gpus = {1, 2, 8};

@@ -285,6 +285,13 @@ TEST(DpRoundFigures, MetricsAndSuspect) {
   ASSERT_TRUE(dp_suspect(f, 1.0).has_value());
   EXPECT_NE(dp_suspect(f, 1.0)->find("exposed_comm_s < 0"), std::string::npos);
   EXPECT_FALSE(dp_suspect(f, 1.05).has_value());
+  // Each bucket's collective alone joins the timeline when there is one time per bucket.
+  plan.buckets[0].count = 10, plan.buckets[1].count = 20, plan.buckets[2].count = 30;
+  const nlohmann::ordered_json d = dp_details(plan, 25, {0.1, 0.2, 0.3}, 0.3, 60, f, 5, 16, {1e-3, 2e-3, 3e-3});
+  ASSERT_EQ(d["grad_buckets"].size(), 3u);
+  EXPECT_EQ(d["grad_buckets"][2]["comm_s"], 3e-3);
+  EXPECT_EQ(d["timing_rounds"], 5);
+  EXPECT_FALSE(dp_details(plan, 25, {0.1, 0.2, 0.3}, 0.3, 60, f, 5, 16)["grad_buckets"][0].contains("comm_s"));
 }
 
 }  // namespace

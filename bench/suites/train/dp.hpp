@@ -168,10 +168,12 @@ double dp_median(std::vector<double> v);  // 0 for none
 // the whole global batch's, and the figures of the timing rounds join its extras.
 void add_dp_metrics(Metrics& m, const DpRoundFigures& f, DpMode mode, int ranks, const BucketPlan& plan);
 // The entry's details: the bucket timeline (compute-only step and comm_s from `f`), each rank's
-// medians, the round count and the global batch.
+// medians, the round count and the global batch. `bucket_comm_s` (one per bucket, or empty):
+// each bucket's collective alone (all-reduce for ddp, reduce-scatter for zero1), written as
+// grad_buckets[i].comm_s; `gpubench scaling` reads them as a curve when no collectives suite ran.
 nlohmann::ordered_json dp_details(const BucketPlan& plan, double bucket_mb, const std::vector<double>& ready_s,
                                   double backward_s, std::int64_t param_count, const DpRoundFigures& f, int rounds,
-                                  std::int64_t global_batch);
+                                  std::int64_t global_batch, const std::vector<double>& bucket_comm_s = {});
 // The `suspect` reason when the compute-only step measured more than `tolerance` times the step
 // that also communicates (scaling_efficiency above it: noise, not a believable figure).
 std::optional<std::string> dp_suspect(const DpRoundFigures& f, double tolerance);

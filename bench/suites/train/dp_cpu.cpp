@@ -127,7 +127,7 @@ class CpuDpCase final : public HostCase {
 
   nlohmann::ordered_json details(std::int64_t) override {
     return dp_details(plan_, bucket_mb_, ready_s_, backward_s_, model_->layout().count, figures_, rounds_,
-                      ranks_ * c_.accum * c_.batch);
+                      ranks_ * c_.accum * c_.batch, bucket_comm_s_);
   }
 
   void annotate(nlohmann::ordered_json& g, double) const override {
@@ -303,6 +303,11 @@ class CpuDpCase final : public HostCase {
       }
     }
     figures_ = summarize_dp_rounds(rounds);
+    // Each bucket's collective alone, from one more serial step (the buckets are issued one at a
+    // time after backward): details.grad_buckets[].comm_s.
+    comm_->barrier();
+    (void)step(Comm::Serial, false);
+    bucket_comm_s_ = comm_->bucket_seconds();
   }
 
   int threads_ = 0;
@@ -321,7 +326,7 @@ class CpuDpCase final : public HostCase {
   int rounds_ = 0;
   DpRoundFigures figures_;
   double backward_s_ = 0;
-  std::vector<double> ready_s_;
+  std::vector<double> ready_s_, bucket_comm_s_;
 };
 
 }  // namespace

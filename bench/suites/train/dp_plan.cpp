@@ -214,8 +214,11 @@ void add_dp_metrics(Metrics& m, const DpRoundFigures& f, DpMode mode, int ranks,
 
 nlohmann::ordered_json dp_details(const BucketPlan& plan, double bucket_mb, const std::vector<double>& ready_s,
                                   double backward_s, std::int64_t param_count, const DpRoundFigures& f, int rounds,
-                                  std::int64_t global_batch) {
+                                  std::int64_t global_batch, const std::vector<double>& bucket_comm_s) {
   nlohmann::ordered_json d = timeline_details(plan, bucket_mb, ready_s, backward_s, f.compute_s, param_count, f.comm_s);
+  if (bucket_comm_s.size() == plan.buckets.size()) {
+    for (std::size_t i = 0; i < bucket_comm_s.size(); ++i) d["grad_buckets"][i]["comm_s"] = bucket_comm_s[i];
+  }
   d["per_rank"] = {{"step_s", f.rank_median_s[0]}, {"compute_only_s", f.rank_median_s[1]},
                    {"serial_s", f.rank_median_s[2]}};
   d["timing_rounds"] = rounds;
