@@ -59,9 +59,10 @@ struct Side {
 using SideMap = std::unordered_map<std::string, Side>;
 
 // Keeps the order of first appearance in `order`.
-SideMap collect(const ResultsFile& f, std::vector<std::string>& order, const plausibility::PeakLookup& datasheet) {
+SideMap collect(const ResultsFile& f, std::vector<std::string>& order, const plausibility::PeakLookup& datasheet,
+                const plausibility::ClockLookup& datasheet_clock) {
   SideMap out;
-  const plausibility::FileSuspects suspects = plausibility::judge_file(f, datasheet);
+  const plausibility::FileSuspects suspects = plausibility::judge_file(f, datasheet, datasheet_clock);
   for (std::size_t i = 0; i < f.entries.size(); ++i) {
     const ResultEntry& e = f.entries[i];
     if (!is_iteration(e)) continue;
@@ -106,7 +107,8 @@ Comparison compare_results(const ResultsFile& base, const ResultsFile& next, con
     out.warnings.push_back(why + "; compared anyway (--allow-different-devices).");
   }
   std::vector<std::string> base_order, new_order;
-  const SideMap b = collect(base, base_order, opt.datasheet), n = collect(next, new_order, opt.datasheet);
+  const SideMap b = collect(base, base_order, opt.datasheet, opt.datasheet_clock),
+                n = collect(next, new_order, opt.datasheet, opt.datasheet_clock);
   bool few = false;
   auto fill = [&](CaseComparison& c, const Side& s) {
     c.suite = s.first->suite;

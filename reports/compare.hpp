@@ -16,6 +16,7 @@ struct CompareOptions {
   double alpha = 0.05;       // significance level of the tests
   bool allow_different_devices = false;
   plausibility::PeakLookup datasheet;  // for the plausibility rules (empty: measured ceilings only)
+  plausibility::ClockLookup datasheet_clock;  // the clock each datasheet figure assumes (empty: none known)
 };
 
 enum class Verdict { improved, regressed, unchanged, noisy, missing, added };

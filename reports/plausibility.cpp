@@ -30,10 +30,33 @@ std::string text(const J& j, const char* key) {
 
 std::string rate_text(double v, const std::string& unit) { return fmt::format("{:.4g} {}", v, unit); }
 
+// What the datasheet rule needs besides the figures: the clock each assumes and each device's
+// maximum clock. A CUDA device boosting above the assumed clock gets the figure scaled up.
+struct ClockContext {
+  const ClockLookup& clock;
+  const std::map<std::string, double>& max_mhz;  // device id -> maximum SM clock
+  double scale(const std::string& device, const std::string& device_name, const std::string& key) const {
+    if (!clock || device.rfind("cuda", 0) != 0) return 1;
+    auto max = max_mhz.find(device);
+    if (max == max_mhz.end()) return 1;
+    const std::optional<double> assumed = clock(device_name, key);
+    if (!assumed || *assumed <= 0) return 1;
+    return std::max(1.0, max->second / *assumed);
+  }
+};
+
+// "989.5 TFLOP/s" or, where the device boosts above the clock it assumes,
+// "989.5 TFLOP/s (1071 TFLOP/s at the device's maximum clock)".
+std::string datasheet_text(double datasheet, double scale, const std::string& unit) {
+  if (scale <= 1) return rate_text(datasheet, unit);
+  return fmt::format("{} ({} at the device's maximum clock)", rate_text(datasheet, unit),
+                     rate_text(datasheet * scale, unit));
+}
+
 template <class J>
 std::optional<Figure> make_figure(const std::string& name, const std::string& suite, const std::string& device,
                                   const std::string& device_name, const J& axes, const J& metrics,
-                                  const PeakLookup& datasheet) {
+                                  const PeakLookup& datasheet, const ClockContext& clocks) {
   Figure f;
   f.peak_key = text(metrics, "peak_key");
   if (f.peak_key.empty()) return std::nullopt;
@@ -61,11 +84,12 @@ std::optional<Figure> make_figure(const std::string& name, const std::string& su
   }
   f.datasheet = positive_number(metrics, "peak");
   if (!f.datasheet && datasheet && device.rfind("cuda", 0) == 0) f.datasheet = datasheet(device_name, f.peak_key);
+  f.clock_scale = clocks.scale(device, device_name, f.peak_key);
   return f;
 }
 
 template <class J>
-std::vector<Ceiling> make_ceilings(const J& summaries, const PeakLookup& datasheet) {
+std::vector<Ceiling> make_ceilings(const J& summaries, const PeakLookup& datasheet, const ClockContext& clocks) {
   std::vector<Ceiling> out;
   if (!summaries.is_object()) return out;
   auto mem = summaries.find("memory");
@@ -81,7 +105,8 @@ std::vector<Ceiling> make_ceilings(const J& summaries, const PeakLookup& datashe
     };
     if (auto bw = d->find("memory_bandwidth"); bw != d->end() && bw->is_object()) {
       if (auto gbps = positive_number(*bw, "gbps")) {
-        Ceiling c{device, "memory_bandwidth", "GB/s", text(*bw, "test"), *gbps, lookup("memory_bandwidth"), std::nullopt};
+        Ceiling c{device, "memory_bandwidth", "GB/s", text(*bw, "test"), *gbps, lookup("memory_bandwidth"),
+                  clocks.scale(device, device_name, "memory_bandwidth"), std::nullopt};
         if (auto s = bw->find("size"); s != bw->end() && s->is_number_integer()) c.size = s->template get<std::int64_t>();
         out.push_back(std::move(c));
       }
@@ -91,7 +116,8 @@ std::vector<Ceiling> make_ceilings(const J& summaries, const PeakLookup& datashe
         auto tflops = positive_number(*p, "tflops");
         if (!tflops) continue;
         const std::string unit = p.key().rfind("int", 0) == 0 ? "TOP/s" : "TFLOP/s";
-        out.push_back({device, p.key(), unit, text(*p, "test"), *tflops, lookup(p.key()), std::nullopt});
+        out.push_back({device, p.key(), unit, text(*p, "test"), *tflops, lookup(p.key()),
+                       clocks.scale(device, device_name, p.key()), std::nullopt});
       }
     }
   }
@@ -168,15 +194,22 @@ std::vector<std::string> merge_reasons(const std::vector<std::string>& existing,
   return out;
 }
 
-std::optional<Figure> figure_of(const std::string& name, const std::string& suite, const std::string& device,
-                                const std::string& device_name, const nlohmann::json& axes,
-                                const nlohmann::json& metrics, const PeakLookup& datasheet) {
-  return make_figure(name, suite, device, device_name, axes, metrics, datasheet);
+template <class J>
+std::map<std::string, double> max_clocks_of(const J& context) {
+  std::map<std::string, double> out;
+  if (!context.is_object()) return out;
+  auto g = context.find("gpubench");
+  if (g == context.end() || !g->is_object()) return out;
+  auto devices = g->find("devices");
+  if (devices == g->end() || !devices->is_array()) return out;
+  for (const auto& d : *devices) {
+    const std::string id = text(d, "id");
+    if (auto mhz = positive_number(d, "max_sm_clock_mhz"); mhz && !id.empty()) out[id] = *mhz;
+  }
+  return out;
 }
 
-std::vector<Ceiling> ceilings_of(const nlohmann::json& summaries, const PeakLookup& datasheet) {
-  return make_ceilings(summaries, datasheet);
-}
+std::map<std::string, double> max_sm_clocks(const nlohmann::json& context) { return max_clocks_of(context); }
 
 void mark_cache_resident(std::vector<Figure>& figures) {
   std::map<std::pair<std::string, std::string>, std::int64_t> largest;  // (device, test) -> size
@@ -204,20 +237,20 @@ Judgement judge(const std::vector<Figure>& figures, const std::vector<Ceiling>& 
   auto pct = [](double a, double b) { return fmt::format("{:.1f}%", 100 * a / b); };
   for (std::size_t ci = 0; ci < ceilings.size(); ++ci) {
     const Ceiling& c = ceilings[ci];
-    if (c.datasheet && c.rate > *c.datasheet * (1 + kDatasheetMargin)) {
+    if (c.datasheet && c.rate > *c.datasheet * c.clock_scale * (1 + kDatasheetMargin)) {
       j.ceilings[ci].push_back(fmt::format(
           "{}the {} ceiling {} ({}) is {} of the datasheet's {}{}", kSuspectCeiling, c.key, rate_text(c.rate, c.unit),
-          c.test, pct(c.rate, *c.datasheet), rate_text(*c.datasheet, c.unit),
+          c.test, pct(c.rate, *c.datasheet), datasheet_text(*c.datasheet, c.clock_scale, c.unit),
           c.key == "memory_bandwidth" ? ": a size the caches hold?" : ": a loop the compiler shortened?"));
     }
   }
   for (std::size_t fi = 0; fi < figures.size(); ++fi) {
     const Figure& f = figures[fi];
     if (!f.judged) continue;
-    if (f.datasheet && f.rate > *f.datasheet * (1 + kDatasheetMargin)) {
+    if (f.datasheet && f.rate > *f.datasheet * f.clock_scale * (1 + kDatasheetMargin)) {
       j.figures[fi].push_back(fmt::format("{}{} is {} of the {} datasheet figure {}", kAboveDatasheet,
                                           rate_text(f.rate, f.unit), pct(f.rate, *f.datasheet), f.peak_key,
-                                          rate_text(*f.datasheet, f.unit)));
+                                          datasheet_text(*f.datasheet, f.clock_scale, f.unit)));
     }
     for (std::size_t ci = 0; ci < ceilings.size(); ++ci) {
       const Ceiling& c = ceilings[ci];
@@ -245,9 +278,12 @@ void set_ceiling_reasons(nlohmann::json& summaries, const Ceiling& c, const std:
   if (nlohmann::json* o = ceiling_object(summaries, c)) write_reasons(*o, merge_reasons(reasons_in(*o), reasons));
 }
 
-void mark_document(nlohmann::ordered_json& doc, const PeakLookup& datasheet) {
+void mark_document(nlohmann::ordered_json& doc, const PeakLookup& datasheet, const ClockLookup& clock) {
   using OJ = nlohmann::ordered_json;
   if (!doc.is_object()) return;
+  std::map<std::string, double> max_mhz;
+  if (auto context = doc.find("context"); context != doc.end()) max_mhz = max_clocks_of(*context);
+  const ClockContext clocks{clock, max_mhz};
   auto benchmarks = doc.find("benchmarks");
   std::vector<Figure> figures;
   std::vector<OJ*> owners;  // the gpubench object of each figure's entry
@@ -262,7 +298,8 @@ void mark_document(nlohmann::ordered_json& doc, const PeakLookup& datasheet) {
       static const OJ kEmpty = OJ::object();
       auto axes = g->find("axes"), metrics = g->find("metrics");
       auto f = make_figure(text(e, "name"), text(*g, "suite"), text(*g, "device"), text(*g, "device_name"),
-                           axes != g->end() ? *axes : kEmpty, metrics != g->end() ? *metrics : kEmpty, datasheet);
+                           axes != g->end() ? *axes : kEmpty, metrics != g->end() ? *metrics : kEmpty, datasheet,
+                           clocks);
       if (!f) continue;
       figures.push_back(std::move(*f));
       owners.push_back(&*g);
@@ -273,7 +310,7 @@ void mark_document(nlohmann::ordered_json& doc, const PeakLookup& datasheet) {
   if (auto g = doc.find("gpubench"); g != doc.end() && g->is_object()) {
     if (auto s = g->find("summaries"); s != g->end()) summaries = &*s;
   }
-  const std::vector<Ceiling> ceilings = summaries ? make_ceilings(*summaries, datasheet) : std::vector<Ceiling>{};
+  const std::vector<Ceiling> ceilings = summaries ? make_ceilings(*summaries, datasheet, clocks) : std::vector<Ceiling>{};
   const Judgement j = judge(figures, ceilings);
   // Entries without a figure lose reasons these rules once gave them (none here now).
   for (OJ* g : judged_entries) {
@@ -295,8 +332,10 @@ const std::vector<std::string>* FileSuspects::ceiling(const std::string& device,
   return k == d->second.end() ? nullptr : &k->second;
 }
 
-FileSuspects judge_file(const reports::ResultsFile& file, const PeakLookup& datasheet) {
+FileSuspects judge_file(const reports::ResultsFile& file, const PeakLookup& datasheet, const ClockLookup& clock) {
   FileSuspects out;
+  const std::map<std::string, double> max_mhz = max_clocks_of(file.context);
+  const ClockContext clocks{clock, max_mhz};
   std::vector<Figure> figures;
   std::vector<std::size_t> owners;
   for (std::size_t i = 0; i < file.entries.size(); ++i) {
@@ -304,13 +343,13 @@ FileSuspects judge_file(const reports::ResultsFile& file, const PeakLookup& data
     if (e.run_type != "iteration") continue;
     if (!e.suspect.empty()) out.entries[i] = merge_reasons(e.suspect, {});  // other rules' reasons stay
     if (e.status != "ok") continue;
-    auto f = make_figure(e.name, e.suite, e.device, e.device_name, e.axes, e.metrics, datasheet);
+    auto f = make_figure(e.name, e.suite, e.device, e.device_name, e.axes, e.metrics, datasheet, clocks);
     if (!f) continue;
     figures.push_back(std::move(*f));
     owners.push_back(i);
   }
   mark_cache_resident(figures);
-  const std::vector<Ceiling> ceilings = make_ceilings(file.summaries, datasheet);
+  const std::vector<Ceiling> ceilings = make_ceilings(file.summaries, datasheet, clocks);
   const Judgement j = judge(figures, ceilings);
   for (std::size_t k = 0; k < figures.size(); ++k) {
     const std::size_t i = owners[k];

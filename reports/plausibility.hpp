@@ -4,11 +4,14 @@
 // and the reports (which judge again, with the spec sheet they are given).
 //
 // Rules, per device:
-// 1. A figure above its datasheet peak by more than kDatasheetMargin is suspect.
+// 1. A figure above its datasheet peak by more than kDatasheetMargin is suspect. Where the spec
+//    sheet states the clock a figure assumes (peak_clock_mhz) and the device's maximum SM clock is
+//    higher (context.gpubench.devices[].max_sm_clock_mhz), the peak is first scaled to that
+//    maximum clock: an H100 SXM at 1980 MHz delivers 989.5 x 1980 / 1830 = 1071 TFLOP/s bf16.
 // 2. A figure above the ceiling the memory suite measured for its peak key by more than
 //    kCeilingMargin is suspect, and so is that ceiling (the summary's ceiling object and the
 //    memory suite entries that set it): one of the two is wrong.
-// 3. A ceiling above its datasheet peak by more than kDatasheetMargin is suspect.
+// 3. A ceiling above its datasheet peak (scaled as in 1) by more than kDatasheetMargin is suspect.
 // A figure is an `ok` iteration entry's headline rate for its metrics.peak_key: hardware_tflops
 // (else tflops) for FLOP keys, gbps for memory_bandwidth. Memory-bandwidth figures of the
 // memory suite below the largest size measured for their test on that device may be cache
@@ -46,6 +49,10 @@ using PeakLookup = std::function<std::optional<double>(const std::string& device
 // `lookup` answering each (device name, key) once: the spec sheet matches names with regexes,
 // and a results file is judged again after every case.
 PeakLookup memoized(PeakLookup lookup);
+// The SM clock (MHz) a datasheet figure assumes, per GPU model and peak key (the spec sheet's
+// peak_clock_mhz); nullopt where the sheet does not say: the figure is then taken to hold at any
+// clock the device reaches (no allowance).
+using ClockLookup = PeakLookup;
 
 // One judged figure.
 struct Figure {
@@ -54,6 +61,9 @@ struct Figure {
   std::string peak_key, unit;  // "bf16_tensor", "TFLOP/s"
   double rate = 0;             // mean rate over the case's samples
   std::optional<double> datasheet;
+  // The datasheet figure's scale at the device's maximum clock (max clock / the clock the figure
+  // assumes; 1 when either is unknown or the device cannot boost above it).
+  double clock_scale = 1;
   std::optional<std::int64_t> size;  // axes.size, when the case has one
   bool judged = true;                // false: a memory-bandwidth figure the caches may hold
 };
@@ -63,6 +73,7 @@ struct Ceiling {
   std::string device, key, unit, test;  // key: a peak label (fp32, bf16_tensor) or memory_bandwidth
   double rate = 0;
   std::optional<double> datasheet;
+  double clock_scale = 1;  // as Figure::clock_scale
   std::optional<std::int64_t> size;  // memory_bandwidth: the size it was measured at
 };
 
@@ -80,15 +91,11 @@ std::vector<std::string> merge_reasons(const std::vector<std::string>& existing,
 // Judges a whole results document in place (docs/results-format.md): every `ok` iteration
 // entry's gpubench.suspect and every ceiling's `suspect` in gpubench.summaries.memory. Fields
 // are written only where there is a reason, and removed where the last one went away.
-void mark_document(nlohmann::ordered_json& doc, const PeakLookup& datasheet);
+// `clock` gives the clock each datasheet figure assumes (empty: none known).
+void mark_document(nlohmann::ordered_json& doc, const PeakLookup& datasheet, const ClockLookup& clock = {});
 
-// The pieces mark_document uses, for readers holding the parts of an entry separately
-// (reports::ResultsFile): the figure of an ok iteration entry (nullopt when it has no rate
-// for a peak key), and the ceilings of one file's gpubench.summaries.
-std::optional<Figure> figure_of(const std::string& name, const std::string& suite, const std::string& device,
-                                const std::string& device_name, const nlohmann::json& axes,
-                                const nlohmann::json& metrics, const PeakLookup& datasheet);
-std::vector<Ceiling> ceilings_of(const nlohmann::json& summaries, const PeakLookup& datasheet);
+// The maximum SM clock (MHz) of each device of a results file's context (device id -> MHz).
+std::map<std::string, double> max_sm_clocks(const nlohmann::json& context);
 // Marks the judged figures' cache residency (see the rules above): call once all are known.
 void mark_cache_resident(std::vector<Figure>& figures);
 // Writes `reasons` as the `suspect` array of the ceiling `c` in `summaries` (removes it when empty).
@@ -108,6 +115,6 @@ struct FileSuspects {
   }
   const std::vector<std::string>* ceiling(const std::string& device, const std::string& key) const;
 };
-FileSuspects judge_file(const reports::ResultsFile& file, const PeakLookup& datasheet);
+FileSuspects judge_file(const reports::ResultsFile& file, const PeakLookup& datasheet, const ClockLookup& clock = {});
 
 }  // namespace gpubench::plausibility

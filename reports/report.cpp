@@ -140,7 +140,9 @@ struct Model {
     // Judged again with this report's spec sheet: files from older runs, or another sheet.
     const plausibility::PeakLookup lookup = plausibility::memoized(
         [this](const std::string& name, const std::string& key) { return specs.peak(name, key); });
-    for (const ResultsFile& file : files) suspects.push_back(plausibility::judge_file(file, lookup));
+    const plausibility::ClockLookup clock = plausibility::memoized(
+        [this](const std::string& name, const std::string& key) { return specs.peak_clock(name, key); });
+    for (const ResultsFile& file : files) suspects.push_back(plausibility::judge_file(file, lookup, clock));
     choose_baseline();
     for (const auto& c : j.columns) {
       price.push_back(opt.prices.find(c.device_name));

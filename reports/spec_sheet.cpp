@@ -171,11 +171,34 @@ std::map<std::string, SpecDocument> parse_documents(const json& doc, std::string
   return out;
 }
 
+// "peak_clock_mhz": peak key (one the entry gives) -> positive MHz, with the derivation beside
+// it in "peak_clock_derivation" (a clock is read off the figures, never a document's claim).
+void parse_peak_clocks(const json& gpu, GpuSpec& spec, std::string_view origin, std::string_view where) {
+  auto it = gpu.find("peak_clock_mhz");
+  const bool has_derivation = gpu.contains("peak_clock_derivation");
+  if (it == gpu.end()) {
+    if (has_derivation) fail(origin, fmt::format("{}: \"peak_clock_derivation\" without \"peak_clock_mhz\"", where));
+    return;
+  }
+  if (!it->is_object() || it->empty()) fail(origin, fmt::format("{}: \"peak_clock_mhz\" must be a non-empty object", where));
+  for (const auto& [key, value] : it->items()) {
+    if (!spec.peaks.contains(key)) {
+      fail(origin, fmt::format("{}: peak_clock_mhz.{} names a peak the entry does not give", where, key));
+    }
+    if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>())) {
+      fail(origin, fmt::format("{}: peak_clock_mhz.{} must be a positive number", where, key));
+    }
+    spec.peak_clock_mhz.emplace(key, value.get<double>());
+  }
+  spec.peak_clock_derivation = required_string(gpu, "peak_clock_derivation", origin, where);
+}
+
 // Rejecting unknown fields turns a misspelt optional field into an error instead of a
 // silently missing figure.
 void check_known_fields(const json& gpu, std::string_view origin, std::string_view where) {
   static const std::set<std::string> kKnown = {"key",      "name",     "match",           "peaks",
                                                "tdp_w",    "memory_gb", "sm_count",        "boost_clock_mhz",
+                                               "peak_clock_mhz", "peak_clock_derivation",
                                                "source",   "sources",  "absent",          "notes"};
   for (const auto& [field, value] : gpu.items()) {
     if (!kKnown.contains(field)) {
@@ -200,6 +223,7 @@ GpuSpec parse_gpu(const json& gpu, std::size_t index, const std::map<std::string
   spec.memory_gb = optional_positive(gpu, "memory_gb", origin, where);
   spec.sm_count = optional_positive(gpu, "sm_count", origin, where);
   spec.boost_clock_mhz = optional_positive(gpu, "boost_clock_mhz", origin, where);
+  parse_peak_clocks(gpu, spec, origin, where);
   spec.source = required_string(gpu, "source", origin, where);
   spec.sources = string_map(gpu, "sources", origin, where);
   spec.absent = string_map(gpu, "absent", origin, where);
@@ -292,6 +316,14 @@ std::optional<double> SpecSheet::peak(std::string_view device_name,
   if (spec == nullptr) return std::nullopt;
   auto it = spec->peaks.find(std::string(peak_key));
   if (it == spec->peaks.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<double> SpecSheet::peak_clock(std::string_view device_name, std::string_view peak_key) const {
+  const GpuSpec* spec = find(device_name);
+  if (spec == nullptr) return std::nullopt;
+  auto it = spec->peak_clock_mhz.find(std::string(peak_key));
+  if (it == spec->peak_clock_mhz.end()) return std::nullopt;
   return it->second;
 }
 

@@ -20,6 +20,11 @@ struct GpuSpec {
   std::optional<double> memory_gb;
   std::optional<double> sm_count;
   std::optional<double> boost_clock_mhz;
+  // Peak key -> the SM clock (MHz) that datasheet figure assumes, where the entry states it
+  // (`peak_clock_mhz`, derived in `peak_clock_derivation`). A GPU may boost above it (H100 SXM:
+  // tensor figures at 1830 MHz, maximum clock 1980), and then measures above the figure.
+  std::map<std::string, double> peak_clock_mhz;
+  std::string peak_clock_derivation;
   std::string source;                // document(s) the figures come from, and derivations
   // Figure (a peak key, tdp_w, memory_gb, sm_count, boost_clock_mhz) -> id of the document in
   // SpecSheet::documents() it comes from. When present, every figure of the entry has one.
@@ -46,6 +51,8 @@ class SpecSheet {
   const GpuSpec* find(std::string_view device_name) const;
   // Shortcut: the figure for `peak_key` on that device, if both are known.
   std::optional<double> peak(std::string_view device_name, std::string_view peak_key) const;
+  // The clock (MHz) that figure assumes, where the sheet states it.
+  std::optional<double> peak_clock(std::string_view device_name, std::string_view peak_key) const;
   const std::vector<GpuSpec>& gpus() const { return gpus_; }
   // Document id -> document, from the sheet's top-level "documents".
   const std::map<std::string, SpecDocument>& documents() const { return documents_; }

@@ -72,6 +72,8 @@ int cmd_compare(const std::vector<std::string>& args) {
   const reports::SpecSheet specs = reports::SpecSheet::builtin();
   co.datasheet = plausibility::memoized(
       [&specs](const std::string& name, const std::string& key) { return specs.peak(name, key); });
+  co.datasheet_clock = plausibility::memoized(
+      [&specs](const std::string& name, const std::string& key) { return specs.peak_clock(name, key); });
   const reports::Comparison c = reports::compare_results(base, next, co);
   for (const auto& t : o.outputs) {
     if (t.format == "md") write_output(t, reports::to_markdown(reports::comparison_document(c, base, next, co)));

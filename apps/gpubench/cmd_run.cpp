@@ -278,6 +278,7 @@ int cmd_run(const std::vector<std::string>& all_args) {
   h.quiet = o.quiet;
   const reports::SpecSheet specs = spec_sheet.empty() ? reports::SpecSheet::builtin() : reports::SpecSheet::from_file(spec_sheet);
   h.peak = [&specs](const std::string& device, const std::string& key) { return specs.peak(device, key); };
+  h.peak_clock = [&specs](const std::string& device, const std::string& key) { return specs.peak_clock(device, key); };
 
   // Started as one of several ranks (mpirun, srun): join them, or refuse without MPI support
   // rather than run as N independent jobs.
@@ -420,8 +421,9 @@ int cmd_run(const std::vector<std::string>& all_args) {
   // Only rank 0 writes: the others keep their entries in memory (their times reach rank 0).
   ResultsFile results(leader ? out_path : std::filesystem::path(), std::move(context));
   // Figures above their datasheet peak or the measured ceilings are marked as they are written.
-  results.set_judge([lookup = plausibility::memoized(h.peak)](nlohmann::ordered_json& doc) {
-    plausibility::mark_document(doc, lookup);
+  results.set_judge([lookup = plausibility::memoized(h.peak),
+                      clock = plausibility::memoized(h.peak_clock)](nlohmann::ordered_json& doc) {
+    plausibility::mark_document(doc, lookup, clock);
   });
   // SIGPIPE ends the run like SIGTERM; under MPI the library's own sockets keep their handling.
   if (leader) install_interrupt_handlers(out_path.string(), team == nullptr);

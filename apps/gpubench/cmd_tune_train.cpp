@@ -258,9 +258,13 @@ int cmd_tune_train(const std::vector<std::string>& args) {
   tune::TrainTuneSettings settings;
   settings.harness.benchmark = parse_benchmark_flags({});
   settings.harness.peak = [&specs](const std::string& device, const std::string& key) { return specs.peak(device, key); };
+  settings.harness.peak_clock = [&specs](const std::string& device, const std::string& key) {
+    return specs.peak_clock(device, key);
+  };
   settings.harness.team = team;
-  settings.judge = [lookup = plausibility::memoized(settings.harness.peak)](nlohmann::ordered_json& doc) {
-    plausibility::mark_document(doc, lookup);
+  settings.judge = [lookup = plausibility::memoized(settings.harness.peak),
+                    clock = plausibility::memoized(settings.harness.peak_clock)](nlohmann::ordered_json& doc) {
+    plausibility::mark_document(doc, lookup, clock);
   };
   if (!o.quiet && leader) settings.progress = [](const std::string& line) { fmt::print(stderr, "tune train: {}\n", line); };
 

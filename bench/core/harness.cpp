@@ -441,8 +441,11 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
         // Per repetition: this run's own mean time per run.
         const double per_run = run.real_accumulated_time / static_cast<double>(run.iterations);
         std::optional<ClockScale> clock;
-        if (const auto mhz = measured_sm_clock(rep->profile); mhz && pc.device.max_sm_clock_mhz > 0) {
-          clock = ClockScale{*mhz, static_cast<double>(pc.device.max_sm_clock_mhz)};
+        if (const auto mhz = measured_sm_clock(rep->profile); mhz && peak) {
+          std::optional<double> assumed;
+          if (opt_.peak_clock) assumed = opt_.peak_clock(pc.device.name, slot.metrics.peak_key);
+          if (!assumed && pc.device.max_sm_clock_mhz > 0) assumed = static_cast<double>(pc.device.max_sm_clock_mhz);
+          if (assumed) clock = ClockScale{*mhz, *assumed};
         }
         g["metrics"] = derive_metrics(slot.metrics, per_run, peak, clock);
         if (!rep->details.empty()) g["details"] = rep->details;

@@ -42,6 +42,9 @@ struct HarnessOptions {
   bool quiet = false;
   bool show_context = true;  // Google Benchmark's machine banner (off in --isolate children)
   PeakLookup peak;
+  // The SM clock (MHz) each datasheet figure assumes (spec sheet peak_clock_mhz), for
+  // pct_of_peak_at_clock; where it is unknown, the device's maximum clock.
+  PeakLookup peak_clock;
   std::vector<Instrument*> instruments;  // observe every case (not owned)
   // The ranks of a multi-process run (not owned); null in one process. With a team every rank
   // runs the same plan in step (see team.hpp); only rank 0 displays and its file is written.
@@ -124,7 +127,8 @@ nlohmann::ordered_json derive_metrics(double flops, double bytes, const std::str
                               std::optional<double> peak);
 
 // The SM clock a case ran at (an instrument's mean) and the clock the datasheet peak assumes
-// (the device's maximum boost clock), for "% of the peak at the measured clock".
+// (the spec sheet's peak_clock_mhz, else the device's maximum clock), for "% of the peak at the
+// measured clock".
 struct ClockScale {
   double measured_mhz = 0;
   double reference_mhz = 0;

@@ -195,7 +195,7 @@ void write_results(Context& cx) {
   for (const Json& e : list) doc["benchmarks"].push_back(e);
   doc["gpubench"]["summaries"]["dataload"] = dl::summarize(list);
   doc["gpubench"]["tuning"] = to_json(cx.tuning);
-  plausibility::mark_document(doc, plausibility::memoized(cx.harness.peak));
+  plausibility::mark_document(doc, plausibility::memoized(cx.harness.peak), cx.harness.peak_clock);
   InterruptsHeld held;
   write_file_atomically(cx.out, doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
 }
@@ -436,6 +436,9 @@ int tune_dataload(const DataloadTuneOptions& o) {
   cx.harness.benchmark = parse_benchmark_flags({});
   cx.harness.quiet = true;
   cx.harness.peak = [&cx](const std::string& device, const std::string& key) { return cx.specs.peak(device, key); };
+  cx.harness.peak_clock = [&cx](const std::string& device, const std::string& key) {
+    return cx.specs.peak_clock(device, key);
+  };
   const std::vector<const Suite*> suite = select_suites(suites::all(), {"dataload"});
   RunDescription description{o.command_line, "tune", {"dataload"}, MeasureOptions{}};
   cx.context = capture_context(inventory, {cx.device}, suite, description);

@@ -86,5 +86,46 @@ TEST_F(PlausibilityCli, ARealCpuRunTimesAtLeastMinTimeAndKeepsBestSampleCeilings
   EXPECT_GE(cpu["memory_bandwidth"]["gbps"].get<double>(), cpu["memory_bandwidth"]["mean_gbps"].get<double>());
 }
 
+// Issue 25's CLI contract: machine_a.json is an H100 SXM whose maximum clock is 1980 MHz; its
+// tensor figures assume 1830. With no measured ceilings, the bf16 8192^3 cuBLASLt entry at 1040
+// TFLOP/s (105% of 989.5, 97% of the 1071 it can reach at 1980 MHz) is not suspect; at 1200 it is.
+TEST_F(PlausibilityCli, TheDatasheetRuleScalesToTheDevicesMaximumClock) {
+  const fs::path fixture = fs::path(GPUBENCH_FIXTURES_DIR) / "reports" / "machine_a.json";
+  for (const double tflops : {1040.0, 1200.0}) {
+    Json doc = Json::parse(slurp(fixture));
+    ASSERT_EQ(doc["context"]["gpubench"]["devices"][0]["max_sm_clock_mhz"], 1980);
+    doc["gpubench"].erase("summaries");
+    int changed = 0;
+    for (Json& e : doc["benchmarks"]) {
+      const Json& a = e["gpubench"]["axes"];
+      if (e["gpubench"]["suite"] == "gemm" && a.value("m", 0) == 8192 && a.value("dtype", "") == "bf16" &&
+          a.value("provider", "") == "cublaslt") {
+        e["gpubench"]["metrics"]["tflops"] = tflops;
+        ++changed;
+      }
+    }
+    ASSERT_EQ(changed, 1);
+    const fs::path f = dir / fmt::format("a{}.json", tflops);
+    std::ofstream(f) << doc.dump(2);
+    Output r = gpubench(fmt::format("report {} --format json", f.string()));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const Json summary = Json::parse(r.out);
+    int found = 0;
+    for (const Json& c : summary["cases"]) {
+      const Json& a = c["axes"];
+      if (c["suite"] != "gemm" || a["m"] != 8192 || a["dtype"] != "bf16" || a["provider"] != "cublaslt") continue;
+      ++found;
+      const Json& suspect = c["runs"][0]["suspect"];
+      if (tflops < 1100) {
+        EXPECT_TRUE(suspect.empty()) << suspect.dump();
+      } else {
+        ASSERT_EQ(suspect.size(), 1u) << suspect.dump();
+        EXPECT_TRUE(contains(suspect[0].get<std::string>(), "at the device's maximum clock")) << suspect.dump();
+      }
+    }
+    EXPECT_EQ(found, 1);
+  }
+}
+
 }  // namespace
 }  // namespace gpubench::e2e

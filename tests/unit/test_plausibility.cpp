@@ -144,6 +144,67 @@ TEST(Plausibility, DatasheetPeakOfFiguresAndCeilings) {
   EXPECT_FALSE(doc["gpubench"]["summaries"]["memory"]["devices"]["cuda:0"]["memory_bandwidth"].contains("suspect"));
 }
 
+// Issue 25 item 2: Hopper's tensor figures assume 1830 MHz, and the GPU boosts to 1980. A correct
+// GPU at its maximum clock delivers 989.5 x 1980 / 1830 = 1071 TFLOP/s bf16 (fp8 2141), so the
+// datasheet rule allows the figure scaled to the device's maximum clock, plus the margin.
+OJ boosting_document(const std::string& device_name, double max_mhz, double gemm_tflops, double fp8_ceiling) {
+  OJ doc;
+  doc["context"] = {{"gpubench", {{"devices", OJ::array({{{"id", "cuda:0"}, {"name", device_name},
+                                                          {"max_sm_clock_mhz", max_mhz}}})}}}};
+  OJ e = entry("gemm/bf16", "gemm", "cuda:0", {{"dtype", "bf16"}}, {{"tflops", gemm_tflops}, {"peak_key", "bf16_tensor"}});
+  e["gpubench"]["device_name"] = device_name;
+  OJ peak = entry("memory/test=wgmma_fp8", "memory", "cuda:0", {{"test", "wgmma_fp8"}, {"size", 0}},
+                  {{"tflops", fp8_ceiling}, {"peak_key", "fp8_tensor"}});
+  peak["gpubench"]["device_name"] = device_name;
+  doc["benchmarks"] = OJ::array({e, peak});
+  doc["gpubench"]["summaries"]["memory"]["devices"]["cuda:0"] = {
+      {"device_name", device_name}, {"peak", {{"fp8_tensor", {{"tflops", fp8_ceiling}, {"test", "wgmma_fp8"}}}}}};
+  return doc;
+}
+
+TEST(Plausibility, TheDatasheetRuleKnowsTheClockEachFigureAssumes) {
+  const reports::SpecSheet sheet = reports::SpecSheet::builtin();
+  const pl::PeakLookup peak = [&](const std::string& n, const std::string& k) { return sheet.peak(n, k); };
+  const pl::ClockLookup clock = [&](const std::string& n, const std::string& k) { return sheet.peak_clock(n, k); };
+  for (const char* name : {"NVIDIA H100 80GB HBM3", "NVIDIA H200"}) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(sheet.peak_clock(name, "bf16_tensor"), std::optional<double>(1830));
+    // 1040 bf16 (105% of 989.5) and the fp8 loop at 2141 (108% of 1979) at 1980 MHz: not suspect.
+    OJ doc = boosting_document(name, 1980, 1040, 2141);
+    pl::mark_document(doc, peak, clock);
+    EXPECT_FALSE(doc["benchmarks"][0]["gpubench"].contains("suspect")) << doc["benchmarks"][0]["gpubench"].dump();
+    EXPECT_FALSE(doc["benchmarks"][1]["gpubench"].contains("suspect")) << doc["benchmarks"][1]["gpubench"].dump();
+    EXPECT_FALSE(doc["gpubench"]["summaries"]["memory"]["devices"]["cuda:0"]["peak"]["fp8_tensor"].contains("suspect"));
+    // Above 1071 x 1.03 = 1103 stays suspect, and the reason names the scaled figure.
+    doc = boosting_document(name, 1980, 1200, 2141);
+    pl::mark_document(doc, peak, clock);
+    ASSERT_TRUE(doc["benchmarks"][0]["gpubench"].contains("suspect"));
+    const std::string why = suspect_of(doc, 0)[0].get<std::string>();
+    EXPECT_NE(why.find("1071 TFLOP/s at the device's maximum clock"), std::string::npos) << why;
+    // A device that cannot boost above 1830 gets no allowance: 1040 is suspect there.
+    doc = boosting_document(name, 1830, 1040, 1900);
+    pl::mark_document(doc, peak, clock);
+    EXPECT_TRUE(doc["benchmarks"][0]["gpubench"].contains("suspect"));
+    // Nor without the clock lookup (an older caller), nor without the device's maximum clock.
+    doc = boosting_document(name, 1980, 1040, 1900);
+    pl::mark_document(doc, peak);
+    EXPECT_TRUE(doc["benchmarks"][0]["gpubench"].contains("suspect"));
+    doc = boosting_document(name, 1980, 1040, 1900);
+    doc["context"] = OJ::object();
+    pl::mark_document(doc, peak, clock);
+    EXPECT_TRUE(doc["benchmarks"][0]["gpubench"].contains("suspect"));
+  }
+}
+
+TEST(Plausibility, PctOfPeakAtClockUsesTheClockTheFigureAssumes) {
+  Metrics m;
+  m.flops = 989.5e12;
+  m.peak_key = "bf16_tensor";
+  // At 1830 MHz measured, against a figure that assumes 1830: 100% at clock (not 92% of 1980's).
+  const auto j = derive_metrics(m, 1.0, 989.5, ClockScale{1830, 1830});
+  EXPECT_NEAR(j["pct_of_peak_at_clock"].get<double>(), 100.0, 1e-9);
+}
+
 TEST(Plausibility, ResultsFileJudgesOnEveryAddAndTheConsoleSaysSo) {
   ResultsFile file("", {{"host_name", "test"}});
   file.set_judge([](OJ& doc) { pl::mark_document(doc, nullptr); });

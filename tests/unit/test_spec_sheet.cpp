@@ -223,6 +223,10 @@ TEST(SpecSheet, RejectsBadEntries) {
       {"sources", {{"fp32", 3}}, "sources.fp32 must be a non-empty string"},
       {"absent", {{"fp32", "why"}}, "absent.fp32 names a figure the entry gives"},
       {"absent", "x", "\"absent\" must be an object"},
+      {"peak_clock_mhz", {{"bf16_tensor", 1830}}, "peak_clock_mhz.bf16_tensor names a peak the entry does not give"},
+      {"peak_clock_mhz", {{"fp32", 0}}, "peak_clock_mhz.fp32 must be a positive number"},
+      {"peak_clock_mhz", {{"fp32", 1830}}, "\"peak_clock_derivation\" must be a non-empty string"},
+      {"peak_clock_derivation", "x", "\"peak_clock_derivation\" without \"peak_clock_mhz\""},
   };
   for (const auto& c : cases) {
     nlohmann::json gpu = valid_gpu();
@@ -249,6 +253,29 @@ TEST(SpecSheet, RejectsBadEntries) {
   const SpecSheet sheet = SpecSheet::from_json_text(ok.dump(), "ok.json");
   EXPECT_EQ(sheet.gpus()[0].sources.at("tdp_w"), "doc");
   EXPECT_EQ(sheet.documents().at("doc").url, "https://example");
+}
+
+// Issue 25 item 2: the clock each tensor figure assumes. Hopper's are 1830 MHz (989.5 = 132 SMs x
+// 4096 FLOP/clk x 1.83 GHz) below its 1980 MHz maximum; Ampere's and Volta's are their boost clocks.
+TEST(SpecSheet, BuiltinStatesTheClockEachTensorFigureAssumes) {
+  const SpecSheet sheet = SpecSheet::builtin();
+  for (const char* name : {"NVIDIA H100 80GB HBM3", "NVIDIA H200"}) {
+    for (const char* key : {"tf32_tensor", "fp16_tensor", "bf16_tensor", "fp8_tensor", "int8_tensor"}) {
+      EXPECT_EQ(sheet.peak_clock(name, key), std::optional<double>(1830)) << name << " " << key;
+    }
+    EXPECT_FALSE(sheet.peak_clock(name, "memory_bandwidth").has_value());
+  }
+  EXPECT_EQ(sheet.peak_clock("NVIDIA H100 PCIe", "bf16_tensor"), std::optional<double>(1620));
+  for (const auto& gpu : sheet.gpus()) {
+    SCOPED_TRACE(gpu.key);
+    if (gpu.peak_clock_mhz.empty()) continue;
+    EXPECT_FALSE(gpu.peak_clock_derivation.empty());
+    // Where the document states a boost clock, the figures assume it.
+    for (const auto& [key, mhz] : gpu.peak_clock_mhz) {
+      if (gpu.boost_clock_mhz) EXPECT_EQ(mhz, *gpu.boost_clock_mhz) << key;
+      EXPECT_NE(gpu.peak_clock_derivation.find(key), std::string::npos) << key;
+    }
+  }
 }
 
 TEST(SpecSheet, RejectsBadTopLevel) {
