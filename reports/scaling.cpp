@@ -181,6 +181,7 @@ MeasuredNetwork measured_network(const std::vector<ResultsFile>& files, const st
   // No collectives suite for this device: the data-parallel cases' own buckets, each bucket's
   // collective timed alone in a serial step (details.grad_buckets[].comm_s: ddp all-reduces,
   // zero1 reduce-scatters), as curves at their rank count.
+  std::map<CurveKey, std::vector<double>> probes;  // key -> details.latency_probe seconds (all_reduce)
   if (groups.empty()) {
     for (const ResultsFile& f : files) {
       for (const ResultEntry& e : f.entries) {
@@ -199,6 +200,11 @@ MeasuredNetwork measured_network(const std::vector<ResultsFile>& files, const st
           const auto seconds = number_at(b, {"comm_s"});
           if (k.ranks < 2 || !bytes || *bytes <= 0 || !seconds || *seconds <= 0) continue;
           groups[k][*bytes].push_back(*seconds);
+        }
+        // The tiny all-reduce the case timed apart: the latency one bucket size cannot give.
+        const auto probe_s = number_at(e.details, {"latency_probe", "seconds"});
+        if (k.ranks >= 2 && probe_s && *probe_s > 0 && string_at(e.details, {"latency_probe", "op"}) == "all_reduce") {
+          probes[k].push_back(*probe_s);
         }
       }
     }
@@ -222,6 +228,9 @@ MeasuredNetwork measured_network(const std::vector<ResultsFile>& files, const st
     c.label = fmt::format("{} at {} ranks{}{}{}", k.op, k.ranks, k.nodes > 1 ? fmt::format(" on {} nodes", k.nodes) : "",
                           k.backend.empty() ? "" : " (" + k.backend, k.backend.empty() ? "" : ")");
     for (const auto& [bytes, seconds] : groups.at(k)) c.points.push_back({bytes, median(seconds)});
+    if (auto p = probes.find(k); p != probes.end()) {
+      c.latency_probe = Curve::Probe{Op::all_reduce, static_cast<double>(sizeof(float)), median(p->second)};
+    }
     if (k.nodes > 1) {
       if (k.nodes > most_nodes) most_nodes = k.nodes, net.inter_ranks_per_node = k.ranks / k.nodes;
       net.inter.push_back(std::move(c));
@@ -239,7 +248,9 @@ const std::vector<std::string> kAssumptions = {
     "bandwidth interpolated linearly in log size) and converted from the measured rank count m to N ranks: the "
     "bandwidth part scales with nccl-tests' bus-bandwidth factor (all_reduce 2(N-1)/N, reduce_scatter and all_gather "
     "(N-1)/N; nccl-tests doc/PERFORMANCE.md), the latency part with the ring's step count (2(N-1) for all_reduce, N-1 "
-    "for the others) times one step's latency, taken as the time at the smallest measured size over m's step count.",
+    "for the others) times one step's latency: the time at the smallest measured size over m's step count where that size is at most "
+    "256 B; else a small all-reduce the data-parallel case timed apart (details.latency_probe); else the line through "
+    "the two smallest measured sizes. One size alone cannot tell latency from bandwidth and is refused.",
     "Ring algorithm throughout: NCCL picks trees (latency growing with log N) for small messages at many ranks, so "
     "latency-bound projections at large N are pessimistic; MPI libraries choose their own algorithms too.",
     "No contention: every ring runs at the measured bus bandwidth whatever else shares the network (no "

@@ -33,6 +33,12 @@ int ring_steps(Op op, int n) {
 
 namespace {
 
+// "3.2 us", "1.5 ms".
+std::string seconds_text(double s) {
+  if (s >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
+  return fmt::format("{:.3g} us", s * 1e6);
+}
+
 double busbw_of(const Curve& c, const Curve::Point& p) { return p.bytes * bus_factor(c.op, c.ranks) / p.seconds; }
 
 }  // namespace
@@ -54,11 +60,39 @@ double busbw_at(const Curve& c, double bytes) {
   return busbw_of(c, *lo) + w * (busbw_of(c, *hi) - busbw_of(c, *lo));
 }
 
-double curve_time(const Curve& c, double bytes, int n, Notes* notes) {
-  if (n <= 1 || bytes <= 0) return 0;
+StepLatency step_latency(const Curve& c) {
   if (c.points.empty() || c.ranks < 2) throw std::invalid_argument(fmt::format("{}: no usable measurement", c.label));
   const int steps_m = ring_steps(c.op, c.ranks);
-  const double alpha = c.points.front().seconds / steps_m;
+  const Curve::Point& first = c.points.front();
+  if (first.bytes <= kLatencyOnlyBytes) return {first.seconds / steps_m, ""};
+  if (c.latency_probe && c.latency_probe->seconds > 0) {
+    const Curve::Probe& p = *c.latency_probe;
+    const double alpha = std::min(p.seconds / ring_steps(p.op, c.ranks), first.seconds / steps_m);
+    return {alpha, fmt::format("{}: latency of one ring step {} from a {} {} timed apart ({})", c.label,
+                               seconds_text(alpha), size_text(p.bytes), op_name(p.op), seconds_text(p.seconds))};
+  }
+  if (c.points.size() >= 2) {
+    const Curve::Point& second = c.points[1];
+    const double slope = (second.seconds - first.seconds) / (second.bytes - first.bytes);
+    const double alpha = std::clamp((first.seconds - first.bytes * slope) / steps_m, 0.0, first.seconds / steps_m);
+    return {alpha, fmt::format("{}: no size up to {} measured; latency of one ring step {} from the line through "
+                               "the two smallest sizes ({} and {})",
+                               c.label, size_text(kLatencyOnlyBytes), seconds_text(alpha), size_text(first.bytes),
+                               size_text(second.bytes))};
+  }
+  throw std::invalid_argument(fmt::format(
+      "{}: one measured size ({}) cannot tell latency from bandwidth, and no small message was timed: run the "
+      "collectives suite on the same ranks (its sizes start at a few bytes), or a data-parallel case from a "
+      "gpubench that records details.latency_probe",
+      c.label, size_text(first.bytes)));
+}
+
+double curve_time(const Curve& c, double bytes, int n, Notes* notes) {
+  if (n <= 1 || bytes <= 0) return 0;
+  const StepLatency latency = step_latency(c);
+  if (notes && !latency.how.empty()) notes->insert(latency.how);
+  const int steps_m = ring_steps(c.op, c.ranks);
+  const double alpha = latency.seconds;
   double bandwidth_s = 0;  // the bandwidth part at m ranks
   if (bytes < c.points.front().bytes) {
     if (notes) {

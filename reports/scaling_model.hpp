@@ -32,7 +32,33 @@ struct Curve {
   int ranks = 0;
   std::vector<Point> points;  // sorted by bytes, one per size, seconds > 0
   std::string label;          // where it came from, for notes ("all_reduce, 2 ranks, mpi, 1 node")
+  // A small message timed apart from the curve on the same ranks (a data-parallel case's
+  // details.latency_probe: one float all-reduced), where there is one.
+  struct Probe {
+    Op op = Op::all_reduce;
+    double bytes = 0;
+    double seconds = 0;
+  };
+  std::optional<Probe> latency_probe;
 };
+
+// Sizes up to this many bytes are taken as latency alone: at 256 B even a 1 GB/s link adds
+// 0.26 us, below the latency of any collective measured (a 2-rank MPI all-reduce on one host
+// ~0.2 us at 4 B and ~0.27 us at 256 B, OSU 7.4 in docs/scaling.md).
+inline constexpr double kLatencyOnlyBytes = 256;
+
+// The latency of one ring step of curve `c` (at c.ranks), and how it was found:
+//  1. the curve's smallest size is at most kLatencyOnlyBytes: its time / ring_steps(m);
+//  2. else a latency probe: its time / ring_steps(probe's op, m);
+//  3. else two or more sizes: the line t = ring_steps(m) x alpha + S x slope through the two
+//     smallest, alpha clamped to [0, t(smallest) / ring_steps(m)];
+//  4. else (one size, no probe) latency and bandwidth cannot be told apart: throws
+//     std::invalid_argument naming the measurement that is missing.
+struct StepLatency {
+  double seconds = 0;
+  std::string how;  // empty for 1; else a note for the projection's assumptions
+};
+StepLatency step_latency(const Curve& c);
 
 // Network figures given on the command line (--inter-node-gbps, --inter-node-latency-us):
 // bus bandwidth per GPU in GB/s (decimal) and the latency of one ring step.
@@ -53,7 +79,7 @@ std::string size_text(double bytes);
 double busbw_at(const Curve& c, double bytes);
 
 // Time of one call on `bytes` at n ranks from a curve measured at m = c.ranks ranks:
-//   alpha  = t_m(smallest size) / ring_steps(m)              (latency of one ring step)
+//   alpha  = step_latency(c)                                 (latency of one ring step)
 //   t_m(S) = S x bus_factor(m) / busbw_at(S)                 (the measured curve, interpolated)
 //   t_n(S) = ring_steps(n) x alpha + max(0, t_m(S) - ring_steps(m) x alpha) x bus_factor(n) / bus_factor(m)
 // i.e. the bandwidth part of the measured time scaled by the bus factors and the latency part

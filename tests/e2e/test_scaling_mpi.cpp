@@ -59,5 +59,41 @@ TEST_F(ScalingMpi, MeasuredDdpGetsAValidationRow) {
   EXPECT_NE(r.out.find("## Data-parallel scaling"), std::string::npos) << r.out;
 }
 
+// Issue 25's CLI contract: a data-parallel file alone (its one bucket is the only curve) projects
+// communication that grows as a bandwidth-bound ring all-reduce, not with the step count.
+TEST_F(ScalingMpi, OneBucketFileProjectsCommunicationAsARing) {
+  if (sh("command -v mpirun").code != 0 || gpubench("version").out.find("\nmpi: ") == std::string::npos) {
+    GTEST_SKIP() << "mpirun not installed or gpubench built without MPI";
+  }
+  const fs::path f = dir / "F.json";
+  const Output t = sh(fmt::format("timeout 240 mpirun {} --oversubscribe -np 2 {} run --device cpu --suite train -a model=mlp "
+                                  "-a dp=ddp --out {}",
+                                  ::geteuid() == 0 ? "--allow-run-as-root" : "", GPUBENCH_BINARY, f.string()));
+  ASSERT_EQ(t.code, 0) << t.err << t.out;
+  const auto doc = nlohmann::json::parse(slurp(f));
+  EXPECT_GT(doc["benchmarks"][0]["gpubench"]["details"]["latency_probe"]["seconds"].get<double>(), 0);
+  const Output s = gpubench(fmt::format("scaling {} --gpus 2,8,64 --format json", f.string()));
+  ASSERT_EQ(s.code, 0) << s.err;
+  const auto j = nlohmann::json::parse(s.out);
+  double comm2 = 0, comm64 = 0;
+  for (const auto& p : j["projections"]) {
+    if (p["gpus"] == 2) comm2 = p["comm_s"].get<double>();
+    if (p["gpus"] == 64) comm64 = p["comm_s"].get<double>();
+  }
+  ASSERT_GT(comm2, 0) << s.out;
+  EXPECT_LT(comm64, 4 * comm2) << s.out;
+  std::printf("[ scaling ] one bucket: comm %.4g s at 2 GPUs, %.4g s at 64 (%.2fx)\n", comm2, comm64, comm64 / comm2);
+
+  // Without the probe (a file from an older gpubench) one size is refused, naming what is missing.
+  auto old = doc;
+  old["benchmarks"][0]["gpubench"]["details"].erase("latency_probe");
+  const fs::path g = dir / "old.json";
+  std::ofstream(g) << old.dump();
+  const Output r = gpubench(fmt::format("scaling {} --gpus 2,8,64 --format json", g.string()));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("cannot tell latency from bandwidth"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 }  // namespace
 }  // namespace gpubench::e2e

@@ -27,12 +27,13 @@ using gpubench::testing::usage_error;
 
 const fs::path kFixtures = fs::path(GPUBENCH_FIXTURES_DIR) / "scaling";
 
-// all_reduce at 2 ranks: 10 us at 1000 B, 1 ms at 1e6 B (bus bandwidth 0.1 and 1 GB/s).
+// all_reduce at 2 ranks: 10 us at 256 B (latency alone: kLatencyOnlyBytes), 1 ms at 1e6 B (bus
+// bandwidth 0.0256 and 1 GB/s).
 Curve two_point_curve(Op op = Op::all_reduce) {
   Curve c;
   c.op = op;
   c.ranks = 2;
-  c.points = {{1000, 10e-6}, {1e6, 1e-3}};
+  c.points = {{256, 10e-6}, {1e6, 1e-3}};
   c.label = "test curve";
   return c;
 }
@@ -51,12 +52,12 @@ TEST(ScalingModel, CurveTimeAtTheMeasuredRankCountIsTheMeasurement) {
   const Curve c = two_point_curve();
   Notes notes;
   EXPECT_NEAR(curve_time(c, 1e6, 2, &notes), 1e-3, 1e-12);
-  EXPECT_NEAR(curve_time(c, 1000, 2, &notes), 10e-6, 1e-15);
+  EXPECT_NEAR(curve_time(c, 256, 2, &notes), 10e-6, 1e-15);
   EXPECT_TRUE(notes.empty());
-  // Halfway in log size the bus bandwidth is halfway: 0.55 GB/s.
-  const double mid = std::sqrt(1000 * 1e6);
-  EXPECT_NEAR(busbw_at(c, mid), 0.55e9, 1);
-  EXPECT_NEAR(curve_time(c, mid, 2), mid / 0.55e9, 1e-12);
+  // Halfway in log size the bus bandwidth is halfway: (0.0256 + 1) / 2 GB/s.
+  const double mid = std::sqrt(256 * 1e6);
+  EXPECT_NEAR(busbw_at(c, mid), 0.5128e9, 1);
+  EXPECT_NEAR(curve_time(c, mid, 2), mid / 0.5128e9, 1e-12);
   EXPECT_EQ(curve_time(c, 1e6, 1), 0);  // one rank: nothing to exchange
   EXPECT_EQ(curve_time(c, 0, 8), 0);
 }
@@ -78,6 +79,71 @@ TEST(ScalingModel, CurveTimeOutsideTheMeasuredRange) {
   EXPECT_NEAR(curve_time(c, 2e6, 2, &above), 2e-3, 1e-12);  // the last bus bandwidth, 1 GB/s
   ASSERT_EQ(above.size(), 1u);
   EXPECT_NE(above.begin()->find("above the largest measured size"), std::string::npos);
+}
+
+// Issue 25 item 7: where latency comes from. A curve that cannot tell latency from bandwidth
+// must not pretend to: one bucket size alone made the whole bucket "latency", and the projection
+// grew it with the ring's 2(N-1) steps (63x at 64 GPUs).
+TEST(ScalingModel, StepLatencyFromASmallSizeAFitAProbeOrNone) {
+  // Full curve starting at a small size: its time over the ring's steps, no note.
+  Curve full = two_point_curve();
+  full.points.insert(full.points.begin() + 1, {65536, 50e-6});
+  StepLatency l = step_latency(full);
+  EXPECT_NEAR(l.seconds, 5e-6, 1e-15);
+  EXPECT_TRUE(l.how.empty());
+  // Two sizes, both large: the line through them. 1e5 B in 0.15 ms and 1e6 B in 1.05 ms:
+  // slope 1 ns/B, so 2 x alpha = 0.15 ms - 0.1 ms: alpha = 25 us.
+  Curve two;
+  two.op = Op::all_reduce;
+  two.ranks = 2;
+  two.label = "two sizes";
+  two.points = {{1e5, 0.15e-3}, {1e6, 1.05e-3}};
+  l = step_latency(two);
+  EXPECT_NEAR(l.seconds, 25e-6, 1e-12);
+  EXPECT_NE(l.how.find("the line through the two smallest sizes"), std::string::npos) << l.how;
+  // A noisy line through the origin or below it: latency 0, never negative.
+  two.points = {{1e5, 0.1e-3}, {1e6, 1.2e-3}};
+  EXPECT_EQ(step_latency(two).seconds, 0);
+  // One large size (a data-parallel case's single bucket): refused, naming what is missing ...
+  Curve one;
+  one.op = Op::all_reduce;
+  one.ranks = 2;
+  one.label = "all_reduce at 2 ranks (the data-parallel case's own buckets)";
+  one.points = {{1.2e6, 146e-6}};
+  try {
+    (void)step_latency(one);
+    ADD_FAILURE() << "one size gave a latency";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot tell latency from bandwidth"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("collectives suite"), std::string::npos) << e.what();
+  }
+  // ... unless a small all-reduce was timed apart: 1.16 us over 2 steps = 0.58 us a step.
+  one.latency_probe = Curve::Probe{Op::all_reduce, 4, 1.16e-6};
+  l = step_latency(one);
+  EXPECT_NEAR(l.seconds, 0.58e-6, 1e-15);
+  EXPECT_NE(l.how.find("timed apart"), std::string::npos) << l.how;
+}
+
+// The projection of that one bucket at 8, 64 and 512 GPUs, by hand (docs/scaling.md works the
+// same numbers): alpha = 0.58 us; the bandwidth part at 2 ranks 146 - 2 x 0.58 = 144.84 us with
+// bus factor 1; at N: 2(N-1) x 0.58 us + 144.84 us x 2(N-1)/N (nccl-tests' all-reduce busbw factor).
+TEST(ScalingModel, OneBucketWithAProbeGrowsAsARingAllReduce) {
+  Curve one;
+  one.op = Op::all_reduce;
+  one.ranks = 2;
+  one.label = "one bucket";
+  one.points = {{1.2e6, 146e-6}};
+  one.latency_probe = Curve::Probe{Op::all_reduce, 4, 1.16e-6};
+  const double bw = 146e-6 - 2 * 0.58e-6;
+  for (const int n : {8, 64, 512}) {
+    const double expected = 2 * (n - 1) * 0.58e-6 + bw * 2.0 * (n - 1) / n;
+    EXPECT_NEAR(curve_time(one, 1.2e6, n), expected, 1e-12) << n;
+  }
+  EXPECT_NEAR(curve_time(one, 1.2e6, 8), 261.59e-6, 0.01e-6);
+  EXPECT_NEAR(curve_time(one, 1.2e6, 64), 358.23e-6, 0.01e-6);
+  EXPECT_NEAR(curve_time(one, 1.2e6, 512), 881.87e-6, 0.01e-6);
+  // Bandwidth-bound: under 2x the 2-rank time (plus latency) at 64, not 63x as before.
+  EXPECT_LT(curve_time(one, 1.2e6, 64), 4 * curve_time(one, 1.2e6, 2));
 }
 
 TEST(ScalingModel, LinkTime) {

@@ -127,6 +127,10 @@ class GradComm {
   // Every rank arrives before any goes on (bounded like the waits): timed steps then start
   // together, so one rank's head start is not counted as another's communication.
   virtual void barrier() {}
+  // The median time of an all-reduce of one float on this communicator, outside the timed
+  // steps: the latency the scaling projection cannot read off one bucket size (a bucket's time
+  // mixes latency and bandwidth). nullopt where not measured. Every rank calls it.
+  virtual std::optional<double> small_all_reduce_seconds() { return std::nullopt; }
 
   std::int64_t shard_base(std::size_t i) const;  // prefix sum of the shards before bucket i
 };
@@ -176,6 +180,10 @@ nlohmann::ordered_json dp_details(const BucketPlan& plan, double bucket_mb, cons
                                   std::int64_t global_batch, const std::vector<double>& bucket_comm_s = {});
 // The `suspect` reason when the compute-only step measured more than `tolerance` times the step
 // that also communicates (scaling_efficiency above it: noise, not a believable figure).
+// details.latency_probe {op: "all_reduce", bytes: 4, seconds}: GradComm::small_all_reduce_seconds
+// where it was measured (the scaling projection's latency; docs/results-format.md).
+void add_latency_probe(nlohmann::ordered_json& details, std::optional<double> seconds);
+
 std::optional<std::string> dp_suspect(const DpRoundFigures& f, double tolerance);
 
 }  // namespace gpubench::suites::train

@@ -126,8 +126,10 @@ class CpuDpCase final : public HostCase {
   }
 
   nlohmann::ordered_json details(std::int64_t) override {
-    return dp_details(plan_, bucket_mb_, ready_s_, backward_s_, model_->layout().count, figures_, rounds_,
-                      ranks_ * c_.accum * c_.batch, bucket_comm_s_);
+    auto d = dp_details(plan_, bucket_mb_, ready_s_, backward_s_, model_->layout().count, figures_, rounds_,
+                        ranks_ * c_.accum * c_.batch, bucket_comm_s_);
+    add_latency_probe(d, small_all_reduce_s_);
+    return d;
   }
 
   void annotate(nlohmann::ordered_json& g, double) const override {
@@ -308,6 +310,7 @@ class CpuDpCase final : public HostCase {
     comm_->barrier();
     (void)step(Comm::Serial, false);
     bucket_comm_s_ = comm_->bucket_seconds();
+    small_all_reduce_s_ = comm_->small_all_reduce_seconds();
   }
 
   int threads_ = 0;
@@ -327,6 +330,7 @@ class CpuDpCase final : public HostCase {
   DpRoundFigures figures_;
   double backward_s_ = 0;
   std::vector<double> ready_s_, bucket_comm_s_;
+  std::optional<double> small_all_reduce_s_;
 };
 
 }  // namespace

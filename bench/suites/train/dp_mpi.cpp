@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <deque>
@@ -108,6 +109,29 @@ class MpiGradComm final : public GradComm {
       if (Clock::now() > deadline) stuck("the barrier before a timed step");
       pause(spin_until);
     }
+  }
+
+  std::optional<double> small_all_reduce_seconds() override {
+    constexpr int kWarmup = 5, kTimed = 51;  // fixed counts: every rank runs the same number
+    std::vector<double> seconds;
+    float value = 1;
+    for (int i = 0; i < kWarmup + kTimed; ++i) {
+      MPI_Request request;
+      const auto start = Clock::now();
+      MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_FLOAT, MPI_SUM, comm_, &request);
+      const auto deadline = deadline_from_now();
+      const auto spin_until = start + std::chrono::milliseconds(1);
+      int done = 0;
+      while (true) {
+        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        if (done) break;
+        if (Clock::now() > deadline) stuck("the small all-reduce that measures latency");
+        pause(spin_until);
+      }
+      if (i >= kWarmup) seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    }
+    std::nth_element(seconds.begin(), seconds.begin() + kTimed / 2, seconds.end());
+    return seconds[kTimed / 2];
   }
 
  private:

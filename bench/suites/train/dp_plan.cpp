@@ -226,6 +226,12 @@ nlohmann::ordered_json dp_details(const BucketPlan& plan, double bucket_mb, cons
   return d;
 }
 
+void add_latency_probe(nlohmann::ordered_json& details, std::optional<double> seconds) {
+  if (seconds && *seconds > 0) {
+    details["latency_probe"] = {{"op", "all_reduce"}, {"bytes", static_cast<int>(sizeof(float))}, {"seconds", *seconds}};
+  }
+}
+
 std::optional<std::string> dp_suspect(const DpRoundFigures& f, double tolerance) {
   if (!(f.step_s > 0) || !(f.compute_s > tolerance * f.step_s)) return std::nullopt;
   return fmt::format(
