@@ -75,6 +75,19 @@ std::uint64_t kernel_time_ns(const std::vector<KernelRecord>& kernels, Window w,
   return total_length(merge(std::move(ran)));
 }
 
+std::uint64_t gpu_time_ns(const ActivityBatch& batch, Window w, const DeviceSet& devices) {
+  std::vector<Interval> ran;
+  for (const KernelRecord& k : batch.kernels) {
+    if (w.contains_start(k.start) && counts(devices, k.device) && !is_cold_flush_kernel(k.name)) {
+      ran.emplace_back(k.start, k.end);
+    }
+  }
+  for (const CopyRecord& c : batch.copies) {
+    if (w.contains_start(c.start) && counts(devices, c.device)) ran.emplace_back(c.start, c.end);
+  }
+  return total_length(merge(std::move(ran)));
+}
+
 DeviceSet kernel_devices(const std::vector<KernelRecord>& kernels, Window w) {
   DeviceSet out;
   for (const KernelRecord& k : kernels) {

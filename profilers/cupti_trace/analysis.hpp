@@ -81,6 +81,10 @@ CaseActivity analyze(const ActivityBatch& batch, Window window, const DeviceSet&
 // often starts on the GPU inside the window: it is never counted (is_cold_flush_kernel).
 bool is_cold_flush_kernel(std::string_view mangled_name);
 std::uint64_t kernel_time_ns(const std::vector<KernelRecord>& kernels, Window window, const DeviceSet& devices = {});
+// What `--timer cupti` measures: the same union over the case's kernels and its memcpy and
+// memset records (a training step zeroes its gradients with cudaMemsetAsync; a pipeline copies):
+// work the case issued inside the timed batch is its time, whatever engine ran it.
+std::uint64_t gpu_time_ns(const ActivityBatch& batch, Window window, const DeviceSet& devices = {});
 
 // The devices of the kernels that started in the window.
 DeviceSet kernel_devices(const std::vector<KernelRecord>& kernels, Window window);

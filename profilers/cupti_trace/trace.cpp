@@ -22,9 +22,9 @@ class TraceInstrument;
 // the union of the kernels' intervals on the case's devices, leaving out launch gaps and host
 // time, and counting once an instant when several kernels ran (concurrent streams, or one
 // collective's kernel on each of N GPUs). The wrapped timer still waits for the work.
-class CuptiKernelTimer final : public Timer {
+class CuptiTimer final : public Timer {
  public:
-  CuptiKernelTimer(std::unique_ptr<Timer> base, TraceInstrument& owner) : base_(std::move(base)), owner_(owner) {}
+  CuptiTimer(std::unique_ptr<Timer> base, TraceInstrument& owner) : base_(std::move(base)), owner_(owner) {}
   void start() override;
   double stop() override;
   const char* kind() const override { return "cupti_kernel"; }
@@ -81,7 +81,7 @@ class TraceInstrument final : public Instrument {
   }
   std::unique_ptr<Timer> timer(std::unique_ptr<Timer> base) override {
     if (!active_ || !options_.cupti_timer) return base;
-    return std::make_unique<CuptiKernelTimer>(std::move(base), *this);
+    return std::make_unique<CuptiTimer>(std::move(base), *this);
   }
   void end_case(const CaseOutcome&, nlohmann::ordered_json& profile) override {
     if (!active_) return;
@@ -104,12 +104,15 @@ class TraceInstrument final : public Instrument {
 
   // For the cupti timer.
   std::uint64_t now() { return source_->now_ns(); }
-  // Takes the records so far, keeps them for the case, and measures the kernels in [t0, t1).
-  double kernel_seconds(std::uint64_t t0, std::uint64_t t1) {
+  // Takes the records so far, keeps them for the case, and measures its GPU work (kernels, memcpys,
+  // memsets) in [t0, t1).
+  double gpu_seconds(std::uint64_t t0, std::uint64_t t1) {
     ActivityBatch b = take();
-    const std::uint64_t ns = kernel_time_ns(b.kernels, {t0, t1}, case_devices(b.kernels));
+    const std::uint64_t ns = gpu_time_ns(b, {t0, t1}, case_devices(b.kernels));
     batch_.append(std::move(b));
-    if (ns == 0) throw CaseSkipped("the cupti timer saw no kernel in a timed batch (this case runs none)");
+    if (ns == 0) {
+      throw CaseSkipped("the cupti timer saw no kernel, memcpy or memset in a timed batch (this case runs none)");
+    }
     return static_cast<double>(ns) * 1e-9;
   }
 
@@ -165,14 +168,14 @@ class TraceInstrument final : public Instrument {
   std::optional<TraceBuilder> builder_;
 };
 
-void CuptiKernelTimer::start() {
+void CuptiTimer::start() {
   base_->start();
   t0_ = owner_.now();
 }
 
-double CuptiKernelTimer::stop() {
+double CuptiTimer::stop() {
   (void)base_->stop();  // waits for the batch
-  return owner_.kernel_seconds(t0_, owner_.now());
+  return owner_.gpu_seconds(t0_, owner_.now());
 }
 
 }  // namespace

@@ -166,6 +166,30 @@ TEST(Activity, CuptiTimeIsTheUnionOfKernelIntervalsNotTheirSum) {
   EXPECT_EQ(kernel_time_ns({kernel(flush, 1000, 3000), kernel("a", 3000, 3500)}, {500, 10000}), 500u);
 }
 
+// Issue 25 item 5: a training step zeroes its gradients with a memset and a pipeline copies;
+// kernels alone left that work out of the timed figure and inflated its rates.
+TEST(Activity, CuptiTimeCountsMemsetsAndCopiesTheCaseIssues) {
+  ActivityBatch b;
+  b.kernels = {kernel("step", 2000, 5000)};
+  b.copies.push_back({"memset", 1000, 2000, 1 << 20, 0, 7, 1});  // gradient zeroing before the step
+  b.copies.push_back({"HtoD", 4000, 6000, 1 << 20, 0, 9, 2});    // overlaps the kernel 4000-5000
+  b.copies.push_back({"DtoH", 6500, 7000, 1 << 10, 3, 9, 3});    // on another GPU: not the case's
+  EXPECT_EQ(kernel_time_ns(b.kernels, {0, 10000}, {0}), 3000u);
+  EXPECT_EQ(gpu_time_ns(b, {0, 10000}, {0}), 5000u);  // 1000 .. 6000, overlap counted once
+  EXPECT_EQ(gpu_time_ns(b, {0, 10000}), 5500u);       // every device: the DtoH too
+  EXPECT_EQ(gpu_time_ns(b, {1500, 10000}, {0}), 4000u);  // the memset started before the window
+  // A copy-only batch (cudaMemcpy cases) is timed, not "no kernel".
+  ActivityBatch copies;
+  copies.copies.push_back({"DtoD", 100, 900, 1 << 20, 0, 7, 1});
+  EXPECT_EQ(gpu_time_ns(copies, {0, 1000}, {0}), 800u);
+  // The cold-mode L2 flush stays out.
+  const char* flush = "_ZN8gpubench7kernels46_GLOBAL__N__f794c131_11_l2_flush_cu_20l2_flush_read_kernelEP5uint4m";
+  ActivityBatch cold;
+  cold.kernels = {kernel(flush, 0, 3000)};
+  cold.copies.push_back({"memset", 3000, 3400, 64, 0, 7, 1});
+  EXPECT_EQ(gpu_time_ns(cold, {0, 10000}, {0}), 400u);
+}
+
 TEST(Activity, CuptiTimeOfACollectiveOnFourGpusIsOneCollectiveNotFour) {
   // A single-process all_reduce on GPUs 0-3: one kernel per GPU, nearly simultaneous (a little
   // launch skew), and a stray kernel on GPU 5 that is not the case's.
