@@ -363,13 +363,15 @@ do_step() {
     return
   fi
   local limit; limit=$(limit_for "$plan_s")
+  # Every case the plan runs must run: a skip it did not expect fails the step (smoke_check.py).
+  local plan_check=(--planned "$plan_cases" --planned-skipped "$plan_skipped")
   case "$kind" in
     run)
       run_logged "$name" "$limit" "${gpubench[@]}" run "${flags[@]}" --out "$results/$name.json"
       local require=(--require-on telemetry)
       has_arg --profile "${flags[@]}" && [[ " ${flags[*]} " == *trace* ]] && require=(--require-on telemetry,trace)
       has_arg --timer "${flags[@]}" && require=(--require-on telemetry,trace)
-      if [ -f "$results/$name.json" ]; then check_results "$name" "$results/$name.json" "${require[@]}"; local crc=$?; else local crc=1; fi
+      if [ -f "$results/$name.json" ]; then check_results "$name" "$results/$name.json" "${require[@]}" "${plan_check[@]}"; local crc=$?; else local crc=1; fi
       [ "$rc" = 0 ] && [ "$crc" = 0 ] && verdict "$name" run "$plan_s" 0 || { show_failure "$name"; verdict "$name" run "$plan_s" 1; } ;;
     memcheck)
       local sanitizer; sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
@@ -385,7 +387,7 @@ do_step() {
       if ! command -v mpirun >/dev/null; then skip_row "$name" "$kind" "$plan_s" "mpirun not found"; return; fi
       local mpi=(mpirun --oversubscribe -np "$gpus"); [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
       run_logged "$name" "$limit" "${mpi[@]}" "${gpubench[@]}" run "${flags[@]}" --out "$results/$name.json"
-      check_results "$name" "$results/$name.json" --require-on telemetry; local crc=$?
+      check_results "$name" "$results/$name.json" --require-on telemetry "${plan_check[@]}"; local crc=$?
       [ "$rc" = 0 ] && [ "$crc" = 0 ] && verdict "$name" mpi "$plan_s" 0 || { show_failure "$name"; verdict "$name" mpi "$plan_s" 1; } ;;
     tune)
       run_logged "$name" "$limit" "${gpubench[@]}" tune gemm "${args[@]}" --device "$device" --cache "$aux/$name.json"

@@ -2,6 +2,7 @@
 """The assertions gpu-smoke.sh makes, read from the files gpubench wrote (not from exit codes).
 
   smoke_check.py results FILE [--expect-off INSTRUMENT=REGEX ...] [--require-on NAME,...] [--min-cases N]
+                              [--planned N --planned-skipped K [--allow-skip REGEX ...]]
       One results file: counts its entries (ok/skipped/failed; aggregates ignored) and fails on
       - a failed entry (its reason is printed);
       - an entry whose gpubench.suspect is non-empty (issue 15, common.md's contract);
@@ -9,7 +10,13 @@
         that is not ok (skipped counts as a failure there: Hopper must run them);
       - an instrument of context.gpubench.profile that is neither "on" nor "off: <reason>" with a
         reason matching an --expect-off REGEX for it; one named in --require-on that is not "on";
-      - fewer than --min-cases entries ran (ok), when given.
+      - fewer than --min-cases entries ran (ok), when given;
+      - with --planned N (the dry run's "N to run") and --planned-skipped K: fewer than N entries
+        ok while more than K entries were skipped for a reason outside the allow-list (a skip the
+        plan did not expect: a path that silently did not run, e.g. cuBLASLt "unsupported" turned
+        into a skip). Each such skip is printed. The allow-list is SKIP_ALLOWED below (reasons that
+        depend on the host's software or filesystem, not on the GPU path under test) plus
+        --allow-skip REGEX.
       Last line: "counts: ok=N skipped=N failed=N" (gpu-smoke.sh reads it), exit status 1 on a problem.
   smoke_check.py doctor FILE
       `gpubench doctor --json` output: fails on any finding of severity "error".
@@ -59,6 +66,20 @@ def entries(doc):
             yield b, g
 
 
+# Skips the smoke run accepts although its plan did not expect them: what the host's software or
+# filesystem decides, not the GPU code under test (docs/gpu-hosts.md lists them too).
+SKIP_ALLOWED = [
+    r"has no such type",                            # an NCCL older than 2.24 has no fp8 collectives
+    r"no stream-ordered allocator",                 # a driver without memory pools (malloc_async)
+    r"O_DIRECT is not supported by the filesystem",  # dataload io=direct on tmpfs/overlayfs
+]
+
+
+# Per-device refusals of the range profiler that the smoke run accepts (gpu-smoke.sh EXPECT_OFF).
+METRICS_OFF_ALLOWED = [r"^insufficient privileges for GPU performance counters", r"^virtual GPU \(vGPU\) without profiling",
+                       r"^not supported on a MIG instance"]
+
+
 def compute_capabilities(doc):
     devices = doc.get("context", {}).get("gpubench", {}).get("devices", [])
     return {d.get("id"): str(d.get("compute_capability", "")) for d in devices if d.get("kind") == "cuda"}
@@ -81,10 +102,14 @@ def check_results(args):
     problems = []
     counts = {"ok": 0, "skipped": 0, "failed": 0}
     ccs = compute_capabilities(doc)
+    allowed = SKIP_ALLOWED + args.allow_skip
+    unexpected = []  # (name, reason) of skips outside the allow-list
     for b, g in entries(doc):
         status = g.get("status", "failed" if b.get("error_occurred") else "ok")
         counts[status if status in counts else "failed"] += 1
         name = b.get("name", "?")
+        if status == "skipped" and not any(re.search(r, str(g.get("reason", ""))) for r in allowed):
+            unexpected.append((name, g.get("reason", "no reason given")))
         if status == "failed" or status not in counts:
             problems.append(f"{name}: failed: {g.get('reason', b.get('error_message', 'no reason given'))}")
         suspect = g.get("suspect")
@@ -118,6 +143,15 @@ def check_results(args):
             problems.append(f"instrument {inst} must be on, is absent from the results context")
     if args.min_cases is not None and counts["ok"] < args.min_cases:
         problems.append(f"only {counts['ok']} case(s) ran ok, expected at least {args.min_cases}")
+    if args.planned is not None and counts["ok"] < args.planned:
+        if len(unexpected) > args.planned_skipped:
+            problems.append(f"{counts['ok']} case(s) ran ok of the {args.planned} planned to run, and "
+                            f"{len(unexpected)} were skipped where the plan expected {args.planned_skipped} skip(s):")
+            problems.extend(f"unexpected skip: {n}: {r}" for n, r in unexpected)
+        elif counts["ok"] + counts["skipped"] + counts["failed"] < args.planned + args.planned_skipped:
+            problems.append(f"{counts['ok']} case(s) ran ok of the {args.planned} planned to run, and the file holds "
+                            f"{counts['ok'] + counts['skipped'] + counts['failed']} entries of the "
+                            f"{args.planned + args.planned_skipped} planned")
     for p in problems:
         print(f"  problem: {p}")
     print(f"counts: ok={counts['ok']} skipped={counts['skipped']} failed={counts['failed']}")
@@ -149,6 +183,18 @@ def check_profile(args):
     power = p.get("telemetry", {}).get("power_w", {}).get("mean", 0) or 0
     if not power > 0:
         problems.append(f"no power in the case's telemetry: {p.get('telemetry')}")
+    # The range profiler: "on" in the context must come with metric values in the case (a replay
+    # that produced nothing is not a working instrument); a per-device refusal must be a known one.
+    context_metrics = str(results.get("context", {}).get("gpubench", {}).get("profile", {}).get("metrics", ""))
+    if context_metrics == "on":
+        m = p.get("metrics") or {}
+        values = m.get("values") if isinstance(m, dict) else None
+        numbers = [v for v in (values or {}).values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        status = str(m.get("status", "")) if isinstance(m, dict) else ""
+        if status.startswith("off: ") and any(re.search(r, status[5:]) for r in METRICS_OFF_ALLOWED):
+            print(f"metrics: {status}")
+        elif not numbers or not any(v > 0 for v in numbers):
+            problems.append(f"metrics on but no metric values in the case's profile: {json.dumps(m)[:300]}")
     events = trace if isinstance(trace, list) else trace.get("traceEvents", [])
     kernel_events = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"]
     if not kernel_events:
@@ -312,6 +358,9 @@ def main():
     r.add_argument("--expect-off", action="append", default=[])
     r.add_argument("--require-on", action="append", default=[])
     r.add_argument("--min-cases", type=int)
+    r.add_argument("--planned", type=int)
+    r.add_argument("--planned-skipped", type=int, default=0)
+    r.add_argument("--allow-skip", action="append", default=[])
     d = sub.add_parser("doctor")
     d.add_argument("file")
     p = sub.add_parser("profile")

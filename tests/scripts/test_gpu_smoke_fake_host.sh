@@ -45,6 +45,13 @@ FAKE_FAIL=coll-ops "$smoke" --out "$work/failed" --only '^coll-ops$' >"$work/fai
 grep -Eq '^coll-ops +run +1 +0 +1 .* FAIL' "$work/failed.log" || fail "coll-ops row: $(grep '^coll-ops' "$work/failed.log")"
 grep -q 'failed: verification failed: 3 entries differ' "$work/failed.log" || fail "the failure's reason is not shown"
 
+# A case the plan ran that turned into a skip (exit 0, no failed entry) fails its step (issue 25
+# item 3: a path that silently skipped must not pass).
+FAKE_SKIP=gemm-tuned "$smoke" --out "$work/skip" --only '^gemm-tuned$' >"$work/skip.log" 2>&1; rc=$?
+[ "$rc" = 1 ] || fail "an unexpected skip: exit $rc, expected 1"
+grep -Eq '^gemm-tuned +run +1 +1 +0 .* FAIL' "$work/skip.log" || fail "gemm-tuned row: $(grep '^gemm-tuned' "$work/skip.log")"
+grep -q 'unexpected skip: .*CUBLAS_STATUS_NOT_SUPPORTED' "$work/skip/logs/gemm-tuned.log" || fail "the unexpected skip is not named in the log"
+
 grep -q '^ratio memory m=256 provider=cublas: .* = 1.000 (expected 0.9..1.02) ok$' "$work/pass.log" || fail "no timer ratio printed"
 
 # A ratio outside its range (the non-blocking communicator twice as slow) fails its step.

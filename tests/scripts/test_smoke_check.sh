@@ -33,6 +33,13 @@ expect 1 "instrument metrics: 'off: CUPTI failed: CUPTI_ERROR_UNKNOWN' is not an
 expect 1 "instrument metrics: 'off: insufficient privileges" results "$fx/results_ok.json"
 expect 1 'instrument trace must be on, is absent' results "$fx/results_ok.json" "${off[@]}" --require-on telemetry,trace
 expect 1 'only 2 case\(s\) ran ok, expected at least 3' results "$fx/results_ok.json" "${off[@]}" --min-cases 3
+# Issue 25 item 3: the plan ran N cases; a skip it did not expect fails the step unless its
+# reason is on the allow-list (SKIP_ALLOWED, --allow-skip).
+expect 0 '^counts: ok=2 skipped=2 failed=0$' results "$fx/results_ok.json" "${off[@]}" --planned 2 --planned-skipped 2
+expect 1 'unexpected skip: train/model:transformer/precision:bf16-amp/dp:ddp/device:cuda:0: cuBLASLt: CUBLAS_STATUS_NOT_SUPPORTED' results "$fx/results_unexpected_skip.json" "${off[@]}" --planned 3 --planned-skipped 2
+expect 0 '^counts: ok=2 skipped=3 failed=0$' results "$fx/results_unexpected_skip.json" "${off[@]}" --planned 3 --planned-skipped 2 --allow-skip 'NOT_SUPPORTED'
+expect 0 '^counts: ok=2 skipped=3 failed=0$' results "$fx/results_allowed_skip.json" "${off[@]}" --planned 3 --planned-skipped 2
+expect 1 'the file holds 4 entries of the 6 planned' results "$fx/results_ok.json" "${off[@]}" --planned 4 --planned-skipped 2
 expect 2 'No such file' results "$fx/does_not_exist.json"
 expect 2 'expected INSTRUMENT=REGEX' results "$fx/results_ok.json" --expect-off metrics
 # ratio: cases matched by suite, device and axes (a case skipped in one file is left out).
@@ -55,6 +62,9 @@ expect 0 '^doctor: 2 finding\(s\), 0 error\(s\)$' doctor "$fx/doctor_ok.json"
 expect 1 'doctor error: ecc: uncorrectable ECC errors: 3' doctor "$fx/doctor_error.json"
 # The profile step
 expect 0 '^profile: 1 kernel names, 312 W mean, 1 kernel events' profile "$fx/profile.json" "$fx/profile.trace.json"
+# metrics "on" must come with metric values in the case.
+expect 1 'metrics on but no metric values' profile "$fx/profile_metrics_empty.json" "$fx/profile.trace.json"
+expect 0 '^profile: 1 kernel names, 312 W mean.*gpu__time_duration' profile "$fx/profile_metrics.json" "$fx/profile.trace.json"
 expect 1 'no power in the case' profile "$fx/profile_no_power.json" "$fx/profile.trace.json"
 # Bare memcpy peer vs the memory suite: within 10% passes, 23% off fails.
 expect 0 'peer memcpy d2d 268435456 B: bare 4295.0 GB/s, gpubench 4129.8 GB/s, gpubench/bare 0.962 ok' peer-memcpy "$fx/memcpy_bare_close.txt" "$fx/memory_ref.json"
