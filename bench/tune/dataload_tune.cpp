@@ -571,6 +571,7 @@ int tune_dataload(const DataloadTuneOptions& o) {
   }
   t.final_s = seconds_since(final_start);
   t.wall_s = seconds_since(started);
+  t.finished = true;
   write_results(cx);
 
   // The closing lines: what to use, against the default.

@@ -431,11 +431,32 @@ Tuning tune_train(const TrainTuneRequest& r, const TrainSpace& space, ResultsFil
            std::stoll(knob(other, "micro_batch")) >= std::stoll(knob(unfit, "micro_batch"));
   };
   int count = 0;
+  // The log so far and the best measurement yet, in the file after every measurement (marked
+  // interrupted until the end): a stopped tune keeps what it had decided.
+  Tuning so_far = t;
+  double best_score = 0;
   const Oracle measure = [&](const Config& c, int effort) {
     const std::string stage = effort == 0 ? "short" : "long";
     const double min_time = short_s * std::pow(kEta, effort);
+    const double t0 = clock();
     Measured m = measure_one(c, options_for(min_time, effort == 0 ? 3 : 5), stage, effort, "");
     ++count;
+    LogEntry e;
+    e.config = c;
+    e.round = effort;
+    e.status = m.status;
+    e.score = m.score;
+    e.reason = m.reason;
+    e.figures = m.figures;
+    e.cost_s = clock() - t0;
+    so_far.search.push_back(log_entry_json(e));
+    if (m.status == Status::Ok && m.score > best_score) {
+      best_score = m.score;
+      so_far.best_so_far = configuration_json(c, m.figures);
+      so_far.best_so_far["stage"] = stage;
+    }
+    so_far.wall_s = clock() - started;
+    results.set_gpubench("tuning", to_json(so_far));
     if (settings.progress) {
       settings.progress(fmt::format("[{}] {} {}: {}", count, stage, config_label(c),
                                     m.status == Status::Ok ? fmt::format("{:.4g} {}", m.score, space.objective)
@@ -505,6 +526,7 @@ Tuning tune_train(const TrainTuneRequest& r, const TrainSpace& space, ResultsFil
   }
   t.final_s = clock() - final_start;
   t.wall_s = clock() - started;
+  t.finished = true;
   results.set_gpubench("tuning", to_json(t));
   return t;
 }

@@ -53,6 +53,10 @@ nlohmann::ordered_json to_json(const Tuning& t) {
   j["seed"] = t.seed;
   j["configurations"] = t.configurations;
   j["search"] = t.search;
+  if (!t.finished) {
+    j["interrupted"] = true;
+    if (!t.best_so_far.is_null()) j["best_so_far"] = t.best_so_far;
+  }
   return j;
 }
 

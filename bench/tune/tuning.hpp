@@ -45,6 +45,12 @@ struct Tuning {
   std::uint64_t seed = 1;
   nlohmann::ordered_json configurations = nlohmann::ordered_json::object();
   nlohmann::ordered_json search = nlohmann::ordered_json::array();
+  // False until the tune has written its last figures. The file is rewritten after every
+  // measurement and a signal ends the process between two writes, so every write before the last
+  // says `"interrupted": true`: what a stopped tune leaves is what it had decided so far (the
+  // log, the best configuration measured so far), marked as such.
+  bool finished = false;
+  nlohmann::ordered_json best_so_far;  // written while not finished: the best ok measurement yet
 };
 
 // One search[] object: the knob values, stage, round, status, then the figures (ok) or the

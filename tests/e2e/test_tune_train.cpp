@@ -127,6 +127,36 @@ TEST_F(TuneTrain, CpuMlpSearchRecommendsAMeasuredConfiguration) {
   EXPECT_TRUE(contains(dom.out, "<pre><code>gpubench run --suite train"));
 }
 
+// Issue 25 item 8: the file a stopped tune leaves holds what it had decided so far (the search's
+// log and its best measurement yet), marked interrupted; a finished tune's is not marked.
+TEST_F(TuneTrain, AnInterruptedTuneKeepsWhatItDecidedMarkedInterrupted) {
+  const fs::path out = dir / "T.json";
+  // A 60 s budget, stopped with SIGINT after 4 s: mid-search.
+  const Output r = sh(fmt::format("timeout --signal=INT 4 {} tune train --device cpu --model mlp --global-batch 16 "
+                                  "--budget 60 --seed 3 --out {}",
+                                  GPUBENCH_BINARY, out.string()));
+  EXPECT_EQ(r.code, 124) << r.err;  // timeout's status: the tune was still running
+  ASSERT_TRUE(fs::exists(out)) << r.err;
+  const json doc = json::parse(slurp(out));
+  ASSERT_TRUE(doc["gpubench"].contains("tuning")) << doc.dump().substr(0, 2000);
+  const json& t = doc["gpubench"]["tuning"];
+  EXPECT_EQ(t["interrupted"], true);
+  EXPECT_FALSE(t.contains("recommended"));
+  ASSERT_GE(t["search"].size(), 1u);
+  ASSERT_TRUE(t.contains("best_so_far")) << t.dump();
+  EXPECT_GT(t["best_so_far"]["samples_per_s"].get<double>(), 0);
+  EXPECT_GE(doc["benchmarks"].size(), t["search"].size());
+  // The finished tune of the test above: no mark.
+  const fs::path done = dir / "D.json";
+  ASSERT_EQ(gpubench(fmt::format("tune train --device cpu --model mlp --global-batch 16 --budget 4 --seed 3 --out {}",
+                                 done.string()))
+                .code,
+            0);
+  const json d = json::parse(slurp(done));
+  EXPECT_FALSE(d["gpubench"]["tuning"].contains("interrupted"));
+  EXPECT_FALSE(d["gpubench"]["tuning"].contains("best_so_far"));
+}
+
 TEST_F(TuneTrain, BadUsageExitsTwoWithOneLine) {
   const std::string out = (dir / "T.json").string();
   const std::vector<std::pair<std::string, std::string>> cases = {

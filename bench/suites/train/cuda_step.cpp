@@ -137,6 +137,7 @@ class CudaStepCase final : public CudaCase {
     if (search_) {
       m.extra["largest_micro_batch"] = static_cast<double>(c_.batch);
       m.extra["batch_search_trials"] = static_cast<double>(search_trials_);
+      if (!search_first_error_.empty()) m.extra["batch_search_first_error"] = search_first_error_;
     }
     return m;
   }
@@ -170,6 +171,9 @@ class CudaStepCase final : public CudaCase {
     };
     const BatchSearch s = find_largest_batch(fits, 1, std::int64_t{1} << 20);
     search_trials_ = static_cast<std::int64_t>(s.trials.size());
+    // A trial that threw (not out of memory) ended the search below what memory allows: the
+    // figure must say so, or "largest micro-batch" would silently be a launch limit.
+    search_first_error_ = s.first_error;
     if (s.largest == 0) throw CaseSkipped("not even micro-batch 1 fits in device memory");
     c_.batch = s.largest;
   }
@@ -275,6 +279,7 @@ class CudaStepCase final : public CudaCase {
   std::size_t free_before_ = 0, free_after_step_ = 0;
   bool search_ = false;
   std::int64_t search_trials_ = 0;
+  std::string search_first_error_;  // the first trial that failed other than out of memory
   std::unique_ptr<GpuModel> model_;
   std::array<double, 3> phase_s_{};
   double bucket_mb_ = kDefaultBucketMb;
