@@ -133,6 +133,17 @@ double wgmma_fp8_group_sum(std::int64_t group, std::int64_t iterations) {
   return static_cast<double>(iterations) * kWgmmaPerIteration * kWgmmaN * mma_b_constant(MmaType::FP8) * a_sum;
 }
 
+std::optional<std::string> mma_sync_not_a_ceiling(int cc) {
+  if (cc == 90) {
+    return std::string("mma.sync does not reach sm_90's dense Tensor Core rate (wgmma does): recorded, not a ceiling");
+  }
+  if (cc >= 100 && cc < 110) {
+    return "mma.sync does not reach sm_" + std::to_string(cc) +
+           "'s dense Tensor Core rate (tcgen05 does): recorded, not a ceiling";
+  }
+  return std::nullopt;
+}
+
 bool native_fp8_mma_arch(int arch) { return arch == 89 || (arch >= 120 && arch < 130); }
 
 Fp8PeakChoice choose_fp8_peak(int cc, int mma_code_arch, int wgmma_code_arch, const std::string& built_archs) {

@@ -83,6 +83,14 @@ double wgmma_fp8_a_value(std::int64_t group, int lane, int e);
 // Expected sum of D over warpgroup `group` after `iterations`.
 double wgmma_fp8_group_sum(std::int64_t group, std::int64_t iterations);
 
+// Whether a mma.sync loop can reach the dense Tensor Core rate of compute capability `cc`
+// (major*10+minor): nullopt where it can (sm_80, sm_86, sm_89, sm_12x: mma.sync is those
+// architectures' Tensor Core instruction), else why not. sm_90 reaches its rate only through
+// wgmma (kernels/gemm/wgmma_gemm.cu; cuBLAS at 8192^3 bf16 measures ~700-780 TFLOP/s on an H200
+// where a mma.sync loop measures ~535-713), sm_100/sm_103 only through tcgen05. There the loop's
+// figure is recorded but is not a ceiling: a correct GEMM would beat it and be called suspect.
+std::optional<std::string> mma_sync_not_a_ceiling(int cc);
+
 // Which kernel measures the fp8 Tensor Core peak on a device of compute capability `cc`
 // (major*10+minor), given the architecture the loaded code of each candidate was compiled for
 // (function_code_arch: 0 = no code for this device): mma.sync where the code and the device

@@ -476,6 +476,26 @@ TEST(MemorySummary, CeilingsAreTheBestSampleAndSurviveStackedThreads) {
   EXPECT_EQ(c["peak"]["fp64"]["basis"], "best_sample");
 }
 
+// Issue 25 item 1: a mma.sync loop on sm_90 cannot reach the dense Tensor Core rate (wgmma can),
+// so its figure is recorded apart and is not a ceiling that cuBLAS would "beat".
+TEST(MemorySummary, ALoopThatCannotReachTheRateIsRecordedButNotACeiling) {
+  EXPECT_TRUE(gpubench::kernels::mma_sync_not_a_ceiling(90).has_value());
+  EXPECT_TRUE(gpubench::kernels::mma_sync_not_a_ceiling(100).has_value());
+  for (int cc : {80, 86, 89, 120}) EXPECT_FALSE(gpubench::kernels::mma_sync_not_a_ceiling(cc).has_value()) << cc;
+  mem::Observations obs;
+  Json mma = entry("cuda:0", "mma_bf16", 0,
+                   {{"tflops", 650.0}, {"peak_key", "bf16_tensor"}, {"ceiling", false},
+                    {"not_a_ceiling", *gpubench::kernels::mma_sync_not_a_ceiling(90)}},
+                   1e-3);
+  Json fp8 = entry("cuda:0", "mma_fp8", 0, {{"tflops", 1900.0}, {"peak_key", "fp8_tensor"}}, 1e-3);
+  const Json s = mem::summarize({mma, fp8}, obs);
+  const Json& g = s["devices"]["cuda:0"];
+  EXPECT_FALSE(g["peak"].contains("bf16_tensor")) << g.dump();
+  EXPECT_TRUE(g["peak"].contains("fp8_tensor"));
+  ASSERT_TRUE(g["peak_not_ceiling"].contains("bf16_tensor")) << g.dump();
+  EXPECT_NE(g["peak_not_ceiling"]["bf16_tensor"]["why"].get<std::string>().find("wgmma"), std::string::npos);
+}
+
 // The CPU FMA case reports how many threads ran at once and the CPU-time rate.
 TEST(MemoryCpu, FmaCaseReportsParallelismAndThreadCpuRate) {
   auto suite = mem::make_suite(three_gpus());

@@ -102,7 +102,17 @@ class PeakCase final : public CudaCase {
                          : mma_ ? kernels::mma_flops(*mma_, threads_ / 32, kIterations)
                                 : kernels::fma_flops(*fma_, threads_, kIterations);
     Metrics m{flops, 0, peak_key_of(test_)};
-    if (mma_ == MmaType::FP8) m.extra["instruction"] = wgmma_ ? "wgmma.mma_async m64n256k32" : "mma.sync m16n8k32";
+    if (mma_) {
+      const kernels::MmaShape s = kernels::mma_shape(*mma_);
+      m.extra["instruction"] = wgmma_ ? std::string("wgmma.mma_async m64n256k32")
+                                      : fmt::format("mma.sync m{}n{}k{}", s.m, s.n, s.k);
+      if (!wgmma_) {
+        if (auto why = kernels::mma_sync_not_a_ceiling(device().cc_major * 10 + device().cc_minor)) {
+          m.extra["ceiling"] = false;  // summary.cpp keeps it out of the measured ceilings
+          m.extra["not_a_ceiling"] = *why;
+        }
+      }
+    }
     return m;
   }
 
