@@ -121,8 +121,13 @@ void print_plan(const std::vector<PlannedCase>& plan) {
   for (const PlannedCase& c : plan) {
     std::vector<std::string> axes;
     for (const auto& [name, v] : c.point.values()) axes.push_back(name + "=" + to_string(v));
-    fmt::print("{}  [{} {}]{}\n", c.name(), c.suite->name(), fmt::join(axes, " "),
-               c.skip_reason ? " skipped: " + *c.skip_reason : "");
+    std::string note;
+    if (c.skip_reason) {
+      note = " skipped: " + *c.skip_reason;
+    } else if (auto n = c.suite->plan_note(c.device, c.point)) {
+      note = "  (" + *n + ")";
+    }
+    fmt::print("{}  [{} {}]{}\n", c.name(), c.suite->name(), fmt::join(axes, " "), note);
   }
 }
 

@@ -81,6 +81,13 @@ class Suite {
     (void)device;
     (void)point;
   }
+  // What the plan should say about a supported point beyond its axes (printed by --dry-run and
+  // `list`): which instruction or path the case will take on this device. Default: nothing.
+  virtual std::optional<std::string> plan_note(const DeviceInfo& device, const Point& point) const {
+    (void)device;
+    (void)point;
+    return std::nullopt;
+  }
   // Called only for supported points. Constructing a case allocates nothing large: that is
   // setup()'s job, where an out-of-memory becomes a skipped case.
   virtual std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const = 0;

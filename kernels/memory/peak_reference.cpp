@@ -144,6 +144,43 @@ std::optional<std::string> mma_sync_not_a_ceiling(int cc) {
   return std::nullopt;
 }
 
+WgmmaShape wgmma_shape(MmaType t) {
+  switch (t) {
+    case MmaType::FP8:
+    case MmaType::I8: return {32, 16};
+    case MmaType::F16:
+    case MmaType::BF16: return {16, 8};
+    case MmaType::TF32: return {8, 4};
+  }
+  return {0, 0};
+}
+
+double wgmma_flops(MmaType t, std::int64_t warpgroups, std::int64_t iterations) {
+  return 2.0 * kWgmmaM * kWgmmaN * wgmma_shape(t).k * kWgmmaPerIteration * static_cast<double>(warpgroups) *
+         static_cast<double>(iterations);
+}
+
+double wgmma_a_value(MmaType t, std::int64_t group, int lane, int e) {
+  const int k = wgmma_fp8_a_integer(group, lane, e);
+  return t == MmaType::I8 ? k : k / 8.0;
+}
+
+double wgmma_group_sum(MmaType t, std::int64_t group, std::int64_t iterations) {
+  const WgmmaShape s = wgmma_shape(t);
+  double a_sum = 0;
+  for (int lane = 0; lane < kWgmmaALanes; ++lane)
+    for (int e = 0; e < s.a_per_lane; ++e) a_sum += wgmma_a_value(t, group, lane, e);
+  return static_cast<double>(iterations) * kWgmmaPerIteration * kWgmmaN * mma_b_constant(t) * a_sum;
+}
+
+std::string tensor_peak_instruction(MmaType t, bool wgmma) {
+  if (wgmma) return "wgmma.mma_async m64n256k" + std::to_string(wgmma_shape(t).k);
+  const MmaShape s = mma_shape(t);
+  return "mma.sync m" + std::to_string(s.m) + "n" + std::to_string(s.n) + "k" + std::to_string(s.k);
+}
+
+bool tensor_peak_uses_wgmma(int cc, bool wgmma_built) { return cc == 90 && wgmma_built; }
+
 bool native_fp8_mma_arch(int arch) { return arch == 89 || (arch >= 120 && arch < 130); }
 
 Fp8PeakChoice choose_fp8_peak(int cc, int mma_code_arch, int wgmma_code_arch, const std::string& built_archs) {

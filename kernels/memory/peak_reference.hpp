@@ -19,7 +19,9 @@
 // stay exact in fp32 for the iteration counts used.
 //   FLOP per mma = 2 * M * N * K;  FLOP per launch = warps * kMmaAccumulators * iterations * that
 //
-// fp8 on Hopper (sm_90a, peak_wgmma.cu): mma.sync has no native fp8 there, so the fp8 peak is
+// Hopper (sm_90a, peak_wgmma.cu): mma.sync does not reach sm_90's dense rate, so every Tensor Core
+// peak there is a wgmma loop (wgmma_shape and the functions below); fp8 first, the others alike:
+// fp8 on Hopper: mma.sync has no native fp8 there, so the fp8 peak is
 // wgmma.mma_async m64n256k32 (e4m3 x e4m3 -> f32), A from registers, B from shared memory (every
 // element r = 0.5), kWgmmaPerIteration wgmmas per loop iteration into one accumulator.
 // Hopper's fp8 Tensor Cores accumulate with fewer bits than fp32 (DeepSeek-V3 technical report,
@@ -77,6 +79,25 @@ inline constexpr int kWgmmaPerIteration = 4;
 inline constexpr int kWgmmaM = 64, kWgmmaN = 256, kWgmmaK = 32;  // fp8 m64n256k32
 inline constexpr int kWgmmaALanes = 128, kWgmmaAPerLane = 16;   // A values each of 128 threads holds
 double wgmma_fp8_flops(std::int64_t warpgroups, std::int64_t iterations);
+// The same loop for every Tensor Core type on sm_90a (peak_wgmma.cu): m64n256k32 for fp8 and s8
+// (16 A values per thread), m64n256k16 for fp16 and bf16 (8), m64n256k8 for tf32 (4); A value e of
+// a thread is wgmma_fp8_a_integer(group, lane, e) / 8 (s8: the integer), B every element
+// mma_b_constant(t). The sum of D over a warpgroup is layout-free as for mma.sync:
+// iterations * kWgmmaPerIteration * N * r * sum(A). Values stay small enough for fp32 (s32) to
+// hold every partial sum exactly at kWgmmaMaxExactIterations.
+struct WgmmaShape {
+  int k;
+  int a_per_lane;
+};
+WgmmaShape wgmma_shape(MmaType t);
+double wgmma_flops(MmaType t, std::int64_t warpgroups, std::int64_t iterations);
+double wgmma_a_value(MmaType t, std::int64_t group, int lane, int e);
+double wgmma_group_sum(MmaType t, std::int64_t group, std::int64_t iterations);
+// "wgmma.mma_async m64n256k16" or "mma.sync m16n8k16": the instruction a Tensor Core peak loop runs.
+std::string tensor_peak_instruction(MmaType t, bool wgmma);
+// Whether the memory suite measures type t's Tensor Core peak with wgmma on a device of compute
+// capability `cc` (major*10+minor): sm_90 with this build's sm_90a code.
+bool tensor_peak_uses_wgmma(int cc, bool wgmma_built);
 inline constexpr std::int64_t kWgmmaMaxExactIterations = 4096 / kWgmmaPerIteration;
 // A value e (0..15) of thread `lane` (0..127) of warpgroup `group` (k/8, peak_inputs.hpp).
 double wgmma_fp8_a_value(std::int64_t group, int lane, int e);

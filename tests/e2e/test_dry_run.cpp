@@ -26,6 +26,21 @@ TEST_F(DryRun, PlansHopperPeaksAgainstAnAssumedH200) {
   EXPECT_EQ(o.out.find("skipped:"), std::string::npos) << o.out;
 }
 
+// Issue 25's CLI contract: on an H200 every dense Tensor Core peak is a wgmma loop, and the plan
+// says so; on an A100 they are mma.sync, the instruction that reaches Ampere's rate.
+TEST_F(DryRun, HopperTensorPeaksAreWgmmaAndThePlanSaysTheInstruction) {
+  const Output o = gpubench("run --dry-run --assume h200 --suite memory");
+  ASSERT_EQ(o.code, 0) << o.err;
+  for (const char* dtype : {"fp16", "bf16", "tf32", "int8", "fp8"}) {
+    const std::regex line(fmt::format("memory/test=mma_{}/size=0/peer=0/cuda:0 .*\\(instruction: wgmma\\.mma_async m64n256k(8|16|32)\\)",
+                                      dtype));
+    EXPECT_TRUE(std::regex_search(o.out, line)) << dtype << "\n" << o.out;
+  }
+  const Output a = gpubench("run --dry-run --assume a100-sxm-80gb --suite memory --axis test=mma_bf16");
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_NE(a.out.find("(instruction: mma.sync m16n8k16)"), std::string::npos) << a.out;
+}
+
 TEST_F(DryRun, AnAmpereModelSkipsWgmmaWithTheReason) {
   const Output o = gpubench(
       "run --dry-run --assume a100-sxm-80gb --device cuda --suite gemm --axis provider=custom:wgmma,cublas --axis dtype=bf16 --axis m=256");

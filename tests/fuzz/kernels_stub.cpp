@@ -21,9 +21,12 @@ cudaError_t launch_mma(MmaType, double*, std::int64_t, unsigned, unsigned, unsig
   no_kernels();
 }
 cudaError_t mma_code_arch(MmaType, int*) { no_kernels(); }
-cudaError_t wgmma_fp8_peak_code_arch(int*) { no_kernels(); }
-int wgmma_fp8_peak_blocks_per_sm() { no_kernels(); }
-cudaError_t launch_wgmma_fp8_peak(double*, std::int64_t, unsigned, unsigned long long*, cudaStream_t) { no_kernels(); }
+bool wgmma_peak_built() { return false; }
+cudaError_t wgmma_peak_code_arch(MmaType, int*) { no_kernels(); }
+int wgmma_peak_blocks_per_sm(MmaType) { no_kernels(); }
+cudaError_t launch_wgmma_peak(MmaType, double*, std::int64_t, unsigned, unsigned long long*, cudaStream_t) {
+  no_kernels();
+}
 cudaError_t launch_l2_flush_read(void*, std::size_t, unsigned, cudaStream_t) { no_kernels(); }
 int fma_blocks_per_sm(FmaType, unsigned) { no_kernels(); }
 int mma_blocks_per_sm(MmaType, unsigned) { no_kernels(); }

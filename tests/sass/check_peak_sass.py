@@ -15,7 +15,7 @@ import sys
 # (mangled-name fragment, description, opcode test, minimum count in the main loop).
 # The minima are the source's work per unrolled loop body: FMA chains 8 chains x unroll
 # (kUnroll in peak.cu: 4 for fp64, 8 otherwise); mma.sync 4 accumulators x unroll 2; the
-# Hopper fp8 wgmma loop 4 per iteration.
+# Hopper wgmma loops (peak_wgmma.cu, one per Tensor Core type) 4 per iteration.
 FMA = "fma_chainILNS0_7FmaTypeE{}E"
 MMA = "mma_kernelILNS0_7MmaTypeE{}E"
 
@@ -38,7 +38,15 @@ EXPECT = [
 ]
 FP8_MMA = MMA.format(4)
 FP8_NATIVE_ARCHS = {"sm_89", "sm_120", "sm_120a", "sm_121", "sm_121a"}
-WGMMA_FP8 = "wgmma_fp8_peak_kernel"
+WGMMA = "wgmma_peak_kernelILNS0_7MmaTypeE{}E"
+# (MmaType, case, opcode, test): every sm_90a wgmma peak loop holds 4 of its GMMA per iteration.
+WGMMA_EXPECT = [
+    (0, "mma_fp16", "HGMMA.64x256x16.F32", lambda op: op == "HGMMA.64x256x16.F32"),
+    (1, "mma_bf16", "HGMMA.64x256x16 BF16", op_is("HGMMA.64x256x16.F32.BF16")),
+    (2, "mma_tf32", "HGMMA.64x256x8 TF32", op_is("HGMMA.64x256x8.F32.TF32")),
+    (3, "mma_int8", "IGMMA.64x256x32 S8", op_is("IGMMA.64x256x32.S8.S8")),
+    (4, "mma_fp8", "QGMMA.64x256x32 E4M3", op_is("QGMMA.64x256x32.F32.E4M3.E4M3")),
+]
 
 
 def parse(text):
@@ -131,17 +139,18 @@ def main():
             if not ok:
                 failures.append(f"{arch} mma_fp8: an emulated fp8 loop ({n} FADD/HMMA) where the kernel must be a stub")
 
-    wgmma = [(a, ins) for (a, f), ins in funcs.items() if WGMMA_FP8 in f]
-    sm90a = [(a, ins) for a, ins in wgmma if a == "sm_90a"]
-    if any(a == "sm_90a" for a, _ in funcs) and not sm90a:
-        failures.append("the build has sm_90a code but no sm_90a wgmma fp8 peak kernel")
-    for a, ins in sm90a:
-        n = best_count(ins, op_is("QGMMA.64x256x32.F32.E4M3.E4M3"))
-        fadd = best_count(ins, op_is("FADD"))
-        ok = n >= 4 and fadd == 0
-        print(f"{a:8} {'mma_fp8':12} {'QGMMA.64x256x32 E4M3':22} {n:3} in the main loop (need 4), {fadd} FADD {'ok' if ok else 'FAIL'}")
-        if not ok:
-            failures.append(f"{a} wgmma fp8: {n} QGMMA (need 4) and {fadd} FADD (need 0) in the main loop")
+    if any(a == "sm_90a" for a, _ in funcs):
+        for index, case, opname, test in WGMMA_EXPECT:
+            found = [ins for (a, f), ins in funcs.items() if a == "sm_90a" and WGMMA.format(index) in f]
+            if not found:
+                failures.append(f"the build has sm_90a code but no sm_90a wgmma {case} peak kernel")
+                continue
+            n = best_count(found[0], test)
+            fadd = best_count(found[0], op_is("FADD"))
+            ok = n >= 4 and fadd == 0
+            print(f"{'sm_90a':8} {case:12} {opname:22} {n:3} in the main loop (need 4), {fadd} FADD {'ok' if ok else 'FAIL'}")
+            if not ok:
+                failures.append(f"sm_90a wgmma {case}: {n} {opname} (need 4) and {fadd} FADD (need 0) in the main loop")
 
     for f in failures:
         print("FAIL:", f)

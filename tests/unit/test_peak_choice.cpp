@@ -100,6 +100,45 @@ TEST(Fp8Peak, WgmmaInputsKeepEveryPartialSumExact) {
   EXPECT_LE(kernels::kWgmmaMaxExactIterations * kernels::kWgmmaPerIteration, 4096);
 }
 
+// Issue 25 item 1: the wgmma loops of every Tensor Core type. Their checks are the same
+// layout-free sum as fp8's: n * N * r * sum(A), with k/8 exact in fp16, bf16 and tf32 (s8: k).
+TEST(WgmmaPeak, EveryTypeHasItsShapeFlopsAndExactSum) {
+  using kernels::MmaType;
+  EXPECT_EQ(kernels::wgmma_shape(MmaType::F16).k, 16);
+  EXPECT_EQ(kernels::wgmma_shape(MmaType::BF16).a_per_lane, 8);
+  EXPECT_EQ(kernels::wgmma_shape(MmaType::TF32).k, 8);
+  EXPECT_EQ(kernels::wgmma_shape(MmaType::I8).a_per_lane, 16);
+  for (MmaType t : {MmaType::F16, MmaType::BF16, MmaType::TF32, MmaType::I8, MmaType::FP8}) {
+    const kernels::WgmmaShape s = kernels::wgmma_shape(t);
+    // A is 64 x k, spread over the warpgroup's 128 threads.
+    EXPECT_EQ(s.a_per_lane * kernels::kWgmmaALanes, kernels::kWgmmaM * s.k);
+    EXPECT_DOUBLE_EQ(kernels::wgmma_flops(t, 10, 100), 10.0 * 100 * 4 * 2 * 64 * 256 * s.k);
+    const std::int64_t group = 7, iterations = 1024;
+    double a_sum = 0, biggest = 0;
+    for (int lane = 0; lane < kernels::kWgmmaALanes; ++lane) {
+      for (int e = 0; e < s.a_per_lane; ++e) {
+        const double v = kernels::wgmma_a_value(t, group, lane, e);
+        a_sum += v;
+        biggest = std::max(biggest, std::fabs(v));
+        if (t == MmaType::F16) EXPECT_EQ(kernels::round_to_storage(kernels::Storage::F16, static_cast<float>(v)), v);
+        if (t == MmaType::BF16) EXPECT_EQ(kernels::round_to_storage(kernels::Storage::BF16, static_cast<float>(v)), v);
+      }
+    }
+    EXPECT_DOUBLE_EQ(kernels::wgmma_group_sum(t, group, iterations),
+                     static_cast<double>(iterations) * 4 * 256 * kernels::mma_b_constant(t) * a_sum);
+    // Every D element after n = 4096 wgmmas: at most n * r * k * max|A|, exact in fp32 (2^24) in
+    // steps of r/8 (s32 for int8).
+    const double bound = 4096.0 * kernels::mma_b_constant(t) * s.k * biggest;
+    EXPECT_LT(t == MmaType::I8 ? bound : bound * 16, 16777216.0) << static_cast<int>(t);
+  }
+  EXPECT_EQ(kernels::tensor_peak_instruction(MmaType::TF32, true), "wgmma.mma_async m64n256k8");
+  EXPECT_EQ(kernels::tensor_peak_instruction(MmaType::BF16, false), "mma.sync m16n8k16");
+  EXPECT_TRUE(kernels::tensor_peak_uses_wgmma(90, true));
+  EXPECT_FALSE(kernels::tensor_peak_uses_wgmma(90, false));
+  EXPECT_FALSE(kernels::tensor_peak_uses_wgmma(80, true));
+  EXPECT_FALSE(kernels::tensor_peak_uses_wgmma(100, true));
+}
+
 TEST(Fp8Peak, WgmmaFlops) {
   EXPECT_DOUBLE_EQ(kernels::wgmma_fp8_flops(10, 100), 10.0 * 100 * 4 * 2 * 64 * 256 * 32);
 }

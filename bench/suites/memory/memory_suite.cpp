@@ -6,6 +6,7 @@
 #include "bench/core/sizes.hpp"
 #include "bench/suites/memory/memory.hpp"
 #include "kernels/memory/peak_reference.hpp"
+#include "kernels/memory/peak_wgmma.cuh"
 
 namespace gpubench::suites::memory {
 namespace {
@@ -94,6 +95,22 @@ class MemorySuite final : public Suite {
     const bool vectorized = t->group == Group::Bandwidth || name == "h2d_sm" || name == "d2h_sm";
     if (vectorized && size % 16 != 0) return fmt::format("{} moves 16-byte vectors: size must be a multiple of 16", name);
     return std::nullopt;
+  }
+
+  // The Tensor Core peaks name their instruction: wgmma on sm_90 with this build's sm_90a code,
+  // else mma.sync (recorded but no ceiling where it cannot reach the rate).
+  std::optional<std::string> plan_note(const DeviceInfo& device, const Point& point) const override {
+    const std::string& name = point.text("test");
+    if (!device.is_cuda() || name.rfind("mma_", 0) != 0) return std::nullopt;
+    const auto mma = kernels::parse_mma_type(name.substr(4));
+    if (!mma) return std::nullopt;
+    const int cc = device.cc_major * 10 + device.cc_minor;
+    const bool wgmma = kernels::tensor_peak_uses_wgmma(cc, kernels::wgmma_peak_built());
+    std::string note = "instruction: " + kernels::tensor_peak_instruction(*mma, wgmma);
+    if (!wgmma) {
+      if (auto why = kernels::mma_sync_not_a_ceiling(cc)) note += "; " + *why;
+    }
+    return note;
   }
 
   std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const override {
