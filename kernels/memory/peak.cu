@@ -251,7 +251,7 @@ __global__ void mma_kernel(double* warp_sums, long long iterations, unsigned sal
   const int lane = threadIdx.x % 32;
   int k[M::kPerLane];
 #pragma unroll
-  for (int e = 0; e < M::kPerLane; ++e) k[e] = mma_a_integer(warp, lane, e, M::kPerLane);
+  for (int e = 0; e < M::kPerLane; ++e) k[e] = mma_peak_a_integer(T, warp, lane, e, M::kPerLane);
   unsigned a[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) a[r] = M::pack(k, r);

@@ -102,7 +102,7 @@ double mma_flops(MmaType t, std::int64_t warps, std::int64_t iterations) {
 }
 
 double mma_a_value(MmaType t, std::int64_t warp, int lane, int e) {
-  const int k = mma_a_integer(warp, lane, e, mma_shape(t).a_elements_per_lane);
+  const int k = mma_peak_a_integer(t, warp, lane, e, mma_shape(t).a_elements_per_lane);
   return t == MmaType::I8 ? k : k / 8.0;
 }
 

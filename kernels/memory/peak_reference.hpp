@@ -11,7 +11,8 @@
 // rounding to the 16-bit type: the reference reproduces the GPU's fused result bit for bit.
 //
 // mma.sync: every warp holds one A fragment of random values k/8 (k in -8..8: exact in fp16,
-// bf16, tf32, fp8 e4m3; int8 uses k itself), a B fragment whose every element is the constant
+// bf16, tf32; int8 uses k itself; fp8 the wgmma scheme below, whose partial sums stay within 12
+// significant bits, so its check is exact too: peak_inputs.hpp mma_peak_a_integer), a B fragment whose every element is the constant
 // r, and kMmaAccumulators independent accumulators, each updated by `iterations` mma.sync with
 // D = A*B + D. Then every element D[i][j] = iterations * r * sum_k A[i][k], so the sum of D over
 // a warp is iterations * kMmaAccumulators * N * r * sum(A over the warp), whatever the

@@ -17,6 +17,7 @@
 #include "kernels/common/random.hpp"
 #include "kernels/memory/host_fma.hpp"
 #include "kernels/memory/host_pool.hpp"
+#include "kernels/memory/peak_inputs.hpp"
 #include "kernels/memory/peak_reference.hpp"
 #include "kernels/memory/stream_reference.hpp"
 
@@ -196,12 +197,24 @@ TEST(MemoryReference, MmaWarpSumIsLayoutFreeSumOfA) {
         const double v = kernels::mma_a_value(t, 4, lane, e);
         values.insert(v);
         a_sum += v;
-        // k/8 with |k| <= 8 (int8: k): exact in every input format.
+        // k/8 with |k| <= 8 (int8: k; fp8 the wgmma scheme, |k| <= 16): exact in every input format.
         const double k = t == MmaType::I8 ? v : v * 8;
         EXPECT_EQ(k, std::round(k));
-        EXPECT_LE(std::fabs(k), 8.0);
+        EXPECT_LE(std::fabs(k), t == MmaType::FP8 ? 16.0 : 8.0);
       }
     EXPECT_GT(values.size(), 8u);  // random, not constant
+    if (t == MmaType::FP8) {
+      // Issue 25 item 8: each register's 4 values sum to the warp's T, so every row of the
+      // m16n8k32 fragment (8 registers) sums to T and D = j * T/2 stays within 12 significant
+      // bits for j <= 4096 accumulations: exact, checked with the fp32 tolerance.
+      const int tw = kernels::wgmma_fp8_register_sum(4);
+      for (int lane = 0; lane < 32; ++lane)
+        for (int r = 0; r < 4; ++r) {
+          double reg = 0;
+          for (int i = 0; i < 4; ++i) reg += kernels::mma_a_value(t, 4, lane, 4 * r + i) * 8;
+          EXPECT_EQ(reg, tw) << lane << " " << r;
+        }
+    }
     EXPECT_DOUBLE_EQ(kernels::mma_warp_sum(t, 4, 100), 100.0 * kernels::kMmaAccumulators * 8 * kernels::mma_b_constant(t) * a_sum);
   }
 }
