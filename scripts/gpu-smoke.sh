@@ -269,14 +269,28 @@ plan_of() {
 add_s() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a + b }'; }
 mul_s() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a * b }'; }
 now() { date +%s.%N; }
-# Runs a command with its output in logs/NAME.log under a timeout (SIGINT first: gpubench keeps
-# every finished result); on failure the log's end is shown. Sets rc and took.
+# Runs a command with its output in logs/NAME.log under a time limit; on failure the log's end is
+# shown. Sets rc (124 when the limit stopped it) and took. At the limit: SIGINT (gpubench keeps
+# every finished result), 5 s later a second SIGINT (soak: restore power limits and clocks and
+# exit at once, even with a worker hung on the GPU), 10 s later SIGKILL.
 run_logged() {
   local name="$1" limit="$2"; shift 2
   local start; start=$(now)
   echo "== $name: $*" >"$logs/$name.log"
-  env "${step_env[@]}" timeout --signal=INT --kill-after=15 "$limit" "$@" >>"$logs/$name.log" 2>&1
-  rc=$?
+  env "${step_env[@]}" "$@" >>"$logs/$name.log" 2>&1 &
+  local pid=$! waited=0 stopped=0
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$waited" -ge $((limit * 10)) ]; then
+      stopped=1
+      kill -INT "$pid" 2>/dev/null; sleep 5
+      kill -0 "$pid" 2>/dev/null && { kill -INT "$pid" 2>/dev/null; sleep 10; }
+      kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+      break
+    fi
+    sleep 0.1; waited=$((waited + 1))
+  done
+  wait "$pid"; rc=$?
+  [ "$stopped" = 1 ] && rc=124
   took=$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
   [ "$rc" = 124 ] && echo "== $name: stopped after $limit s" >>"$logs/$name.log"
 }

@@ -57,6 +57,8 @@ Under mpirun/srun every rank soaks its own device and rank 0's file holds every 
 Options)";
 
 constexpr double kMaxDurationS = 30 * 86400.0;
+// Seconds a soak's load has after the first signal before the watchdog restores the settings.
+constexpr double kRestoreAfterSignalS = 3;
 
 volatile std::sig_atomic_t g_signal = 0;
 std::atomic<bool> g_stop{false};
@@ -344,6 +346,9 @@ int cmd_soak(const std::vector<std::string>& args) {
       if (d.is_cuda()) targets.push_back({d.id(), d.pci_bus_id});
     }
     PowerControl control(targets, /*install_handlers=*/false);
+    // After a first signal the load gets kRestoreAfterSignalS to stop; a worker hung on the GPU
+    // past that gets its power limits and clocks put back anyway (a SIGKILL may follow).
+    RestoreWatchdog watchdog(g_stop, kRestoreAfterSignalS);
     power_json = control.original_json();
     double t0 = 0;
     std::vector<SweepPoint> points;

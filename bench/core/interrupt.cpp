@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 
 namespace gpubench {
@@ -97,6 +98,32 @@ sigset_t interrupt_set() {
   return s;
 }
 
+// A fatal signal (a crash, an abort) ends the process whatever we do; the GPUs' settings are put
+// back first, best effort (the registered restore makes a few NVML calls), then the signal's
+// default action runs (SA_RESETHAND), core dump and all.
+void on_fatal_signal(int sig) {
+  if (void (*restore)() = g_restore.exchange(nullptr)) {
+    static const char kFatal[] = "\ngpubench: fatal signal; putting power limits and clocks back first\n";
+    (void)!::write(STDERR_FILENO, kFatal, sizeof kFatal - 1);
+    restore();
+  }
+  ::raise(sig);
+}
+
+void install_fatal_restore_handlers() {
+  static std::atomic<bool> installed{false};
+  if (installed.exchange(true)) return;
+  struct sigaction sa {};
+  sa.sa_handler = on_fatal_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+  for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) {
+    struct sigaction old {};
+    // A handler someone else installed (a sanitizer, a debugger's) stays.
+    if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) sigaction(sig, &sa, nullptr);
+  }
+}
+
 void copy_path(std::array<char, kMaxPath>& to, const std::string& from) {
   const std::size_t n = std::min(from.size(), kMaxPath - 1);
   std::memcpy(to.data(), from.data(), n);
@@ -124,7 +151,10 @@ void install_interrupt_handlers(const std::string& results_path, bool pipe) {
   g_installed.store(true);
 }
 
-void set_interrupt_restore(void (*restore)()) { g_restore.store(restore); }
+void set_interrupt_restore(void (*restore)()) {
+  if (restore != nullptr) install_fatal_restore_handlers();
+  g_restore.store(restore);
+}
 void run_interrupt_restore() {
   if (void (*restore)() = g_restore.exchange(nullptr)) restore();
 }
@@ -167,6 +197,38 @@ InterruptsHeld::~InterruptsHeld() {
   if (!held_) return;
   sigset_t s = interrupt_set();
   pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
+}
+
+}  // namespace gpubench
+
+namespace gpubench {
+
+RestoreWatchdog::RestoreWatchdog(const std::atomic<bool>& stop, double seconds)
+    : thread_([this, &stop, seconds] {
+        std::unique_lock<std::mutex> lock(mutex_);
+        // Wake every 50 ms to look at the flag a signal handler sets (it cannot notify).
+        while (!done_ && !stop.load()) cv_.wait_for(lock, std::chrono::milliseconds(50));
+        if (done_) return;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+        if (cv_.wait_until(lock, deadline, [this] { return done_; })) return;
+        // Stopped, and the work did not return within the allowance (a kernel that never ends, a
+        // synchronize that never returns): the settings go back now, not at a SIGKILL's mercy.
+        if (g_restore.load() != nullptr) {
+          static const char kLine[] =
+              "gpubench: the work did not stop in time after the signal; power limits and clocks put back now\n";
+          (void)!::write(STDERR_FILENO, kLine, sizeof kLine - 1);
+          run_interrupt_restore();
+          restored_.store(true);
+        }
+      }) {}
+
+RestoreWatchdog::~RestoreWatchdog() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
 }
 
 }  // namespace gpubench

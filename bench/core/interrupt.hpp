@@ -8,7 +8,11 @@
 // lands between write and rename.
 #include <sys/types.h>
 
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 
 namespace gpubench {
 
@@ -24,7 +28,30 @@ void set_interruptible_child(pid_t pid);
 void set_interrupt_restore(void (*restore)());
 // Calls the registered restore now (once) and unregisters it: for a command with its own
 // signal handling (soak) whose last-resort path ends the process without unwinding.
+// While a restore is registered, fatal signals (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL) call it
+// first, best effort, and then end the process the default way; so does an MPI abort
+// (mpi::Session::abort_run).
 void run_interrupt_restore();
+
+// For a command that stops gracefully on a signal (soak: a flag, then the worker returns): once
+// `stop` is set, the work has `seconds` to end (this object destroyed); if it has not (a GPU
+// hung in a synchronize), the registered restore runs from this thread, so power limits and
+// clocks are back within `seconds` of the signal whether or not the worker ever returns.
+class RestoreWatchdog {
+ public:
+  RestoreWatchdog(const std::atomic<bool>& stop, double seconds);
+  ~RestoreWatchdog();
+  RestoreWatchdog(const RestoreWatchdog&) = delete;
+  RestoreWatchdog& operator=(const RestoreWatchdog&) = delete;
+  bool restored() const { return restored_.load(); }  // the deadline passed and it restored
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::atomic<bool> restored_{false};
+  std::thread thread_;  // last: started once the members above exist
+};
 // Whether install_interrupt_handlers has run in this process.
 bool interrupt_handlers_installed();
 

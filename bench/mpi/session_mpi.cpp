@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "bench/core/context.hpp"
+#include "bench/core/interrupt.hpp"
 #include "bench/mpi/session.hpp"
 
 namespace gpubench::mpi {
@@ -317,6 +318,8 @@ std::string Session::broadcast(const std::string& bytes, const std::string& step
 void Session::abort_run(const std::string& message) const {
   fmt::print(stderr, "gpubench: rank {} of {}: {}; ending the run\n", rank_, size_, message);
   std::fflush(stderr);
+  // Settings a sweep changed go back before the launcher kills every rank (best effort).
+  run_interrupt_restore();
   // Exit status 1, as a single-process run that could not complete (README: exit status).
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);

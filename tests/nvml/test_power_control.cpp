@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "bench/core/interrupt.hpp"
 #include "bench/core/nvml.hpp"
 #include "bench/core/power_control.hpp"
 #include "bench/core/power_sweep.hpp"
@@ -160,6 +162,62 @@ TEST_F(PowerControlFake, SigtermMidSweepRestores) {
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
   EXPECT_EQ(state(), "limit_mw 450000\nlocked_mhz none\n");
   EXPECT_EQ(log(), "set_power_limit 560000\nlock_clocks 1410 1410\nset_power_limit 450000\nreset_clocks\n");
+}
+
+// Issue 25 item 6: after the first signal the soak's worker may never return (a GPU hung in a
+// synchronize). The watchdog puts the limit and clocks back within its allowance regardless.
+TEST_F(PowerControlFake, AWorkerHungAfterTheSignalStillGetsTheLimitRestoredInTime) {
+  PowerControl pc(kFakeGpu, /*install_handlers=*/false);
+  ASSERT_TRUE(pc.apply(pct(80)).on());
+  ASSERT_TRUE(pc.apply({PowerStep::Kind::ClockMhz, 1410}).on());
+  std::atomic<bool> stop{false};
+  {
+    RestoreWatchdog watchdog(stop, 0.3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_EQ(state(), "limit_mw 560000\nlocked_mhz 1410 1410\n");  // no signal yet: untouched
+    const auto signalled = std::chrono::steady_clock::now();
+    stop = true;  // what the soak's SIGINT handler does
+    // The "worker" stays hung in a fake synchronize far past the allowance.
+    while (!watchdog.restored() && std::chrono::steady_clock::now() - signalled < std::chrono::seconds(5)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+    EXPECT_TRUE(watchdog.restored());
+    EXPECT_LT(took, 1.0);  // the 0.3 s allowance, plus a poll
+    EXPECT_EQ(state(), "limit_mw 450000\nlocked_mhz none\n");
+  }
+  pc.restore();  // the worker finally returns: restoring again changes nothing
+  EXPECT_EQ(log(), "set_power_limit 560000\nlock_clocks 1410 1410\nset_power_limit 450000\nreset_clocks\n");
+}
+
+TEST_F(PowerControlFake, AWorkerThatStopsInTimeLeavesTheRestoreToItsOwner) {
+  PowerControl pc(kFakeGpu, /*install_handlers=*/false);
+  ASSERT_TRUE(pc.apply(pct(80)).on());
+  std::atomic<bool> stop{false};
+  {
+    RestoreWatchdog watchdog(stop, 2.0);
+    stop = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the worker returns quickly
+  }
+  EXPECT_EQ(state(), "limit_mw 560000\nlocked_mhz none\n");  // the watchdog did not act
+  pc.restore();
+  EXPECT_EQ(state(), "limit_mw 450000\nlocked_mhz none\n");
+}
+
+// A crash (SIGABRT here; SIGSEGV alike) while a limit is changed: put back before the process dies.
+TEST_F(PowerControlFake, AFatalSignalRestoresFirst) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    PowerControl pc(kFakeGpu, /*install_handlers=*/false);
+    if (!pc.apply(pct(80)).on()) ::_exit(3);
+    std::abort();
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << status;
+  EXPECT_EQ(WTERMSIG(status), SIGABRT);
+  EXPECT_EQ(state(), "limit_mw 450000\nlocked_mhz none\n");
 }
 
 // The sweep driver: one phase per step at the limit in force, the efficiency curve, and the
