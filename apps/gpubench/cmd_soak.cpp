@@ -295,6 +295,11 @@ int cmd_soak(const std::vector<std::string>& args) {
   description.measure.min_time_s = settings.duration_s;  // each summary entry times the whole soak
   nlohmann::ordered_json context =
       capture_context(inventory, selection.devices, select_suites(suites::all(), suite_names), description);
+  // Under a launcher the team goes where `run` records it (context.gpubench.mpi): every rank
+  // gathers the identities here, at the same point.
+  if (team != nullptr) {
+    context["gpubench"]["mpi"] = mpi_context(*team, gather_rank_identities(*team, selection.devices));
+  }
   // Only rank 0 writes; the others keep theirs in memory and hand their series over at the end.
   ResultsFile results(leader ? out_path : std::filesystem::path(), std::move(context));
   const std::string prefix = team != nullptr && team->size() > 1 ? fmt::format("rank{}/", team->rank()) : "";

@@ -168,6 +168,10 @@ TEST_F(FleetMpi, SoakGathersBothRanksSeries) {
   EXPECT_EQ(soak["devices"][1]["id"], "cpu");
   EXPECT_EQ(soak["devices"][1]["host"], doc["context"]["host_name"]);
   EXPECT_TRUE(soak["verdict"].contains("passed"));
+  // The team is recorded where `run` records it (issue 25 item 8).
+  ASSERT_TRUE(doc["context"]["gpubench"].contains("mpi")) << doc["context"].dump();
+  EXPECT_EQ(doc["context"]["gpubench"]["mpi"]["ranks"], 2);
+  EXPECT_EQ(doc["context"]["gpubench"]["mpi"]["rank_devices"].size(), 2u);
 }
 
 TEST_F(FleetMpi, SoakReportNamesTheSlowedRank) {
