@@ -100,15 +100,7 @@ class MpiGradComm final : public GradComm {
   void barrier() override {
     MPI_Request request;
     MPI_Ibarrier(comm_, &request);
-    const auto deadline = deadline_from_now();
-    const auto spin_until = Clock::now() + std::chrono::milliseconds(1);
-    int done = 0;
-    while (true) {
-      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-      if (done) return;
-      if (Clock::now() > deadline) stuck("the barrier before a timed step");
-      pause(spin_until);
-    }
+    wait_one(request, "the barrier before a timed step");
   }
 
   std::optional<double> small_all_reduce_seconds() override {
@@ -119,15 +111,7 @@ class MpiGradComm final : public GradComm {
       MPI_Request request;
       const auto start = Clock::now();
       MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_FLOAT, MPI_SUM, comm_, &request);
-      const auto deadline = deadline_from_now();
-      const auto spin_until = start + std::chrono::milliseconds(1);
-      int done = 0;
-      while (true) {
-        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-        if (done) break;
-        if (Clock::now() > deadline) stuck("the small all-reduce that measures latency");
-        pause(spin_until);
-      }
+      wait_one(request, "the small all-reduce that measures latency");
       if (i >= kWarmup) seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     }
     std::nth_element(seconds.begin(), seconds.begin() + kTimed / 2, seconds.end());
@@ -136,6 +120,20 @@ class MpiGradComm final : public GradComm {
 
  private:
   enum class Phase { Gradients, Parameters };
+
+  // Polls one request to completion (spinning a millisecond, then yielding between polls); a
+  // request that does not complete within the session's timeout ends the run naming `what`.
+  void wait_one(MPI_Request& request, const char* what) {
+    const auto deadline = deadline_from_now();
+    const auto spin_until = Clock::now() + std::chrono::milliseconds(1);
+    int done = 0;
+    while (true) {
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (done) return;
+      if (Clock::now() > deadline) stuck(what);
+      pause(spin_until);
+    }
+  }
 
   void enqueue(std::size_t i) {
     queue_.push_back(i);
