@@ -39,6 +39,12 @@ for n in memory-peak gemm-custom-tc gemm-custom-rect; do
   [[ "$line" =~ \ 0\ skipped ]] || fail "$n plans skipped cases on an H200: $line"
 done
 grep -q '^memory-peak .* 10 cases ' <<<"$out" || fail "memory-peak does not plan its 10 peaks"
+# The timer-ratio pair times triad out of any L2 (issue 25 item 4): at least 128 MiB per array
+# (3 arrays: 384 MiB a kernel, >= 100 us at 4.8 TB/s, 7x an H200's 50 MiB L2).
+for n in profile-cupti profile-event; do
+  size=$(sed -n "s/^run *$n .*--axis size=\([0-9]*\)M.*/\1/p" "$smoke")
+  [ -n "$size" ] && [ "$size" -ge 128 ] || fail "$n times triad at ${size:-?} MiB per array: inside or near L2"
+done
 # Multi-GPU steps are skipped on a one-GPU plan, with the reason.
 grep -q '^coll-multi .*needs 2 GPUs, 1 here' <<<"$out" || fail "coll-multi is not skipped for one GPU"
 
