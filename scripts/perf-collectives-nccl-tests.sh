@@ -18,7 +18,8 @@ fi
 ops="${OPS:-all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv}"
 min="${MIN:-8}" max="${MAX:-256M}"
 gpus="${GPUS:-$(nvidia-smi -L | wc -l)}"
-out="${OUT:-perf-collectives}"
+# Measurement outputs go under build/ (never into the tree); OUT=DIR puts them elsewhere.
+out="${OUT:-$(cd "$(dirname "$0")/.." && pwd)/build/perf-collectives}"
 mkdir -p "$out"
 for op in $ops; do
   bin="$(find_test "${op}_perf")"

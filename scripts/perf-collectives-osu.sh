@@ -32,7 +32,8 @@ min_bytes=$(numfmt --from=iec "$min")
 max_bytes=$(numfmt --from=iec "$max")
 [ "$min_bytes" -ge 4 ] && [ $((min_bytes % 4)) -eq 0 ] || { echo "MIN=$min: expected a multiple of 4 bytes (fp32)" >&2; exit 2; }
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS=$rounds: expected a whole number above 0" >&2; exit 2; }
-out="${OUT:-perf-collectives}"
+# Measurement outputs go under build/ (never into the tree); OUT=DIR puts them elsewhere.
+out="${OUT:-$(cd "$(dirname "$0")/.." && pwd)/build/perf-collectives}"
 mkdir -p "$out"
 # OpenMPI refuses root unless told; --oversubscribe for machines with fewer cores than ranks.
 flags=(--oversubscribe -np "$ranks")
