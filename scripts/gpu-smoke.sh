@@ -277,8 +277,12 @@ run_logged() {
   local name="$1" limit="$2"; shift 2
   local start; start=$(now)
   echo "== $name: $*" >"$logs/$name.log"
+  # Job control for the launch: without it bash starts background commands with SIGINT ignored,
+  # and gpubench keeps an ignored signal ignored (nohup semantics), so the INTs below would be lost.
+  set -m
   env "${step_env[@]}" "$@" >>"$logs/$name.log" 2>&1 &
-  local pid=$! waited=0 stopped=0
+  local pid=$!
+  set +m waited=0 stopped=0
   while kill -0 "$pid" 2>/dev/null; do
     if [ "$waited" -ge $((limit * 10)) ]; then
       stopped=1

@@ -82,7 +82,7 @@ void install_soak_handlers() {
   sigemptyset(&sa.sa_mask);
   // A second signal ends the process the default way (a stuck GPU), after putting settings back.
   sa.sa_flags = 0;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) install_unless_ignored(sig, sa);
 }
 
 struct SoakArgs {

@@ -132,6 +132,12 @@ void copy_path(std::array<char, kMaxPath>& to, const std::string& from) {
 
 }  // namespace
 
+void install_unless_ignored(int sig, const struct sigaction& sa) {
+  struct sigaction old {};
+  if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) return;
+  sigaction(sig, &sa, nullptr);
+}
+
 void install_interrupt_handlers(const std::string& results_path, bool pipe) {
   const std::string msg = results_path.empty() ? "nothing was written\n" : "every finished case is in " + results_path + "\n";
   {
@@ -146,8 +152,8 @@ void install_interrupt_handlers(const std::string& results_path, bool pipe) {
   sigaddset(&sa.sa_mask, SIGTERM);
   sigaddset(&sa.sa_mask, SIGHUP);
   sigaddset(&sa.sa_mask, SIGPIPE);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
-  if (pipe) sigaction(SIGPIPE, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) install_unless_ignored(sig, sa);
+  if (pipe) install_unless_ignored(SIGPIPE, sa);
   g_installed.store(true);
 }
 

@@ -6,6 +6,7 @@
 // where the finished cases are, and exits with 128 + the signal number (129, 130, 141, 143).
 // Signals are held back while the results file is being replaced, so an interruption never
 // lands between write and rename.
+#include <signal.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -17,7 +18,12 @@
 namespace gpubench {
 
 // `pipe`: SIGPIPE too (not under MPI, whose transports may rely on their own handling).
+// A signal the parent set to be ignored stays ignored (install_unless_ignored).
 void install_interrupt_handlers(const std::string& results_path, bool pipe = true);
+// sigaction(sig, &sa) unless `sig` is ignored now: what the parent ignored (nohup's SIGHUP, a
+// shell's `trap '' INT`, a service manager's SIGPIPE) must stay ignored, or `nohup gpubench ... &`
+// would die at logout. Every handler gpubench installs for an interruption goes through it.
+void install_unless_ignored(int sig, const struct sigaction& sa);
 // The process group of the running isolated case (0: none), killed on interruption.
 void set_interruptible_child(pid_t pid);
 

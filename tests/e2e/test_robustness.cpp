@@ -102,6 +102,28 @@ TEST_F(Robustness, OutputsThatAreNotRegularFilesAreRefusedByEveryOption) {
 
 // ---- 2. Sizes are validated at planning time: products included, exit 2 naming the axis.
 
+// Issue 26: `nohup gpubench ... &` must survive the logout. A signal the parent set to be ignored
+// stays ignored by every command that installs handlers (run's and soak's alike).
+TEST_F(Robustness, ASignalTheParentIgnoredStaysIgnored) {
+  const fs::path run = dir / "run.json", soak = dir / "soak.json";
+  const Output r = sh(fmt::format(
+      "sh -c 'trap \"\" HUP; {0} run --device cpu --suite memory --axis test=triad --axis size=1M --min-time 1 --quiet "
+      "--out {1} & p=$!; sleep 0.7; kill -HUP $p; wait $p; echo run=$?; "
+      "{0} soak --device cpu --duration 2s --sample-interval 0.5s --quiet --out {2} & p=$!; sleep 0.7; kill -HUP $p; "
+      "wait $p; echo soak=$?'",
+      GPUBENCH_BINARY, run.string(), soak.string()));
+  EXPECT_NE(r.out.find("run=0"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(r.out.find("run=129"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(r.out.find("soak=129"), std::string::npos) << r.out << r.err;
+  const auto doc = nlohmann::json::parse(slurp(soak));
+  EXPECT_FALSE(doc["gpubench"]["soak"].contains("interrupted")) << doc["gpubench"]["soak"].dump().substr(0, 500);
+  // Without the parent's trap, SIGHUP still ends a run the documented way (129).
+  const Output h = sh(fmt::format("sh -c '{} run --device cpu --suite memory --axis test=triad --axis size=1M --min-time 2 "
+                                  "--quiet --out {} & p=$!; sleep 0.7; kill -HUP $p; wait $p; echo run=$?'",
+                                  GPUBENCH_BINARY, (dir / "hup.json").string()));
+  EXPECT_NE(h.out.find("run=129"), std::string::npos) << h.out << h.err;
+}
+
 TEST_F(Robustness, HugeSizesAreUsageErrorsNamingTheAxis) {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"--suite gemm -a m=4611686018427387904 -a n=4 -a k=1 -a dtype=fp32", "m"},
