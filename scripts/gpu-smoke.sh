@@ -281,8 +281,8 @@ run_logged() {
   # and gpubench keeps an ignored signal ignored (nohup semantics), so the INTs below would be lost.
   set -m
   env "${step_env[@]}" "$@" >>"$logs/$name.log" 2>&1 &
-  local pid=$!
-  set +m waited=0 stopped=0
+  local pid=$! waited=0 stopped=0
+  set +m
   while kill -0 "$pid" 2>/dev/null; do
     if [ "$waited" -ge $((limit * 10)) ]; then
       stopped=1
