@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -43,46 +44,60 @@ TEST(MeasurePlan, BatchesLastBatchTimeAndFillMinTime) {
   EXPECT_EQ(p.samples, 100000);  // capped
 }
 
-// A case whose runs take a known time on a fake clock.
-class ClockCase final : public Case {
+// A case on a fake clock: run i takes run_s(i) seconds of it; flush_cache calls on_flush (a real
+// sleep, where a test needs the flush to cost wall time). Every fake-clock test uses this pair.
+class FakeClockCase final : public Case {
  public:
-  explicit ClockCase(double run_s) : run_s_(run_s) {}
+  explicit FakeClockCase(std::function<double(std::int64_t)> run_s, std::function<void()> on_flush = {})
+      : run_s_(std::move(run_s)), on_flush_(std::move(on_flush)) {}
   void setup() override {}
   Verification verify() override { return {true, 1, 0, "", "", std::nullopt}; }
-  void run() override {
-    now += run_s_;
-    ++runs;
-  }
+  void run() override { now += run_s_(runs++); }
   Metrics metrics() const override { return {}; }
   std::unique_ptr<Timer> make_timer() override { return nullptr; }
-  void flush_cache() override { ++flushes; }
+  void flush_cache() override {
+    if (on_flush_) on_flush_();
+    ++flushes;
+  }
   void synchronize() override {}
   double now = 0;
   std::int64_t runs = 0, flushes = 0;
 
  private:
-  double run_s_;
+  std::function<double(std::int64_t)> run_s_;
+  std::function<void()> on_flush_;
 };
 
 class FakeTimer final : public Timer {
  public:
-  explicit FakeTimer(const ClockCase& c) : c_(c) {}
+  explicit FakeTimer(const FakeClockCase& c) : c_(c) {}
   void start() override { t0_ = c_.now; }
   double stop() override { return c_.now - t0_; }
   const char* kind() const override { return "fake"; }
 
  private:
-  const ClockCase& c_;
+  const FakeClockCase& c_;
   double t0_ = 0;
 };
 
-TEST(Measure, CalibrateThenCollectExactlyThePlannedRuns) {
-  ClockCase c(1e-5);
-  FakeTimer timer(c);
+// Every run takes `s`.
+std::function<double(std::int64_t)> every_run(double s) {
+  return [s](std::int64_t) { return s; };
+}
+
+// 10 ms of warm-up, 0.1 s of 1 ms samples.
+MeasureOptions tenth_of_a_second() {
   MeasureOptions o;
   o.warmup_s = 0.01;
   o.min_time_s = 0.1;
   o.batch_s = 0.001;
+  return o;
+}
+
+TEST(Measure, CalibrateThenCollectExactlyThePlannedRuns) {
+  FakeClockCase c(every_run(1e-5));
+  FakeTimer timer(c);
+  const MeasureOptions o = tenth_of_a_second();
   MeasurePlan plan = calibrate(c, timer, o);
   EXPECT_NEAR(plan.estimated_run_s, 1e-5, 1e-12);
   EXPECT_EQ(plan.runs_per_sample, 100);
@@ -101,40 +116,11 @@ TEST(Measure, CalibrateThenCollectExactlyThePlannedRuns) {
 // The cause of issue 15's short dataload runs: runs that are slow while the case warms up
 // (first-touch page faults, cold caches, a busy machine) make the warm-up's estimate too slow,
 // and the plan too short. --min-time is a floor on the timed seconds all the same.
-class WarmingCase final : public Case {
- public:
-  WarmingCase(double slow_s, double fast_s, std::int64_t slow_runs) : slow_s_(slow_s), fast_s_(fast_s), slow_runs_(slow_runs) {}
-  void setup() override {}
-  Verification verify() override { return {true, 1, 0, "", "", std::nullopt}; }
-  void run() override { now += runs++ < slow_runs_ ? slow_s_ : fast_s_; }
-  Metrics metrics() const override { return {}; }
-  std::unique_ptr<Timer> make_timer() override { return nullptr; }
-  void flush_cache() override {}
-  void synchronize() override {}
-  double now = 0;
-  std::int64_t runs = 0;
-
- private:
-  double slow_s_, fast_s_;
-  std::int64_t slow_runs_;
-};
-
-class WarmingTimer final : public Timer {
- public:
-  explicit WarmingTimer(const WarmingCase& c) : c_(c) {}
-  void start() override { t0_ = c_.now; }
-  double stop() override { return c_.now - t0_; }
-  const char* kind() const override { return "fake"; }
-
- private:
-  const WarmingCase& c_;
-  double t0_ = 0;
-};
-
 TEST(Measure, MinTimeIsAFloorWhenTheWarmUpEstimateWasSlow) {
   for (const bool cold : {false, true}) {
-    WarmingCase c(/*slow_s=*/0.03, /*fast_s=*/0.01, /*slow_runs=*/3);  // the warm-up's 1 + 2 runs are slow
-    WarmingTimer timer(c);
+    // The warm-up's 1 + 2 runs take 30 ms, every later one 10 ms.
+    FakeClockCase c([](std::int64_t i) { return i < 3 ? 0.03 : 0.01; });
+    FakeTimer timer(c);
     MeasureOptions o;
     o.cold = cold;
     o.warmup_s = 0.05;
@@ -158,12 +144,9 @@ TEST(Measure, MinTimeIsAFloorWhenTheWarmUpEstimateWasSlow) {
 }
 
 TEST(Measure, NoTopUpWhenThePlanFillsMinTime) {
-  ClockCase c(1e-5);
+  FakeClockCase c(every_run(1e-5));
   FakeTimer timer(c);
-  MeasureOptions o;
-  o.warmup_s = 0.01;
-  o.min_time_s = 0.1;
-  o.batch_s = 0.001;
+  const MeasureOptions o = tenth_of_a_second();
   const MeasurePlan plan = calibrate(c, timer, o);
   const Measurement m = collect(c, timer, plan, o);
   EXPECT_EQ(m.samples(), plan.samples);
@@ -172,7 +155,7 @@ TEST(Measure, NoTopUpWhenThePlanFillsMinTime) {
 
 TEST(Measure, ColdModeFlushesBeforeEverySample) {
   // Binary fractions keep the fake clock's sums exact (no top-up sample for rounding dust).
-  ClockCase c(1.0 / 1024);
+  FakeClockCase c(every_run(1.0 / 1024));
   FakeTimer timer(c);
   MeasureOptions o;
   o.cold = true;
@@ -211,37 +194,9 @@ TEST(MeasurePlan, ColdSamplesFillMinTimeWithTheirRealCost) {
 }
 
 // A case whose flush really takes time (a sleep): the cold warm-up measures it.
-class SlowFlushCase final : public Case {
- public:
-  void setup() override {}
-  Verification verify() override { return {true, 1, 0, "", "", std::nullopt}; }
-  void run() override { now += 1e-6; }
-  Metrics metrics() const override { return {}; }
-  std::unique_ptr<Timer> make_timer() override { return nullptr; }
-  void flush_cache() override {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    ++flushes;
-  }
-  void synchronize() override {}
-  double now = 0;
-  std::int64_t flushes = 0;
-};
-
-class SlowFlushTimer final : public Timer {
- public:
-  explicit SlowFlushTimer(const SlowFlushCase& c) : c_(c) {}
-  void start() override { t0_ = c_.now; }
-  double stop() override { return c_.now - t0_; }
-  const char* kind() const override { return "fake"; }
-
- private:
-  const SlowFlushCase& c_;
-  double t0_ = 0;
-};
-
 TEST(Measure, ColdWarmUpMeasuresTheFlushAndSizesTheRunByIt) {
-  SlowFlushCase c;
-  SlowFlushTimer timer(c);
+  FakeClockCase c(every_run(1e-6), [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); });
+  FakeTimer timer(c);
   MeasureOptions o;
   o.cold = true;
   o.warmup_s = 0.01;
@@ -263,36 +218,15 @@ TEST(Measure, ColdWarmUpMeasuresTheFlushAndSizesTheRunByIt) {
 
 // Issue 17 item 8: the MPI collectives' headline. A case whose runs take 1 us on a fake clock,
 // except every 500th, which loses 2 ms (a scheduler slice given to another process).
-class PreemptedCase final : public Case {
- public:
-  void setup() override {}
-  Verification verify() override { return {true, 1, 0, "", "", std::nullopt}; }
-  void run() override { now += ++runs % 500 == 0 ? 2e-3 : 1e-6; }
-  Metrics metrics() const override { return {}; }
-  std::unique_ptr<Timer> make_timer() override { return nullptr; }
-  void flush_cache() override {}
-  void synchronize() override {}
-  double now = 0;
-  std::int64_t runs = 0;
-};
-
-class PreemptedTimer final : public Timer {
- public:
-  explicit PreemptedTimer(const PreemptedCase& c) : c_(c) {}
-  void start() override { t0_ = c_.now; }
-  double stop() override { return c_.now - t0_; }
-  const char* kind() const override { return "fake"; }
-
- private:
-  const PreemptedCase& c_;
-  double t0_ = 0;
-};
+std::function<double(std::int64_t)> preempted_every_500th() {
+  return [](std::int64_t i) { return (i + 1) % 500 == 0 ? 2e-3 : 1e-6; };
+}
 
 // A team of one that counts its barriers, checks that no run is timed across one, and lets
 // the clock move while it waits (a barrier's wait is never part of a sample).
 class BarrierTeam final : public Team {
  public:
-  explicit BarrierTeam(PreemptedCase& c) : c_(c) {}
+  explicit BarrierTeam(FakeClockCase& c) : c_(c) {}
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::vector<double> all_gather(double value, const std::string&) override { return {value}; }
@@ -308,12 +242,12 @@ class BarrierTeam final : public Team {
   std::vector<std::int64_t> runs_at_barrier;
 
  private:
-  PreemptedCase& c_;
+  FakeClockCase& c_;
 };
 
 TEST(Measure, MedianHeadlineIsNotMovedByPreemptedWindows) {
-  PreemptedCase c;
-  PreemptedTimer timer(c);
+  FakeClockCase c(preempted_every_500th());
+  FakeTimer timer(c);
   MeasurePlan plan;
   plan.runs_per_sample = 100;  // 100 us windows: one in five holds a 2 ms preemption
   plan.samples = 50;
@@ -328,8 +262,8 @@ TEST(Measure, MedianHeadlineIsNotMovedByPreemptedWindows) {
 }
 
 TEST(Measure, BarrierBeforeEverySampleIsOutsideTheTimedWindow) {
-  PreemptedCase c;
-  PreemptedTimer timer(c);
+  FakeClockCase c(preempted_every_500th());
+  FakeTimer timer(c);
   BarrierTeam team(c);
   MeasurePlan plan;
   plan.runs_per_sample = 10;
@@ -357,8 +291,8 @@ TEST(Measure, MedianPoliciesPlanFromTheFastestWarmUpBatch) {
   MeasureOptions o;
   o.warmup_s = 0.003;
   {
-    PreemptedCase c;
-    PreemptedTimer timer(c);
+    FakeClockCase c(preempted_every_500th());
+    FakeTimer timer(c);
     EXPECT_NEAR(warm_up(c, timer, o), (511 * 1e-6 + 2e-3) / 512, 1e-12);  // the last batch
   }
   SamplingPolicy p;
@@ -366,8 +300,8 @@ TEST(Measure, MedianPoliciesPlanFromTheFastestWarmUpBatch) {
   p.window_s = 200e-6;
   const MeasureOptions windowed = with_policy(o, p);
   EXPECT_TRUE(windowed.estimate_from_fastest_batch);
-  PreemptedCase c;
-  PreemptedTimer timer(c);
+  FakeClockCase c(preempted_every_500th());
+  FakeTimer timer(c);
   const MeasurePlan plan = calibrate(c, timer, windowed);
   EXPECT_NEAR(plan.estimated_run_s, 1e-6, 1e-12);
   EXPECT_EQ(plan.runs_per_sample, 200);  // not 41, as the preempted estimate would plan
