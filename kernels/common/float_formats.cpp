@@ -153,6 +153,9 @@ std::uint8_t float_to_fp8_bits(float f, Storage format) {
   if (std::isnan(f)) return format == Storage::E4M3 ? 0x7F : 0x7E;
   double a = std::fabs(static_cast<double>(f));
   if (a == 0) return sign;
+  // Saturating as __NV_SATFINITE: +-inf becomes the largest finite code (ilogb of inf would make
+  // the quantum inf and the result 0).
+  if (std::isinf(a)) a = fmt.max_finite;
   const int min_exp = 1 - fmt.bias;  // exponent of the smallest normal
   int e = std::ilogb(a);
   if (e < min_exp) e = min_exp;

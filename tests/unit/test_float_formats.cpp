@@ -127,6 +127,19 @@ TEST(FloatFormats, Fp8MatchesCudaConversion) {
   }
 }
 
+// Infinities saturate to the largest finite code, as CUDA's __nv_cvt_float_to_fp8 with
+// __NV_SATFINITE does (0x7e/0xfe for E4M3, 0x7b/0xfb for E5M2); they once became +-0.
+TEST(FloatFormats, Fp8InfinitiesSaturate) {
+  EXPECT_EQ(float_to_fp8_bits(INFINITY, Storage::E4M3), 0x7E);
+  EXPECT_EQ(float_to_fp8_bits(-INFINITY, Storage::E4M3), 0xFE);
+  EXPECT_EQ(float_to_fp8_bits(INFINITY, Storage::E5M2), 0x7B);
+  EXPECT_EQ(float_to_fp8_bits(-INFINITY, Storage::E5M2), 0xFB);
+  EXPECT_EQ(float_to_fp8_bits(3.0e38f, Storage::E4M3), 0x7E);  // huge but finite too
+  EXPECT_EQ(fp8_bits_to_float(float_to_fp8_bits(INFINITY, Storage::E4M3),
+                                       Storage::E4M3),
+            448.0f);
+}
+
 TEST(FloatFormats, IntegerStorageAndFills) {
   EXPECT_EQ(uniform_to_int(-1.0f), -16);
   EXPECT_EQ(uniform_to_int(0.999f), 15);
