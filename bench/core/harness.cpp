@@ -441,9 +441,9 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
         // Per repetition: this run's own mean time per run.
         const double per_run = run.real_accumulated_time / static_cast<double>(run.iterations);
         std::optional<ClockScale> clock;
-        if (const auto mhz = measured_sm_clock(rep->profile); mhz && peak) {
+        if (const auto mhz = measured_sm_clock(rep->profile)) {
           std::optional<double> assumed;
-          if (opt_.peak_clock) assumed = opt_.peak_clock(pc.device.name, slot.metrics.peak_key);
+          if (peak && opt_.peak_clock) assumed = opt_.peak_clock(pc.device.name, slot.metrics.peak_key);
           if (!assumed && pc.device.max_sm_clock_mhz > 0) assumed = static_cast<double>(pc.device.max_sm_clock_mhz);
           if (assumed) clock = ClockScale{*mhz, *assumed};
         }
