@@ -464,8 +464,11 @@ Tuning tune_train(const TrainTuneRequest& r, const TrainSpace& space, ResultsFil
     }
     return m;
   };
+  // In the file before the first measurement ends too: a tune stopped that early still says so.
+  results.set_gpubench("tuning", to_json(so_far));
   const SearchResult sr = successive_halving(space.candidates, measure, clock, so);
   for (const LogEntry& e : sr.log) t.search.push_back(log_entry_json(e));
+  t.best_so_far = so_far.best_so_far;  // kept while the final confirmation runs (dropped once finished)
   t.search_s = sr.elapsed_s;
   const int unfit_by_estimate = static_cast<int>(space.unfit.size());
   t.configurations = {{"candidates", static_cast<int>(n) + unfit_by_estimate},
