@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "bench/core/errors.hpp"
+#include "reports/input_file.hpp"
 
 namespace gpubench::reports {
 
@@ -27,20 +28,17 @@ constexpr int kSchemaVersion = 1;
   throw UsageError(fmt::format("{}: {}", path.string(), problem));
 }
 
-// Reads the whole file; parsing happens in read_results_text.
-std::string load_text(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail(path, "cannot open (it is a directory)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open");
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+// Reads the whole file (a regular file of bounded size: input_file.hpp); parsing happens in
+// read_results_text.
+std::string load_text(const std::filesystem::path& path) { return read_input_file(path, ""); }
 
 ordered parse_json(std::string_view text, const std::filesystem::path& path) {
   try {
-    return ordered::parse(text);
+    return parse_json_without_duplicate_keys<ordered>(text);
   } catch (const ordered::exception& e) {  // parse_error, and out_of_range for a number too large (1e999)
     fail(path, fmt::format("not valid JSON ({})", one_line_parse_message(e.what())));
+  } catch (const std::runtime_error& e) {
+    fail(path, fmt::format("corrupt: {}", e.what()));
   }
 }
 
@@ -183,6 +181,27 @@ ResultEntry read_entry(const std::filesystem::path& path, const ordered& obj, st
   return e;
 }
 
+// The range check of every figure a reader believes of an ok entry, once, here (issue 26): a
+// time per run above 0 and at most 1e6 s (11 days: no benchmark case runs that long), and rates
+// (TFLOP/s, GB/s, anything per second) above 0 and at most 1e18 (a zettaFLOP/s per device is
+// beyond any hardware by nine orders of magnitude). Returns what is wrong, or "".
+std::string figure_out_of_range(const ResultEntry& e) {
+  constexpr double kMaxSeconds = 1e6, kMaxRate = 1e18;
+  if (e.real_time_s && !(*e.real_time_s > 0 && *e.real_time_s <= kMaxSeconds)) {
+    return fmt::format("real_time {:g} s (expected above 0 and at most {:g} s)", *e.real_time_s, kMaxSeconds);
+  }
+  for (const auto& [key, v] : e.metrics.items()) {
+    if (!v.is_number()) continue;
+    const bool rate = key == "tflops" || key == "tops" || key == "gbps" || key == "gb_per_s" ||
+                      (key.size() > 6 && key.compare(key.size() - 6, 6, "_per_s") == 0);
+    const double x = v.get<double>();
+    if (rate && !(x > 0 && x <= kMaxRate)) {
+      return fmt::format("metrics.{} {:g} (a rate: expected above 0 and at most {:g})", key, x, kMaxRate);
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string ResultsFile::host() const {
@@ -233,6 +252,15 @@ ResultsFile read_results_text(std::string_view text, const std::filesystem::path
   if (!benchmarks->is_array()) fail(path, "\"benchmarks\" should be a list");
   for (std::size_t i = 0; i < benchmarks->size(); ++i) {
     file.entries.push_back(read_entry(path, (*benchmarks)[i], i));
+    ResultEntry& e = file.entries.back();
+    if (e.status != "ok") continue;
+    if (const std::string problem = figure_out_of_range(e); !problem.empty()) {
+      // Marked, with the reason, not dropped and not believed: every reader (report, compare,
+      // scaling, history) then sees a failed entry that says why.
+      file.warnings.push_back(fmt::format("{}: benchmarks[{}] \"{}\": {}; read as failed", path.string(), i, e.name, problem));
+      e.status = "failed";
+      e.reason = "out-of-range figure in the file: " + problem;
+    }
   }
   // The same case and repetition twice (files concatenated by hand, a tool that appended): the
   // readers merge them as repetitions, which is worth a warning, never silence.

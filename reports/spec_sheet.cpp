@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/core/errors.hpp"
+#include "reports/input_file.hpp"
 
 namespace gpubench::reports {
 
@@ -283,12 +284,7 @@ SpecSheet SpecSheet::builtin() {
 }
 
 SpecSheet SpecSheet::from_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  if (!in || std::filesystem::is_directory(path, ec)) fail(path.string(), "cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return from_json_text(text.str(), path.string());
+  return from_json_text(read_input_file(path, "spec sheet"), path.string());
 }
 
 SpecSheet SpecSheet::from_json_text(std::string_view text, std::string_view origin) {

@@ -61,7 +61,7 @@ CompareOptions parse_compare_options(const std::vector<std::string>& args) {
 int cmd_compare(const std::vector<std::string>& args) {
   const CompareOptions o = parse_compare_options(args);
   if (o.help) return print_help(o.help_text);
-  check_outputs(o.outputs);
+  check_outputs(o.outputs, named_inputs({o.base, o.next}), /*repeated_ok=*/true);
   const std::vector<reports::ResultsFile> files = reports::read_results_files({o.base, o.next});
   print_read_warnings("compare", files);
   const reports::ResultsFile &base = files[0], &next = files[1];
@@ -78,7 +78,7 @@ int cmd_compare(const std::vector<std::string>& args) {
   for (const auto& t : o.outputs) {
     if (t.format == "md") write_output(t, reports::to_markdown(reports::comparison_document(c, base, next, co)));
     if (t.format == "html") write_output(t, reports::to_html(reports::comparison_document(c, base, next, co)));
-    if (t.format == "json") write_output(t, reports::comparison_json(c, co).dump(2) + "\n");
+    if (t.format == "json") write_output(t, reports::comparison_json(c, co).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     if (t.format == "junit") write_output(t, reports::comparison_junit(c, co));
   }
   for (const auto& w : c.warnings) fmt::print(stderr, "gpubench compare: warning: {}\n", w);

@@ -47,7 +47,7 @@ HistoryOptions parse_history_options(const std::vector<std::string>& args) {
 int cmd_history(const std::vector<std::string>& args) {
   const HistoryOptions o = parse_history_options(args);
   if (o.help) return print_help(o.help_text);
-  check_outputs(o.outputs);
+  check_outputs(o.outputs, named_inputs(o.inputs));
   std::vector<reports::ResultsFile> files = reports::read_results_files(reports::expand_history_inputs(o.inputs));
   print_read_warnings("history", files);
   reports::HistoryOptions ho;
@@ -58,7 +58,9 @@ int cmd_history(const std::vector<std::string>& args) {
   for (const auto& t : o.outputs) {
     if (t.format == "md") write_output(t, reports::to_markdown(reports::history_document(h, ho)));
     if (t.format == "html") write_output(t, reports::to_html(reports::history_document(h, ho)));
-    if (t.format == "json") write_output(t, reports::history_json(h).dump(2) + "\n");
+    if (t.format == "json") {
+      write_output(t, reports::history_json(h).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    }
   }
   return 0;
 }

@@ -73,7 +73,10 @@ ReportOptions parse_report_options(const std::vector<std::string>& args) {
 int cmd_report(const std::vector<std::string>& args) {
   const ReportOptions o = parse_report_options(args);
   if (o.help) return print_help(o.help_text);
-  check_outputs(o.outputs);
+  std::vector<NamedPath> inputs = named_inputs(o.files);
+  if (!o.spec_sheet.empty()) inputs.push_back({o.spec_sheet, "--spec-sheet"});
+  if (!o.prices_file.empty()) inputs.push_back({o.prices_file, "--prices"});
+  check_outputs(o.outputs, inputs);
 
   const std::vector<reports::ResultsFile> loaded =
       reports::read_results_files(std::vector<std::filesystem::path>(o.files.begin(), o.files.end()));
@@ -92,7 +95,7 @@ int cmd_report(const std::vector<std::string>& args) {
     if (t.format == "md") write_output(t, reports::to_markdown(report.doc));
     if (t.format == "html") write_output(t, reports::to_html(report.doc));
     if (t.format == "csv") write_output(t, report.csv);
-    if (t.format == "json") write_output(t, report.summary.dump(2) + "\n");
+    if (t.format == "json") write_output(t, report.summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     if (t.format == "openmetrics") write_output(t, reports::to_openmetrics(loaded));
   }
   return 0;

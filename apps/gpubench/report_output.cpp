@@ -9,10 +9,32 @@
 
 namespace gpubench::app {
 
-void check_outputs(const std::vector<reports::OutputTarget>& targets) {
+void check_outputs(const std::vector<reports::OutputTarget>& targets, const std::vector<NamedPath>& inputs,
+                   bool repeated_ok) {
+  if (!repeated_ok) {  // the results files (positional): a --prices or --spec-sheet file is read apart
+    std::vector<NamedPath> results;
+    for (const NamedPath& i : inputs) {
+      if (i.option == "input") results.push_back(i);
+    }
+    refuse_repeated_inputs(results);
+  }
+  std::vector<NamedPath> outputs;
+  for (const auto& t : targets) {
+    if (!t.path.empty()) {
+      validate_output_file(t.path, t.option);
+      outputs.push_back({t.path, t.option});
+    }
+  }
+  check_path_clashes(inputs, outputs);
   for (const auto& t : targets) {
     if (!t.path.empty()) check_output_path(t.path, t.option);
   }
+}
+
+std::vector<NamedPath> named_inputs(const std::vector<std::string>& files) {
+  std::vector<NamedPath> inputs;
+  for (const std::string& f : files) inputs.push_back({f, "input"});
+  return inputs;
 }
 
 void print_read_warnings(const char* command, const std::vector<reports::ResultsFile>& files) {

@@ -3,14 +3,21 @@
 #include <string>
 #include <vector>
 
+#include "bench/core/paths.hpp"
 #include "reports/outputs.hpp"
 #include "reports/results_reader.hpp"
 
 namespace gpubench::app {
 
 // Checks every output path before anything is read (UsageError naming the option and the
-// path; the rules of bench/core/paths.hpp), then creates their missing folders.
-void check_outputs(const std::vector<reports::OutputTarget>& targets);
+// path; the rules of bench/core/paths.hpp), against the command's inputs and each other too
+// (check_path_clashes: an output that is an input, another output or a locked file is refused),
+// then creates their missing folders.
+// `repeated_ok`: an input may be given twice (compare A A).
+void check_outputs(const std::vector<reports::OutputTarget>& targets, const std::vector<NamedPath>& inputs,
+                   bool repeated_ok = false);
+// The command's input files (positional), named "input" in messages.
+std::vector<NamedPath> named_inputs(const std::vector<std::string>& files);
 // The readers' warnings about the files (a case recorded twice), one line each on stderr.
 void print_read_warnings(const char* command, const std::vector<reports::ResultsFile>& files);
 // To the path atomically, or to stdout when the path is empty.

@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -165,6 +167,105 @@ void make_folders(const fs::path& dir, std::string_view option) {
   if (ec || !fs::is_directory(dir)) {
     refuse(option, dir.string(), fmt::format("cannot create the folder: {}", ec ? ec.message() : "not a folder"));
   }
+}
+
+namespace {
+
+// The path as the file system sees it: symlinks of the existing part followed, the rest appended.
+fs::path resolved(const fs::path& p) {
+  std::error_code ec;
+  fs::path r = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  return ec ? fs::absolute(p).lexically_normal() : r;
+}
+
+bool inside(const fs::path& path, const fs::path& folder) {
+  auto f = folder.begin(), p = path.begin();
+  for (; f != folder.end(); ++f, ++p) {
+    if (f->empty()) continue;  // a trailing '/' of the folder
+    if (p == path.end() || *p != *f) return false;
+  }
+  return p != path.end();
+}
+
+}  // namespace
+
+pid_t lock_holder(const fs::path& path) {
+  const std::string lock = path.string() + ".lock";
+  const int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return 0;
+  pid_t holder = 0;
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+    char buf[32] = {};
+    const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+    holder = n > 0 ? static_cast<pid_t>(std::atol(buf)) : 0;
+    if (holder <= 0) holder = -1;  // held, by a pid not yet written
+  }
+  ::close(fd);  // releases the shared lock if it was taken
+  return holder;
+}
+
+void check_path_clashes(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs) {
+  std::vector<fs::path> in_paths, out_paths;
+  for (const NamedPath& i : inputs) in_paths.push_back(resolved(i.path));
+  for (std::size_t o = 0; o < outputs.size(); ++o) {
+    const NamedPath& out = outputs[o];
+    const fs::path r = resolved(out.path);
+    const std::string shown = out.path.string();
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (r == in_paths[i]) {
+        refuse(out.option, shown, fmt::format("is also an input ({} '{}'); nothing was written", inputs[i].option,
+                                              printable_path(inputs[i].path.string())));
+      }
+      std::error_code ec;
+      if (fs::is_directory(in_paths[i], ec) && inside(r, in_paths[i])) {
+        refuse(out.option, shown, fmt::format("is inside an input folder ({} '{}'), where the next read would find it; "
+                                              "nothing was written",
+                                              inputs[i].option, printable_path(inputs[i].path.string())));
+      }
+    }
+    for (std::size_t k = 0; k < o; ++k) {
+      if (r == out_paths[k]) {
+        refuse(out.option, shown, fmt::format("is also written as {} '{}'; each output needs its own path", outputs[k].option,
+                                              printable_path(outputs[k].path.string())));
+      }
+    }
+    out_paths.push_back(r);
+    if (const pid_t holder = lock_holder(r); holder != 0) {
+      refuse(out.option, shown,
+             holder > 0 ? fmt::format("another gpubench (pid {}) is writing this file; nothing was written", holder)
+                        : std::string("another gpubench is writing this file; nothing was written"));
+    }
+  }
+}
+
+void refuse_repeated_inputs(const std::vector<NamedPath>& inputs) {
+  std::vector<fs::path> seen;
+  for (const NamedPath& i : inputs) {
+    const fs::path r = resolved(i.path);
+    if (std::find(seen.begin(), seen.end(), r) != seen.end()) {
+      refuse(i.option, i.path.string(), "is given twice (its runs would be counted twice)");
+    }
+    seen.push_back(r);
+  }
+}
+
+fs::path temp_folder() {
+  const char* env = std::getenv("TMPDIR");
+  const bool from_env = env != nullptr && *env != '\0';
+  const std::string dir = from_env ? env : "/tmp";
+  const std::string name = from_env ? fmt::format("TMPDIR '{}'", printable_path(dir)) : std::string("/tmp");
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    throw UsageError(fmt::format("{}: {}; temporary files need a writable folder (set TMPDIR to one)", name,
+                                 std::strerror(errno)));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    throw UsageError(fmt::format("{}: is {}, not a folder (set TMPDIR to a writable folder)", name, file_kind(st.st_mode)));
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    throw UsageError(fmt::format("{}: not writable: {} (set TMPDIR to a writable folder)", name, std::strerror(errno)));
+  }
+  return dir;
 }
 
 bool process_gone(pid_t pid) { return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH; }

@@ -16,6 +16,8 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
+#include <cstdint>
 
 namespace gpubench {
 
@@ -28,6 +30,28 @@ void validate_output_file(const std::filesystem::path& path, std::string_view op
 void validate_output_folder(const std::filesystem::path& path, std::string_view option);
 // Creates the missing folders of an output path that passed validation (UsageError on failure).
 void make_folders(const std::filesystem::path& dir, std::string_view option);
+
+// One command's inputs and outputs, checked together before anything is read or written: each
+// path is resolved (symlinks followed, `.` and `..` folded; a missing tail kept as written) and an
+// output is refused (UsageError, so exit 2 and nothing written) when it is one of the inputs, lies
+// inside an input folder (history DIR --out DIR/h.json would be read by the next history DIR), is
+// another output of the same command, or is a file another gpubench process holds the lock on
+// (OutputLock). Every command that reads files and writes files calls it once.
+struct NamedPath {
+  std::filesystem::path path;
+  std::string option;  // how the user named it: "--out", "--junit", "input"
+};
+void check_path_clashes(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs);
+// An input given twice (after symlinks): UsageError naming it (report and scaling would count the
+// same runs twice; compare A A stays allowed, a self-check).
+void refuse_repeated_inputs(const std::vector<NamedPath>& inputs);
+// The pid of the gpubench process that holds the lock of results file `path` (OutputLock), or 0.
+pid_t lock_holder(const std::filesystem::path& path);
+
+// The folder for temporary files and folders: $TMPDIR when set (and not empty), else /tmp;
+// checked to be an existing, writable folder, or a UsageError that names TMPDIR (what
+// std::filesystem::temp_directory_path throws names nothing the user set).
+std::filesystem::path temp_folder();
 
 // Whether process `pid` is gone (kill(pid, 0) answers ESRCH). A pid of another host (a folder
 // shared over NFS) reads as gone only if no process of that number runs here.

@@ -272,7 +272,9 @@ TEST(SpecSheet, BuiltinStatesTheClockEachTensorFigureAssumes) {
     EXPECT_FALSE(gpu.peak_clock_derivation.empty());
     // Where the document states a boost clock, the figures assume it.
     for (const auto& [key, mhz] : gpu.peak_clock_mhz) {
-      if (gpu.boost_clock_mhz) EXPECT_EQ(mhz, *gpu.boost_clock_mhz) << key;
+      if (gpu.boost_clock_mhz) {
+        EXPECT_EQ(mhz, *gpu.boost_clock_mhz) << key;
+      }
       EXPECT_NE(gpu.peak_clock_derivation.find(key), std::string::npos) << key;
     }
   }
@@ -309,7 +311,7 @@ TEST(SpecSheet, FromFileReadsAndNamesTheFile) {
 
   const auto missing = dir / "gpubench_no_such_sheet.json";
   EXPECT_EQ(usage_error([&] { SpecSheet::from_file(missing); }),
-            "spec sheet " + missing.string() + ": cannot open");
+            "spec sheet " + missing.string() + ": cannot open (No such file or directory)");
   std::filesystem::remove(good);
 }
 
