@@ -95,10 +95,6 @@ std::string md_escape_paragraph(std::string_view text) {
 
 std::string csv_field(std::string_view text) {
   std::string body;
-  if (!text.empty() && (text[0] == '=' || text[0] == '+' || text[0] == '-' || text[0] == '@') &&
-      !looks_numeric(text)) {
-    body += '\'';  // a spreadsheet would run it as a formula
-  }
   bool quote = false;
   for (char ch : text) {
     const auto c = static_cast<unsigned char>(ch);
@@ -106,6 +102,13 @@ std::string csv_field(std::string_view text) {
     if (is_dropped_control(c)) continue;
     if (ch == '"') body += '"';
     body += ch;
+  }
+  // A cell a spreadsheet would run as a formula (OWASP's CSV injection list: = + - @, tab and
+  // carriage return), judged on what is written, after dropped controls: "\x01=cmd" too.
+  const char first = body.empty() ? '\0' : body[0];
+  if ((first == '=' || first == '+' || first == '-' || first == '@' || first == '\t' || first == '\r') &&
+      !looks_numeric(body)) {
+    body.insert(body.begin(), '\'');
   }
   return quote ? "\"" + body + "\"" : body;
 }

@@ -148,9 +148,14 @@ std::string to_openmetrics(const std::vector<ResultsFile>& files) {
       auto add_axis = [&](const std::string& axis) {
         auto it = e.axes.find(axis);
         if (it == e.axes.end() || axis == "device") return;
-        std::string name = sanitize_name(axis);
-        if (used.count(name) != 0 || name.rfind("__", 0) == 0) name = "axis_" + name;  // "__" is reserved
-        if (!used.insert(name).second) return;
+        // Axis names that sanitise alike (a.b, a-b, a_b) or hit a reserved label get their own
+        // label each (axis_a_b, axis_a_b_2, ...), in axis order: two cases never merge into one
+        // series by losing the label that tells them apart.
+        const std::string base = sanitize_name(axis);
+        std::string name = base;
+        if (used.count(name) != 0 || name.rfind("__", 0) == 0) name = "axis_" + base;  // "__" is reserved
+        for (int n = 2; used.count(name) != 0; ++n) name = fmt::format("axis_{}_{}", base, n);
+        used.insert(name);
         l.emplace_back(name, scalar_text(*it));
       };
       for (const std::string& axis : e.axis_names) add_axis(axis);

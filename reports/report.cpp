@@ -14,6 +14,8 @@
 #include <fmt/ranges.h>
 
 #include "bench/core/errors.hpp"
+#include "bench/core/numbers.hpp"
+#include "reports/input_file.hpp"
 #include "reports/cases.hpp"
 #include "reports/soak.hpp"
 #include "reports/power_sweep.hpp"
@@ -39,14 +41,8 @@ std::string lower(std::string s) {
 }
 
 double parse_price_value(const std::string& text, const std::string& where) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty() || !std::isfinite(v) || v <= 0) {
+  const double v = read_real(text).value_or(0);  // the command line's one number syntax (numbers.hpp)
+  if (!(v > 0)) {
     throw UsageError(fmt::format("{}: price '{}' should be a positive number of USD per hour", where, text));
   }
   return v;
@@ -81,10 +77,7 @@ PriceList PriceList::from_options(const std::string& file, const std::vector<std
 }
 
 PriceList PriceList::from_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  if (!in || std::filesystem::is_directory(path, ec)) throw UsageError(fmt::format("{}: cannot open", path.string()));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = read_input_file(path, "price file");
   ordered doc;
   try {
     doc = ordered::parse(text);
@@ -534,20 +527,30 @@ void train_section(Document& doc, const Model& m) {
   t.add_column("cost (USD)", true);
   BarChart bars{"Hours to train (best case per device)", "h", {}, {}, std::nullopt};
   std::vector<std::optional<double>> best(m.j.columns.size());
+  bool overflowed = false;
   for (std::size_t i : cases) {
     for (std::size_t c = 0; c < m.j.columns.size(); ++c) {
       const Cell& x = m.cells[i][c];
       if (!x.perf || x.perf->metric != metric) continue;
       const double hours = work / x.perf->value / 3600;
+      // A figure past what a double holds is said, not shown as "-" (issue 26).
+      auto shown = [&](double v, const std::string& text) { return std::isfinite(v) ? text : std::string("overflow"); };
+      const bool priced = m.price[c].has_value();
+      const double cost = priced ? hours * m.price[c].value() : 0.0;
+      if (!std::isfinite(hours) || !std::isfinite(cost)) overflowed = true;
       t.rows.push_back({m.j.cases[i].suite + " " + axes_label(*m.j.cases[i].first), m.j.columns[c].label,
-                        sig3(x.perf->value), sig3(hours), sig3(hours / 24),
-                        m.price[c] ? decimal(hours * *m.price[c], 0) : std::string()});
+                        sig3(x.perf->value), shown(hours, sig3(hours)), shown(hours, sig3(hours / 24)),
+                        priced ? shown(cost, decimal(cost, 0)) : std::string()});
       if (!best[c] || hours < *best[c]) best[c] = hours;
     }
   }
   doc.table(std::move(t));
+  if (overflowed) {
+    doc.paragraph("overflow: the workload, throughput and price give hours or a cost beyond the largest number a "
+                  "double holds (about 1.8e308); give a smaller --train-tokens/--train-samples or price.");
+  }
   for (std::size_t c = 0; c < best.size(); ++c) {
-    if (best[c]) bars.labels.push_back(m.j.columns[c].label), bars.values.push_back(*best[c]);
+    if (best[c] && std::isfinite(*best[c])) bars.labels.push_back(m.j.columns[c].label), bars.values.push_back(*best[c]);
   }
   if (!bars.values.empty()) doc.chart(std::move(bars));
 }

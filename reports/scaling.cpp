@@ -38,21 +38,37 @@ std::optional<int> int_at(const json& root, std::initializer_list<const char*> p
   return static_cast<int>(std::lround(*v));
 }
 
-std::optional<StepInput> timeline(const ResultEntry& e) {
+// The timeline's figures, range-checked where they are read (issue 26): a bucket of 0 bytes
+// costs nothing to all-reduce (100% efficiency at any scale), a time of 1e308 s or below 0 is
+// no measurement. UsageError naming the file, the entry and the figure.
+constexpr double kMaxBucketBytes = 1e15, kMaxSeconds = 1e6;
+
+double checked(std::optional<double> v, double lo, bool lo_inclusive, double hi, const std::string& what,
+               const std::string& where) {
+  if (!v) throw UsageError(fmt::format("{}: {} is missing or not a number", where, what));
+  if (!((lo_inclusive ? *v >= lo : *v > lo) && *v <= hi)) {
+    throw UsageError(fmt::format("{}: {} {:g} is out of range (expected {} {:g} and at most {:g})", where, what, *v,
+                                 lo_inclusive ? "at least" : "above", lo, hi));
+  }
+  return *v;
+}
+
+std::optional<StepInput> timeline(const ResultEntry& e, const std::string& where) {
   const json* list = json_at(e.details, {"grad_buckets"});
   if (list == nullptr || !list->is_array() || list->empty()) return std::nullopt;
   StepInput in;
-  for (const json& b : *list) {
-    auto bytes = number_at(b, {"bytes"});
-    auto ready = number_at(b, {"ready_s"});
-    if (!bytes || !ready || *bytes < 0 || *ready < 0) return std::nullopt;
-    in.buckets.push_back({*bytes, *ready});
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const json& b = (*list)[i];
+    const double bytes = checked(number_at(b, {"bytes"}), 0, false, kMaxBucketBytes, fmt::format("grad_buckets[{}].bytes", i), where);
+    const double ready = checked(number_at(b, {"ready_s"}), 0, true, kMaxSeconds, fmt::format("grad_buckets[{}].ready_s", i), where);
+    in.buckets.push_back({bytes, ready});
   }
-  auto backward = number_at(e.details, {"backward_s"});
-  auto step = number_at(e.details, {"step_s"});
+  const double backward = checked(number_at(e.details, {"backward_s"}), 0, true, kMaxSeconds, "backward_s", where);
+  std::optional<double> step = number_at(e.details, {"step_s"});
   if (!step) step = e.real_time_s;
-  if (!backward || !step || *backward < 0 || *step <= 0) return std::nullopt;
-  in.backward_s = *backward;
+  step = checked(step, 0, false, kMaxSeconds, "step_s", where);
+  const std::optional<double> backward_opt = backward;
+  in.backward_s = *backward_opt;
   in.compute_s = *step;
   // A single-device case run under a launcher: its timed runs ran on every rank at once, the
   // timeline's step on one rank alone. Ranks on one host share its memory bandwidth and caches,
@@ -81,7 +97,7 @@ std::vector<TrainCase> train_cases(const std::vector<ResultsFile>& files) {
   for (std::size_t fi = 0; fi < files.size(); ++fi) {
     for (const ResultEntry& e : files[fi].entries) {
       if (e.suite != "train" || e.status != "ok" || !is_iteration(e)) continue;
-      auto in = timeline(e);
+      auto in = timeline(e, fmt::format("{}: {}", files[fi].path.string(), e.name));
       if (!in) continue;
       TrainCase c;
       c.entry = &e;
@@ -174,7 +190,10 @@ MeasuredNetwork measured_network(const std::vector<ResultsFile>& files, const st
         else if (auto mean_us = number_at(e.metrics, {"time_us"})) seconds = *mean_us * 1e-6;
         else seconds = e.real_time_s;
       }
-      if (k.ranks < 2 || !bytes || *bytes <= 0 || !seconds || *seconds <= 0) continue;
+      if (k.ranks < 2 || !bytes || !seconds) continue;
+      const std::string where = fmt::format("{}: {}", f.path.string(), e.name);
+      checked(bytes, 0, false, kMaxBucketBytes, "the message size in bytes", where);
+      checked(seconds, 0, false, kMaxSeconds, "the time per call in seconds", where);
       groups[k][*bytes].push_back(*seconds);
     }
   }
@@ -305,6 +324,10 @@ Setup network_for(const std::vector<ResultsFile>& files, const std::string& kind
   s.net.inter = std::move(m.inter);
   if (o.inter_node_gbps) s.net.inter_figures = LinkFigures{*o.inter_node_gbps, o.inter_node_latency_us.value_or(0) * 1e-6};
   s.net.gpus_per_node = o.gpus_per_node.value_or(s.net.inter.empty() ? 0 : m.inter_ranks_per_node);
+  if (s.net.inter_figures && s.net.gpus_per_node == 0) {  // an inter-node figure no node boundary would use
+    throw UsageError("--inter-node-gbps: needs --gpus-per-node (no inter-node curve in the files gives the GPUs per "
+                     "node), or every GPU is on one node and the figure is never used");
+  }
   s.description = "intra-node: " + curves_text(s.net.intra);
   if (s.net.inter_figures) {
     s.description += fmt::format("; inter-node: {} GB/s bus bandwidth per GPU, {} us per ring step (command line)",

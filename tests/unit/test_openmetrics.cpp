@@ -60,3 +60,58 @@ TEST(OpenMetrics, Escapes) {
 
 }  // namespace
 }  // namespace gpubench::reports
+
+namespace gpubench::reports {
+namespace {
+
+// Issue 26: axis names that sanitise alike (a.b, a-b, a_b) each keep a label of their own, so
+// two cases that differ only in one of them stay two series.
+TEST(OpenMetrics, AxisNamesThatSanitiseAlikeKeepTheirOwnLabels) {
+  auto entry = [](int ab) {
+    return R"({"name": "x/)" + std::to_string(ab) + R"(", "run_type": "iteration", "real_time": 2, "time_unit": "ms",
+      "gpubench": {"suite": "gemm", "device": "cpu", "device_name": "cpu", "status": "ok",
+        "axes": {"a.b": 1, "a-b": 2, "a_b": )" + std::to_string(ab) + R"(}, "metrics": {"tflops": )" +
+           std::to_string(ab) + "}}}";
+  };
+  const std::string text = R"({"context": {"host_name": "h", "gpubench": {"schema_version": 1}}, "benchmarks": [)" +
+                           entry(3) + "," + entry(4) + "]}";
+  const std::string out = to_openmetrics({read_results_text(text, "f.json")});
+  EXPECT_NE(out.find("a_b=\"1\",axis_a_b=\"2\",axis_a_b_2=\"3\"} 3\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("a_b=\"1\",axis_a_b=\"2\",axis_a_b_2=\"4\"} 4\n"), std::string::npos) << out;
+}
+
+// A file whose object holds one key twice is corrupt (nlohmann would keep the last silently).
+TEST(ResultsReaderStrict, DuplicateKeysAreRefusedNamingTheKey) {
+  const std::string text = R"({"context": {"host_name": "h", "gpubench": {"schema_version": 1}}, "benchmarks": [
+    {"name": "x", "real_time": 2, "real_time": 3, "time_unit": "ms", "gpubench": {"suite": "gemm", "status": "ok"}}]})";
+  try {
+    (void)read_results_text(text, "d.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("corrupt: the key \"real_time\" appears twice"), std::string::npos) << e.what();
+  }
+}
+
+// Every figure of an ok entry is range-checked once, at the reader: out of range, the entry is
+// read as failed with the reason and a warning, never believed and never silently dropped.
+TEST(ResultsReaderStrict, OutOfRangeFiguresMarkTheEntryFailedWithTheReason) {
+  for (const auto& [figures, what] : std::vector<std::pair<std::string, std::string>>{
+           {R"("real_time": -5, "time_unit": "ms", "metrics": {"tflops": 1})", "real_time"},
+           {R"("real_time": 1e300, "time_unit": "s", "metrics": {"tflops": 1})", "real_time"},
+           {R"("real_time": 2, "time_unit": "ms", "metrics": {"tflops": 0})", "metrics.tflops"},
+           {R"("real_time": 2, "time_unit": "ms", "metrics": {"samples_per_s": -3})", "metrics.samples_per_s"},
+           {R"("real_time": 2, "time_unit": "ms", "metrics": {"gbps": 1e300})", "metrics.gbps"}}) {
+    const std::string text = R"({"context": {"host_name": "h", "gpubench": {"schema_version": 1}}, "benchmarks": [
+      {"name": "x", )" + figures.substr(0, figures.find("\"metrics\"")) +
+                             R"("gpubench": {"suite": "gemm", "status": "ok", )" +
+                             figures.substr(figures.find("\"metrics\"")) + "}}]}";
+    const ResultsFile f = read_results_text(text, "r.json");
+    ASSERT_EQ(f.entries.size(), 1u);
+    EXPECT_EQ(f.entries[0].status, "failed") << figures;
+    EXPECT_NE(f.entries[0].reason.find(what), std::string::npos) << f.entries[0].reason;
+    ASSERT_EQ(f.warnings.size(), 1u) << figures;
+  }
+}
+
+}  // namespace
+}  // namespace gpubench::reports

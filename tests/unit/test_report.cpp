@@ -210,6 +210,11 @@ TEST(ReportEscape, EachFormat) {
   EXPECT_EQ(csv_field("=SUM(A1)"), "'=SUM(A1)");
   EXPECT_EQ(csv_field("-1.5"), "-1.5");  // a number stays a number
   EXPECT_EQ(csv_field("@cmd"), "'@cmd");
+  // Issue 26: tab and carriage return start formulas too (OWASP), and a dropped control byte
+  // in front must not uncover one.
+  EXPECT_EQ(csv_field("\tcmd"), "'\tcmd");
+  EXPECT_EQ(csv_field("\r=cmd"), "\"'\r=cmd\"");
+  EXPECT_EQ(csv_field("\x01=cmd"), "'=cmd");
 }
 
 TEST(Compare, GoldenAndVerdicts) {

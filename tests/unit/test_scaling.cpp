@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <nlohmann/json.hpp>
 
 #include "bench/core/errors.hpp"
@@ -433,6 +435,41 @@ TEST(Scaling, BadInputIsAUsageError) {
   EXPECT_NE(usage_error([&] { project(fixture({"cpu_dp.json"}), o); }).find("no inter-node curve"), std::string::npos);
   o.inter_node_gbps = 50;
   EXPECT_EQ(project(fixture({"cpu_dp.json"}), o).projections.size(), 4u);
+  // An inter-node figure with no node boundary to use it (no --gpus-per-node, no inter-node curve).
+  o.gpus_per_node.reset();
+  EXPECT_NE(usage_error([&] { project(fixture({"cpu_dp.json"}), o); }).find("--inter-node-gbps: needs --gpus-per-node"),
+            std::string::npos);
+}
+
+// Issue 26: the timeline's and the curves' figures are range-checked where they are read, and
+// refused naming the file, the entry and the figure: a 0-byte bucket would all-reduce for free
+// (100% efficiency at 4096 GPUs), 1e308 s or a negative time is no measurement.
+TEST(ScalingInputs, OutOfRangeFiguresAreRefusedNamingThem) {
+  auto crafted = [](const std::function<void(nlohmann::ordered_json&)>& edit) {
+    std::ifstream in(kFixtures / "cpu_dp.json");
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+    for (auto& e : doc["benchmarks"]) edit(e);
+    return std::vector<ResultsFile>{read_results_text(doc.dump(), "crafted.json")};
+  };
+  ScalingOptions o;
+  auto first_bucket = [](const char* field, double v) {
+    return [=](nlohmann::ordered_json& e) {
+      if (e["gpubench"]["details"].contains("grad_buckets")) e["gpubench"]["details"]["grad_buckets"][0][field] = v;
+    };
+  };
+  for (const auto& [edit, expected] : std::vector<std::pair<std::function<void(nlohmann::ordered_json&)>, std::string>>{
+           {first_bucket("bytes", 0), "grad_buckets[0].bytes 0 is out of range"},
+           {first_bucket("bytes", 1e300), "grad_buckets[0].bytes"},
+           {first_bucket("ready_s", -1), "grad_buckets[0].ready_s -1 is out of range"},
+           {first_bucket("ready_s", 1e308), "grad_buckets[0].ready_s"},
+           {[](nlohmann::ordered_json& e) {
+              if (e["gpubench"]["details"].contains("backward_s")) e["gpubench"]["details"]["backward_s"] = -0.5;
+            },
+            "backward_s -0.5 is out of range"}}) {
+    const std::string msg = usage_error([&] { project(crafted(edit), o); });
+    EXPECT_NE(msg.find(expected), std::string::npos) << msg;
+    EXPECT_NE(msg.find("crafted.json"), std::string::npos) << msg;
+  }
 }
 
 }  // namespace
