@@ -9,6 +9,7 @@
 #include "apps/gpubench/options.hpp"
 #include "apps/gpubench/report_output.hpp"
 #include "bench/core/errors.hpp"
+#include "bench/core/numbers.hpp"
 #include "reports/scaling.hpp"
 
 namespace gpubench::app {
@@ -22,17 +23,7 @@ constexpr long long kMaxGpus = 1 << 24;
 std::vector<int> parse_gpus(const std::string& text) {
   std::vector<int> out;
   for (const std::string& item : split_list(text, "--gpus")) {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || v < 1 || v > kMaxGpus) {
-      throw UsageError(fmt::format("--gpus: '{}' is not a GPU count (a whole number from 1 to {})", item, kMaxGpus));
-    }
-    out.push_back(static_cast<int>(v));
+    out.push_back(static_cast<int>(parse_integer(item, "--gpus", 1, kMaxGpus)));
   }
   return out;
 }
@@ -129,7 +120,9 @@ ScalingCli parse_scaling_options(const std::vector<std::string>& args) {
 int cmd_scaling(const std::vector<std::string>& args) {
   ScalingCli o = parse_scaling_options(args);
   if (o.help) return print_help(o.help_text);
-  check_outputs(o.outputs);
+  std::vector<NamedPath> inputs = named_inputs(o.files);
+  if (!o.prices_file.empty()) inputs.push_back({o.prices_file, "--prices"});
+  check_outputs(o.outputs, inputs);
   o.model.prices = reports::PriceList::from_options(o.prices_file, o.price_assignments);
   const std::vector<reports::ResultsFile> loaded =
       reports::read_results_files(std::vector<std::filesystem::path>(o.files.begin(), o.files.end()));
@@ -138,7 +131,7 @@ int cmd_scaling(const std::vector<std::string>& args) {
   for (const auto& t : o.outputs) {
     if (t.format == "md") write_output(t, reports::to_markdown(reports::scaling::to_document(r)));
     if (t.format == "html") write_output(t, reports::to_html(reports::scaling::to_document(r)));
-    if (t.format == "json") write_output(t, reports::scaling::to_json(r).dump(2) + "\n");
+    if (t.format == "json") write_output(t, reports::scaling::to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   return 0;
 }

@@ -14,6 +14,7 @@
 #include "apps/gpubench/ranks.hpp"
 #include "bench/core/context.hpp"
 #include "bench/core/errors.hpp"
+#include "bench/core/numbers.hpp"
 #include "bench/core/interrupt.hpp"
 #include "bench/core/launch.hpp"
 #include "bench/core/paths.hpp"
@@ -98,13 +99,7 @@ TuneTrainOptions parse(const std::vector<std::string>& args) {
     return o;
   }
   // The budget is read here so that every malformed one gets the same line.
-  try {
-    std::size_t used = 0;
-    o.budget_s = std::stod(o.budget_text, &used);
-    if (used != o.budget_text.size()) throw std::invalid_argument("trailing text");
-  } catch (const std::exception&) {
-    throw UsageError(fmt::format("--budget '{}': expected seconds (a number above 0, at most {})", o.budget_text, kMaxBudgetS));
-  }
+  o.budget_s = parse_real(o.budget_text, "--budget", fmt::format("seconds (a number above 0, at most {})", kMaxBudgetS));
   in_range(o.budget_s, "--budget", 0, kMaxBudgetS);
   in_range(o.rank_timeout_s, "--rank-timeout", 0, kMaxBudgetS);
   if (o.model.empty()) throw UsageError("tune train: --model is required (mlp, transformer, gpt2-124m, ...)");

@@ -9,6 +9,7 @@
 
 #include "apps/gpubench/dry_run.hpp"
 #include "bench/core/errors.hpp"
+#include "bench/core/numbers.hpp"
 
 namespace gpubench::app {
 
@@ -60,6 +61,40 @@ void refuse_stray_words(const po::parsed_options& parsed, unsigned allowed) {
 
 }  // namespace
 
+namespace {
+
+template <class T>
+bool holds(const po::value_semantic* s) {
+  return dynamic_cast<const po::typed_value<T>*>(s) != nullptr;
+}
+
+// Boost reads a numeric option with lexical_cast, which takes what the command line's one number
+// syntax refuses (' 8'; '-1' for an unsigned, which wraps to 2^64-1): every numeric option's text
+// is checked against that syntax (bench/core/numbers.hpp) before Boost converts it, so every
+// command refuses the same texts with the same line.
+void check_number_tokens(const po::parsed_options& parsed) {
+  for (const po::option& o : parsed.options) {
+    if (o.unregistered || o.position_key >= 0 || parsed.description == nullptr) continue;
+    const po::option_description* d = parsed.description->find_nothrow(o.string_key, false);
+    if (d == nullptr) continue;
+    const po::value_semantic* s = d->semantic().get();
+    const bool real = holds<double>(s) || holds<float>(s);
+    const bool whole = holds<int>(s) || holds<long>(s) || holds<long long>(s);
+    const bool count = holds<unsigned>(s) || holds<unsigned long>(s) || holds<unsigned long long>(s);
+    for (const std::string& v : o.value) {
+      const std::string name = "--" + o.string_key;
+      if (real && !read_real(v)) throw UsageError(fmt::format("{} '{}': expected a number", name, v));
+      if (whole && !read_integer(v)) throw UsageError(fmt::format("{} '{}': expected a whole number", name, v));
+      if (count) {
+        const std::optional<long long> n = read_integer(v);
+        if (!n || *n < 0) throw UsageError(fmt::format("{} '{}': expected a whole number of at least 0", name, v));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 po::variables_map parse_or_throw(const std::vector<std::string>& args, const po::options_description& desc,
                                  const po::positional_options_description* positional) {
   po::variables_map vm;
@@ -71,6 +106,7 @@ po::variables_map parse_or_throw(const std::vector<std::string>& args, const po:
     // Without a positional description Boost keeps stray words and store() drops them, so
     // `run --suite memory gemm` would run memory alone: a word no option takes is refused.
     if (!positional) refuse_stray_words(parsed, 0);
+    check_number_tokens(parsed);
     po::store(parsed, vm);
     po::notify(vm);
   } catch (po::too_many_positional_options_error&) {
@@ -129,18 +165,7 @@ int print_help(const std::string& text) {
   return 0;
 }
 
-std::vector<std::string> split_list(const std::string& text, const char* option) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (item.empty()) throw UsageError(fmt::format("{} '{}': empty item", option, text));
-    out.push_back(std::move(item));
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
+std::vector<std::string> split_list(const std::string& text, const char* option) { return parse_list(text, option); }
 
 PlanRequest to_plan_request(const SelectionOptions& o, const std::string& filter) {
   PlanRequest r;

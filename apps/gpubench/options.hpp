@@ -57,7 +57,7 @@ std::string join_args(const std::vector<std::string>& args);
 std::string help_text(const po::options_description& desc);
 int print_help(const std::string& text);
 
-// Splits a comma list; UsageError naming `option` for an empty item.
+// Splits a comma list (parse_list, bench/core/numbers.hpp: no empty item, none twice).
 std::vector<std::string> split_list(const std::string& text, const char* option);
 
 // Each command's options, parsed and checked before anything is run, read or written

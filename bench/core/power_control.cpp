@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "errors.hpp"
+#include "numbers.hpp"
 #include "interrupt.hpp"
 #include "nvml.hpp"
 
@@ -37,31 +38,11 @@ void restore_saved() {
   }
 }
 
-double parse_number(const std::string& item, const std::string& option, const char* unit_hint) {
-  const char* begin = item.c_str();
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(begin, &end);
-  if (item.empty() || end == begin || *end != '\0' || errno != 0 || !std::isfinite(v)) {
-    throw UsageError(fmt::format("{} '{}': not a number{}", option, item, unit_hint));
-  }
-  return v;
-}
-
-std::vector<std::string> split(const std::string& text, const std::string& option) {
-  std::vector<std::string> items;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
-    while (!item.empty() && item.back() == ' ') item.pop_back();
-    if (item.empty()) throw UsageError(fmt::format("{} '{}': an empty item", option, text));
-    items.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return items;
+// The command line's one number syntax (numbers.hpp); `shown` is the item as the user typed it.
+double parse_number(const std::string& number, const std::string& option, const std::string& shown, const char* unit_hint) {
+  const std::optional<double> v = read_real(number);
+  if (!v) throw UsageError(fmt::format("{} '{}': not a number{}", option, shown, unit_hint));
+  return *v;
 }
 
 std::string w(unsigned mw) { return fmt::format("{:g} W", mw / 1000.0); }
@@ -86,20 +67,21 @@ std::string PowerStep::label() const {
 std::vector<PowerStep> parse_power_limits(const std::string& text) {
   const std::string option = "--power-limits";
   std::vector<PowerStep> steps;
-  for (std::string item : split(text, option)) {
+  for (const std::string& item : parse_list(text, option)) {
     PowerStep s;
-    if (item.back() == '%') {
-      item.pop_back();
+    std::string number = item;
+    if (number.back() == '%') {
+      number.pop_back();
       s.kind = PowerStep::Kind::PercentOfDefault;
-      s.value = parse_number(item, option, " (expected a percent of the default limit, e.g. 90%, or watts)");
+      s.value = parse_number(number, option, item, " (expected a percent of the default limit, e.g. 90%, or watts)");
       if (!(s.value > 0 && s.value <= 100)) {
-        throw UsageError(fmt::format("{} '{}%': a percent of the default limit must be above 0 and at most 100", option,
+        throw UsageError(fmt::format("{} '{}': a percent of the default limit must be above 0 and at most 100", option,
                                      item));
       }
     } else {
-      if (item.back() == 'W' || item.back() == 'w') item.pop_back();
+      if (number.back() == 'W' || number.back() == 'w') number.pop_back();
       s.kind = PowerStep::Kind::Watts;
-      s.value = parse_number(item, option, " (expected watts, e.g. 300, or a percent, e.g. 90%)");
+      s.value = parse_number(number, option, item, " (expected watts, e.g. 300, or a percent, e.g. 90%)");
       if (!(s.value > 0 && s.value <= 10000)) {
         throw UsageError(fmt::format("{} '{}': watts must be above 0 and at most 10000", option, item));
       }
@@ -112,10 +94,10 @@ std::vector<PowerStep> parse_power_limits(const std::string& text) {
 std::vector<PowerStep> parse_lock_clocks(const std::string& text) {
   const std::string option = "--lock-clocks";
   std::vector<PowerStep> steps;
-  for (const std::string& item : split(text, option)) {
+  for (const std::string& item : parse_list(text, option)) {
     PowerStep s;
     s.kind = PowerStep::Kind::ClockMhz;
-    s.value = parse_number(item, option, " (expected an SM clock in MHz, e.g. 1410)");
+    s.value = parse_number(item, option, item, " (expected an SM clock in MHz, e.g. 1410)");
     if (s.value != std::floor(s.value) || s.value < 1 || s.value > 10000) {
       throw UsageError(fmt::format("{} '{}': an SM clock is a whole number of MHz from 1 to 10000", option, item));
     }

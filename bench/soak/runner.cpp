@@ -11,11 +11,12 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
-#include <regex>
+#include <string_view>
 #include <thread>
 
 #include "bench/core/cuda.hpp"
 #include "bench/core/errors.hpp"
+#include "bench/core/numbers.hpp"
 #include "bench/core/nvml.hpp"
 #include "profilers/host/host.hpp"
 
@@ -396,13 +397,22 @@ std::vector<Sample> Soak::run_phase(double duration_s, double interval_s, const 
 }
 
 double parse_duration(const std::string& text, const char* option) {
-  static const std::regex re(R"(\s*([0-9]+(\.[0-9]*)?|\.[0-9]+)\s*(ms|s|m|h)?\s*)");
-  std::smatch m;
-  if (!std::regex_match(text, m, re)) {
-    throw UsageError(fmt::format("{} '{}': expected a number with a unit ms, s, m or h (30s, 10m, 2h)", option, text));
+  // A number in the command line's one syntax (bench/core/numbers.hpp) and an optional unit.
+  std::string number = text, unit;
+  for (const char* u : {"ms", "s", "m", "h"}) {
+    const std::string_view suffix(u);
+    if (number.size() > suffix.size() && number.compare(number.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      unit = u;
+      number.resize(number.size() - suffix.size());
+      break;
+    }
   }
-  double v = std::strtod(m[1].str().c_str(), nullptr);
-  const std::string unit = m[3].str();
+  const std::optional<double> n = read_real(number);
+  if (!n) {
+    throw UsageError(fmt::format("{} '{}': expected a number of seconds, or one with a unit ms, s, m or h (30s, 10m, 2h)",
+                                 option, text));
+  }
+  double v = *n;
   if (unit == "ms") v /= 1000;
   else if (unit == "m") v *= 60;
   else if (unit == "h") v *= 3600;

@@ -212,7 +212,7 @@ TEST_F(Cli, BadInputIsOneLineAndExitTwo) {
       // and Boost.Program_options never finished an error message quoting a %placeholder%.
       {"run --benchmark_out_format=xml", "--benchmark_out_format=xml: accepted formats are console, json, csv"},
       {"run --benchmark_time_unit=h", "accepted units are ns, us, ms, s"},
-      {"run --min-time %value%", "('%value%') for option '--min-time' is invalid"},
+      {"run --min-time %value%", "--min-time '%value%': expected a number"},
       {"list --x%canonical_option%%option%", "unrecognised option '--x%canonical_option%%option%'"},
       {"run -o " + (dir / "file" / "r.json").string(), "not a folder"},
       {"run -o " + dir.string(), "is a folder"},

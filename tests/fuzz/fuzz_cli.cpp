@@ -1,7 +1,7 @@
 // libFuzzer target: command-line parsing of `gpubench run`, `list`, `report`, `compare`, `history`.
 //
 // Input: an argument vector, arguments separated by NUL bytes; the first is the command
-// (run, list, report, compare or history; anything else is ignored), the rest its arguments, as main() passes
+// (run, list, report, compare, history or numbers; anything else is ignored), the rest its arguments, as main() passes
 // them. The target takes the commands' real path up to the point where they would touch the
 // machine: parse_run_options / parse_list_options / parse_report_options (Boost.Program_options,
 // the numeric checks, parse_benchmark_flags with benchmark::Initialize), then for run and list
@@ -22,6 +22,7 @@
 
 #include "apps/gpubench/options.hpp"
 #include "bench/core/errors.hpp"
+#include "bench/core/numbers.hpp"
 #include "bench/core/paths.hpp"
 #include "bench/suites/all_suites.hpp"
 #include "tests/unit/fake_suite.hpp"
@@ -156,6 +157,31 @@ void fuzz_history(const std::vector<std::string>& args) {
 
 }  // namespace
 
+// The command line's one number and list syntax (bench/core/numbers.hpp, issue 26): what it
+// accepts is finite, made of the syntax's characters only, and a list is its items joined back.
+void fuzz_numbers(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (const auto v = read_real(a)) {
+      require(std::isfinite(*v), "read_real accepted a non-finite number");
+      require(a.find_first_not_of("0123456789+-.eE") == std::string::npos, "read_real accepted a foreign character");
+    }
+    if (read_integer(a)) {
+      require(a.find_first_not_of("0123456789+-") == std::string::npos, "read_integer accepted a foreign character");
+    }
+    try {
+      const std::vector<std::string> items = parse_list(a, "--x");
+      std::string joined;
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        require(!items[i].empty(), "parse_list kept an empty item");
+        require(std::count(items.begin(), items.end(), items[i]) == 1, "parse_list kept an item twice");
+        joined += (i ? "," : "") + items[i];
+      }
+      require(joined == a, "parse_list lost or changed text");
+    } catch (const UsageError&) {
+    }
+  }
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::string> args(1);
   for (std::size_t i = 0; i < size; ++i) {
@@ -178,6 +204,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       fuzz_compare(args);
     } else if (command == "history") {
       fuzz_history(args);
+    } else if (command == "numbers") {
+      fuzz_numbers(args);
     }
   } catch (const UsageError&) {
   }

@@ -8,7 +8,7 @@ namespace gpubench {
 namespace {
 
 TEST(PowerSteps, PercentsAndWatts) {
-  const auto s = parse_power_limits("100%,90%, 72.5% ,300,250W");
+  const auto s = parse_power_limits("100%,90%,72.5%,300,250W");
   ASSERT_EQ(s.size(), 5u);
   EXPECT_EQ(s[0].kind, PowerStep::Kind::PercentOfDefault);
   EXPECT_EQ(s[0].value, 100);
@@ -20,13 +20,22 @@ TEST(PowerSteps, PercentsAndWatts) {
 }
 
 TEST(PowerSteps, BadItemsAreUsageErrorsNamingThem) {
-  for (const char* bad : {"", "90%,", "abc", "0%", "101%", "-5", "90%%", "20000", "nan", "1e999"}) {
+  // The command line's one number and list syntax (bench/core/numbers.hpp): spaces on either
+  // side, hex, an item twice are refused like everywhere else.
+  for (const char* bad : {"", "90%,", "abc", "0%", "101%", "-5", "90%%", "20000", "nan", "1e999", " 90%", "90% ",
+                          "0x10", "90%,90%", "-5W"}) {
     try {
       (void)parse_power_limits(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
     } catch (const UsageError& e) {
       EXPECT_EQ(std::string(e.what()).rfind("--power-limits '", 0), 0u) << e.what();
     }
+  }
+  // An item is quoted back as typed: "-5W", not "-5".
+  try {
+    (void)parse_power_limits("-5W");
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'-5W'"), std::string::npos) << e.what();
   }
 }
 
