@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -60,29 +61,46 @@ constexpr double kMaxDurationS = 30 * 86400.0;
 // Seconds a soak's load has after the first signal before the watchdog restores the settings.
 constexpr double kRestoreAfterSignalS = 3;
 
+// Seconds after the first signal during which further signals are taken as the same request:
+// the soak is ending and writing its file (every sample, an interrupted verdict, no lock). A
+// signal after that means the load did not stop (a GPU hung in a synchronize): the settings go
+// back, the lock goes, and the process ends the default way; the file holds what the last flush
+// wrote (at most a few seconds old).
+constexpr double kSecondSignalGraceS = 10;
+
 volatile std::sig_atomic_t g_signal = 0;
 std::atomic<bool> g_stop{false};
+timespec g_first_signal{};  // CLOCK_MONOTONIC when the first signal came
 
 extern "C" void on_soak_signal(int sig) {
-  if (g_stop.load()) {
-    // A second signal: the load did not stop. Put back power limits and clocks a sweep changed,
-    // then end the default way.
-    run_interrupt_restore();
-    ::signal(sig, SIG_DFL);
-    ::raise(sig);
+  if (!g_stop.load()) {
+    g_signal = sig;
+    ::clock_gettime(CLOCK_MONOTONIC, &g_first_signal);  // async-signal-safe
+    g_stop = true;  // lock-free atomic<bool>: async-signal-safe
     return;
   }
-  g_signal = sig;
-  g_stop = true;  // lock-free atomic<bool>: async-signal-safe
+  // SIGPIPE again and again (every progress line to a closed pipe): the same closed reader.
+  if (sig == SIGPIPE) return;
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  const double since = static_cast<double>(now.tv_sec - g_first_signal.tv_sec) +
+                       1e-9 * static_cast<double>(now.tv_nsec - g_first_signal.tv_nsec);
+  if (since < kSecondSignalGraceS) return;  // the soak is ending: let it write its file
+  run_interrupt_restore();
+  run_interrupt_cleanup();  // the lock file
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
 }
 
-void install_soak_handlers() {
+// `pipe`: SIGPIPE too (a reader of stderr or stdout that went away, as in `soak ... | head`),
+// not under MPI, whose transports may rely on their own handling (as run does).
+void install_soak_handlers(bool pipe) {
   struct sigaction sa {};
   sa.sa_handler = on_soak_signal;
   sigemptyset(&sa.sa_mask);
-  // A second signal ends the process the default way (a stuck GPU), after putting settings back.
   sa.sa_flags = 0;
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) install_unless_ignored(sig, sa);
+  if (pipe) install_unless_ignored(SIGPIPE, sa);
 }
 
 struct SoakArgs {
@@ -151,10 +169,19 @@ PhaseFigures phase_figures(const std::vector<soak::Sample>& samples, double seco
   bool all_power = true;
   for (const soak::Sample& s : samples) {
     if (s.mismatches > 0 || !s.error.empty()) f.verified = false;
-    if (s.t_s - s.interval_s < from - 1e-9 || (gpus && !is_gpu(s))) continue;
-    if (s.rate) rate[s.device].push_back(*s.rate), f.unit = s.unit;
-    if (s.power_w) power[s.device].push_back(*s.power_w);
-    else all_power = false;  // the CPU alone: no board power
+  }
+  // The last half; every sample when none with a rate lies wholly in it (a phase of one or two
+  // samples would otherwise report a throughput of 0 with no unit).
+  for (const bool last_half : {true, false}) {
+    for (const soak::Sample& s : samples) {
+      if ((last_half && s.t_s - s.interval_s < from - 1e-9) || (gpus && !is_gpu(s))) continue;
+      if (s.rate) rate[s.device].push_back(*s.rate), f.unit = s.unit;
+      if (s.power_w) power[s.device].push_back(*s.power_w);
+      else all_power = false;  // the CPU alone: no board power
+    }
+    if (!rate.empty()) break;
+    power.clear();
+    all_power = true;
   }
   auto mean = [](const std::vector<double>& v) {
     double sum = 0;
@@ -207,6 +234,9 @@ int cmd_soak(const std::vector<std::string>& args) {
       ("quiet,q", po::bool_switch(&a.quiet), "no progress lines; failures and the closing line only")
       ("help,h", "show this help");
   po::variables_map vm = parse_or_throw(args, desc);
+  // From the start: a signal during the set-up (device discovery, the first case's set-up) is
+  // remembered, and the soak then ends at once with its file written (interrupted, not passed).
+  install_soak_handlers(/*pipe=*/false);
   if (vm.count("help")) return print_help(help_text(desc));
 
   soak::Settings settings;
@@ -327,7 +357,28 @@ int cmd_soak(const std::vector<std::string>& args) {
     }
   }
 
-  install_soak_handlers();
+  // This process's summary entries (one per device and load) over its series so far; under a
+  // launcher each rank's are named and tagged with its rank, so the gathered file has one entry
+  // per rank and load.
+  auto own_entries = [&] {
+    std::vector<soak::Sample> own;
+    for (const soak::Sample& s : series) {
+      own.push_back(s);
+      own.back().device = s.device.substr(prefix.size());
+    }
+    std::vector<nlohmann::ordered_json> out = soak::summary_entries(settings, soak.loads(), own, peak);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      nlohmann::ordered_json& e = out[i];
+      e["family_index"] = i;
+      if (prefix.empty()) continue;
+      e["name"] = e["run_name"] = prefix + e["name"].get<std::string>();
+      e["gpubench"]["device"] = prefix + e["gpubench"]["device"].get<std::string>();
+      e["gpubench"]["rank"] = team->rank();
+      e["gpubench"]["host"] = host_name();
+    }
+    return out;
+  };
+  if (team == nullptr) install_soak_handlers(/*pipe=*/true);
   double last_progress = -1e9;
   auto on_samples = [&](const std::vector<soak::Sample>& in) {
     std::vector<soak::Sample> batch = in;
@@ -338,6 +389,9 @@ int cmd_soak(const std::vector<std::string>& args) {
       last_progress = batch.front().t_s;
     }
     if (leader && std::chrono::duration<double>(std::chrono::steady_clock::now() - last_flush).count() >= flush_every_s) {
+      // The summary entries so far too: a file whose soak was killed (SIGKILL, a lost node)
+      // still reports what it measured (report, compare), not only its series.
+      results.set_entries(own_entries());
       write(std::nullopt, std::nullopt);
     }
   };
@@ -384,35 +438,68 @@ int cmd_soak(const std::vector<std::string>& args) {
   }
 
   std::optional<soak::Interruption> interrupted;
-  if (g_signal != 0) interrupted = soak::Interruption{static_cast<int>(g_signal), series.empty() ? 0 : series.back().t_s};
+  if (g_signal != 0) interrupted = soak::Interruption{static_cast<int>(g_signal), elapsed()};
+  std::vector<nlohmann::ordered_json> entries = own_entries();
+  soak::Verdict verdict;
+  auto judge = [&](const std::vector<int>& missing_ranks) {
+    verdict = soak::judge(series, settings.thresholds);
+    if (interrupted) soak::mark_interrupted(verdict, series, interrupted->signal, interrupted->at_s);
+    for (int r : missing_ranks) {
+      verdict.passed = false;
+      verdict.failures.push_back({fmt::format("rank{}", r), "rank", 0, 0,
+                                  fmt::format("rank {} did not hand over its series within --rank-timeout {} s (killed or "
+                                              "stopped): its samples are missing",
+                                              r, a.rank_timeout_s)});
+    }
+  };
+  auto write_all = [&] {
+    for (std::size_t i = 0; i < entries.size(); ++i) entries[i]["family_index"] = i;
+    results.set_entries(entries);
+    write(verdict, interrupted);
+  };
+  std::vector<int> missing;  // ranks that did not hand over their series
   if (team != nullptr) {
-    // Every rank's series and devices to rank 0, which judges them together (the spread rule
-    // then compares the ranks' devices) and writes them.
-    nlohmann::ordered_json mine{{"devices", identities}, {"series", nlohmann::ordered_json::array()}};
+    // Rank 0's own file first, complete: a launcher that kills the job once one rank died (Open
+    // MPI does) must not cost rank 0 what it measured. Then every rank's series, devices and
+    // entries to rank 0, which judges them together (the spread rule then compares the ranks'
+    // devices) and writes them; a rank that does not hand over in time is named in the verdict.
+    std::vector<int> not_yet;
+    for (int r = 1; r < team->size(); ++r) not_yet.push_back(r);
+    if (leader) {
+      judge(not_yet);
+      write_all();
+      // Interrupted: the launcher's SIGKILL may come during the hand-over, and must not leave
+      // the lock file behind (the file is complete; one more rewrite follows if the ranks answer).
+      if (interrupted) out_lock = OutputLock();
+    }
+    nlohmann::ordered_json mine{{"devices", identities}, {"series", nlohmann::ordered_json::array()}, {"entries", entries}};
     for (const soak::Sample& s : series) mine["series"].push_back(soak::to_json(s));
-    const std::vector<std::string> all = team->all_gather(mine.dump(), "handing the soak series to rank 0");
-    if (!leader) return 0;  // rank 0 judges and reports for everyone
+    // Interrupted (a launcher ending the job sends every rank its signal): the others are
+    // ending too, so a short wait; a launcher's SIGKILL follows soon after.
+    const double wait_s = interrupted ? std::min(a.rank_timeout_s, 5.0) : a.rank_timeout_s;
+    const std::vector<std::optional<std::string>> all =
+        team->gather_to_root(mine.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), wait_s);
+    if (!leader) return interrupted ? 128 + interrupted->signal : 0;  // rank 0 judges and reports for everyone
     series.clear();
+    entries.clear();
     identities = nlohmann::ordered_json::array();
-    for (const std::string& text : all) {
-      const nlohmann::ordered_json r = nlohmann::ordered_json::parse(text);
-      for (const auto& d : r["devices"]) identities.push_back(d);
-      for (const auto& s : r["series"]) series.push_back(soak::sample_from_json(s));
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      if (!all[r]) {
+        missing.push_back(static_cast<int>(r));
+        continue;
+      }
+      const nlohmann::ordered_json got = nlohmann::ordered_json::parse(*all[r]);
+      for (const auto& d : got["devices"]) identities.push_back(d);
+      for (const auto& x : got["series"]) series.push_back(soak::sample_from_json(x));
+      for (const auto& e : got["entries"]) entries.push_back(e);
     }
     std::stable_sort(series.begin(), series.end(),
                      [](const soak::Sample& x, const soak::Sample& y) { return x.t_s < y.t_s; });
+    judge(missing);
+  } else {
+    judge({});
   }
-  const soak::Verdict verdict = soak::judge(series, settings.thresholds);
-  // The summary entries are this process's devices' (rank 0's under MPI; every rank's series is
-  // in gpubench.soak).
-  std::vector<soak::Sample> own;
-  for (const soak::Sample& s : series) {
-    if (s.device.rfind(prefix, 0) != 0) continue;
-    own.push_back(s);
-    own.back().device = s.device.substr(prefix.size());
-  }
-  for (nlohmann::ordered_json& e : soak::summary_entries(settings, soak.loads(), own, peak)) results.add(std::move(e));
-  write(verdict, interrupted);
+  write_all();
 
   for (const soak::Failure& f : verdict.failures) fmt::print(stderr, "gpubench soak: FAIL {}\n", f.message);
   if (!a.quiet) {
@@ -422,7 +509,10 @@ int cmd_soak(const std::vector<std::string>& args) {
                                                     interrupted->at_s)
                                       : fmt::format("{:.0f} s", elapsed());
   fmt::print(stderr, "gpubench soak: {} ({} sample(s), {} failed rule(s)) in {}; results: {}\n",
-             verdict.passed ? "passed" : "FAILED", series.size(), verdict.failures.size(), how, out_path.string());
+             verdict.passed ? (interrupted ? "no rule failed" : "passed") : "FAILED", series.size(), verdict.failures.size(), how, out_path.string());
+  // A rank that never handed over (stopped, hung) would hold MPI's finalisation forever: the
+  // file is complete, so end every rank now (exit 1).
+  if (!missing.empty()) team->abort_run(fmt::format("{} rank(s) did not hand over their series; results: {}", missing.size(), out_path.string()));
   if (interrupted) return 128 + interrupted->signal;
   return verdict.passed ? 0 : 1;
 }

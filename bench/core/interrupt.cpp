@@ -26,6 +26,8 @@ std::size_t g_message_len = 0;
 constexpr std::size_t kMaxFiles = 8, kMaxPath = 4096;
 std::array<std::array<char, kMaxPath>, kMaxFiles> g_files{};
 std::array<char, kMaxPath> g_scratch{};
+constexpr std::size_t kMaxFolders = 4;
+std::array<std::array<char, kMaxPath>, kMaxFolders> g_folders{};  // removed whole on interruption
 std::atomic<int> g_scratch_fd{-1};
 
 const char* describe(int sig) {
@@ -38,10 +40,9 @@ const char* describe(int sig) {
   }
 }
 
-// Empties the scratch folder with system calls only (getdents64, unlinkat: async-signal-safe).
-void clear_scratch() {
-  const int fd = g_scratch_fd.load();
-  if (fd < 0) return;
+// Removes what is in the open folder `fd`, sub-folders to `depth` levels, with system calls
+// only (getdents64, openat, unlinkat: async-signal-safe).
+void clear_tree(int fd, int depth) {
   alignas(8) char buf[4096];
   // Passes over the folder until one removes nothing ("." and ".." always remain); bounded, as
   // an entry that cannot be removed must not keep the handler here.
@@ -55,14 +56,43 @@ void clear_scratch() {
         // struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name.
         unsigned short reclen = 0;
         std::memcpy(&reclen, buf + off + 16, sizeof reclen);
+        const unsigned char type = static_cast<unsigned char>(buf[off + 18]);
         const char* name = buf + off + 19;
-        if (std::strcmp(name, ".") != 0 && std::strcmp(name, "..") != 0 && ::unlinkat(fd, name, 0) == 0) removed = true;
+        if (std::strcmp(name, ".") != 0 && std::strcmp(name, "..") != 0) {
+          if (type == DT_DIR && depth > 0) {
+            const int sub = ::openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0) {
+              clear_tree(sub, depth - 1);
+              ::close(sub);
+            }
+            if (::unlinkat(fd, name, AT_REMOVEDIR) == 0) removed = true;
+          } else if (::unlinkat(fd, name, 0) == 0) {
+            removed = true;
+          }
+        }
         off += reclen;
       }
     }
     if (!removed) break;
   }
-  ::rmdir(g_scratch.data());
+}
+
+constexpr int kScratchDepth = 4;  // a generated dataset: its folder, images/, and room to spare
+
+// Empties and removes the scratch folder and the registered folders.
+void clear_scratch() {
+  if (const int fd = g_scratch_fd.load(); fd >= 0) {
+    clear_tree(fd, kScratchDepth);
+    ::rmdir(g_scratch.data());
+  }
+  for (const auto& d : g_folders) {
+    if (d[0] == '\0') continue;
+    const int fd = ::open(d.data(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    clear_tree(fd, kScratchDepth);
+    ::close(fd);
+    ::rmdir(d.data());
+  }
 }
 
 void on_signal(int sig) {
@@ -182,6 +212,29 @@ void remove_interrupt_cleanup(const std::string& file) {
   InterruptsHeld hold;
   for (auto& f : g_files) {
     if (f[0] != '\0' && file == f.data()) f[0] = '\0';
+  }
+}
+
+void run_interrupt_cleanup() {
+  for (const auto& f : g_files) {
+    if (f[0] != '\0') ::unlink(f.data());
+  }
+}
+
+void add_interrupt_cleanup_folder(const std::string& dir) {
+  InterruptsHeld hold;
+  for (auto& d : g_folders) {
+    if (d[0] == '\0') {
+      copy_path(d, dir);
+      return;
+    }
+  }
+}
+
+void remove_interrupt_cleanup_folder(const std::string& dir) {
+  InterruptsHeld hold;
+  for (auto& d : g_folders) {
+    if (d[0] != '\0' && dir == d.data()) d[0] = '\0';
   }
 }
 

@@ -65,6 +65,13 @@ bool interrupt_handlers_installed();
 // (plain files) and the folder itself it removes. Registered and removed by their owners.
 void add_interrupt_cleanup(const std::string& file);
 void remove_interrupt_cleanup(const std::string& file);
+// A folder the interruption handler removes whole (its files and sub-folders), as a generated
+// dataset in the temporary folder (up to 4 at once).
+void add_interrupt_cleanup_folder(const std::string& dir);
+void remove_interrupt_cleanup_folder(const std::string& dir);
+// Removes the registered files now (unlink only: async-signal-safe), for a command with its own
+// signal handling whose last-resort path ends the process without unwinding (soak).
+void run_interrupt_cleanup();
 void set_interrupt_scratch_folder(const std::string& dir);  // "" unregisters
 
 // Blocks SIGINT, SIGTERM and SIGHUP for its lifetime (delivered when it ends).

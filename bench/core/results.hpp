@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +34,9 @@ class ResultsFile {
   // Replaces entry `index` (a later, more thorough measurement of the same case: `tune`) and
   // rewrites the file; std::out_of_range for an index that is not there.
   void replace(std::size_t index, nlohmann::ordered_json entry);
+  // Replaces every entry at once and rewrites the file (soak: its summary entries, written again
+  // when the ranks' arrive).
+  void set_entries(std::vector<nlohmann::ordered_json> entries);
   // Sets top-level gpubench.<key> (e.g. `tuning`) and rewrites the file.
   void set_gpubench(const std::string& key, nlohmann::ordered_json value);
   // Sets top-level gpubench.summaries.<name> (rewritten with the next add()).

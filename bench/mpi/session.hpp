@@ -6,6 +6,7 @@
 //
 // Built without MPI (CMake option GPUBENCH_WITH_MPI off), session() returns null and
 // built_with_mpi() is false.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,11 @@ class Session : public Team {
   // A dissemination barrier of point-to-point messages on the agreement communicator, polled
   // until the timeout (then the run ends); session_mpi.cpp says why not MPI_Ibarrier.
   void barrier(const std::string& step) override;
+  // Every rank's text to rank 0, waiting at most `timeout_s` and never ending the run: on rank 0
+  // the texts by rank, nullopt for a rank that did not send in time (killed, stopped); on the
+  // others an empty vector. For handing over what a rank measured at the end (soak), where a
+  // missing rank must not cost rank 0 its own results.
+  std::vector<std::optional<std::string>> gather_to_root(const std::string& text, double timeout_s);
   // Rank 0's bytes on every rank (the NCCL unique id), bounded by the timeout.
   std::string broadcast(const std::string& bytes, const std::string& step);
 

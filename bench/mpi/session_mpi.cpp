@@ -25,7 +25,7 @@ namespace gpubench::mpi {
 namespace {
 
 // Tags of the agreement messages; the collectives suite's sendrecv ring uses tag 0.
-constexpr int kGatherTag = 7701, kReplyTag = 7702, kBarrierTag = 7703;
+constexpr int kGatherTag = 7701, kReplyTag = 7702, kBarrierTag = 7703, kRootTag = 7704;
 
 class MpiSession final : public Session {
  public:
@@ -88,6 +88,26 @@ class MpiSession final : public Session {
     if (!wait(request, deadline)) {
       abort_run(fmt::format("rank {} did not take part in {} within {} s", dest, step, timeout_s_));
     }
+  }
+
+  // To rank 0 only, and never ending the run: what arrived within `timeout_s` (rank 0), nothing
+  // (the others; their send is abandoned at the deadline).
+  std::vector<std::optional<std::string>> gather_root(const std::string& text, double timeout_s) {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s));
+    std::vector<std::optional<std::string>> all(static_cast<std::size_t>(size_));
+    if (rank_ == 0) {
+      all[0] = text;
+      for (int r = 1; r < size_; ++r) all[static_cast<std::size_t>(r)] = receive(r, kRootTag, deadline);
+      return all;
+    }
+    MPI_Request request;
+    MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, kRootTag, comm_, &request);
+    if (!wait(request, deadline)) {
+      MPI_Cancel(&request);
+      MPI_Request_free(&request);
+    }
+    return all;
   }
 
   // Every message carries its step, so ranks that got out of step (one skipped a case the
@@ -299,6 +319,10 @@ std::vector<std::string> Session::all_gather(const std::string& text, const std:
   return static_cast<MpiSession*>(this)->gather_all(text, step);
 }
 
+std::vector<std::optional<std::string>> Session::gather_to_root(const std::string& text, double timeout_s) {
+  return static_cast<MpiSession*>(this)->gather_root(text, timeout_s);
+}
+
 void Session::barrier(const std::string& step) { static_cast<MpiSession*>(this)->barrier_on(step); }
 
 std::string Session::broadcast(const std::string& bytes, const std::string& step) {
@@ -320,6 +344,7 @@ void Session::abort_run(const std::string& message) const {
   std::fflush(stderr);
   // Settings a sweep changed go back before the launcher kills every rank (best effort).
   run_interrupt_restore();
+  run_interrupt_cleanup();  // temporary files and the results file's lock: no unwinding follows
   // Exit status 1, as a single-process run that could not complete (README: exit status).
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);

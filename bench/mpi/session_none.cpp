@@ -15,6 +15,7 @@ bool active() { return false; }
 std::vector<double> Session::all_gather(double, const std::string&) { return {}; }
 std::vector<std::string> Session::all_gather(const std::string&, const std::string&) { return {}; }
 void Session::barrier(const std::string&) {}
+std::vector<std::optional<std::string>> Session::gather_to_root(const std::string&, double) { return {}; }
 std::string Session::broadcast(const std::string&, const std::string&) { return ""; }
 void Session::abort_run(const std::string&) const { std::abort(); }
 

@@ -185,12 +185,23 @@ Verdict judge(const std::vector<Sample>& series, const Thresholds& t) {
   return v;
 }
 
+void mark_interrupted(Verdict& v, const std::vector<Sample>& series, int signal, double at_s) {
+  v.interrupted = true;
+  const bool timed = std::any_of(series.begin(), series.end(), [](const Sample& s) { return s.runs > 0 && s.busy_s > 0; });
+  if (!timed) {
+    fail(v, "", "interrupted", at_s, 0,
+         fmt::format("interrupted (signal {}) after {:.1f} s, before any timed sample: nothing was measured to judge",
+                     signal, at_s));
+  }
+}
+
 nlohmann::ordered_json to_json(const Failure& f) {
   return {{"device", f.device}, {"rule", f.rule}, {"measured", f.measured}, {"threshold", f.threshold}, {"message", f.message}};
 }
 
 nlohmann::ordered_json to_json(const Verdict& v) {
   nlohmann::ordered_json j = {{"passed", v.passed}, {"failures", nlohmann::ordered_json::array()}};
+  if (v.interrupted) j["interrupted"] = true;
   for (const Failure& f : v.failures) j["failures"].push_back(to_json(f));
   if (!v.notes.empty()) j["notes"] = v.notes;
   return j;

@@ -52,11 +52,15 @@ struct Failure {
 
 struct Verdict {
   bool passed = true;
+  bool interrupted = false;  // the soak ended early (a signal, a closed pipe): see mark_interrupted
   std::vector<Failure> failures;
   std::vector<std::string> notes;  // what could not be judged and why (too few samples)
 };
 
 Verdict judge(const std::vector<Sample>& series, const Thresholds& t);
+// An interrupted soak's verdict says so, and never says passed without a timed sample: with
+// none, it fails with rule "interrupted" (nothing was measured to judge).
+void mark_interrupted(Verdict& v, const std::vector<Sample>& series, int signal, double at_s);
 
 nlohmann::ordered_json to_json(const Failure& f);
 nlohmann::ordered_json to_json(const Verdict& v);

@@ -26,6 +26,7 @@ nlohmann::ordered_json to_json(const Sample& s) {
   j["rate"] = s.rate ? nlohmann::ordered_json(*s.rate) : nlohmann::ordered_json(nullptr);
   j["unit"] = s.unit;
   j["runs"] = s.runs;
+  j["busy_s"] = s.busy_s;
   if (s.verifications > 0) j["verifications"] = s.verifications;
   if (s.mismatches > 0) j["mismatches"] = s.mismatches;
   if (!s.mismatch_detail.empty()) j["mismatch_detail"] = s.mismatch_detail;
@@ -66,6 +67,7 @@ Sample sample_from_json(const nlohmann::ordered_json& j) {
   get(j, "rate", s.rate);
   s.unit = j.value("unit", std::string());
   s.runs = j.value("runs", std::int64_t{0});
+  s.busy_s = j.value("busy_s", 0.0);
   s.verifications = j.value("verifications", 0);
   s.mismatches = j.value("mismatches", 0);
   s.mismatch_detail = j.value("mismatch_detail", std::string());

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <vector>
@@ -168,10 +169,48 @@ TEST_F(FleetMpi, SoakGathersBothRanksSeries) {
   EXPECT_EQ(soak["devices"][1]["id"], "cpu");
   EXPECT_EQ(soak["devices"][1]["host"], doc["context"]["host_name"]);
   EXPECT_TRUE(soak["verdict"].contains("passed"));
+  // One summary entry per rank and load, each the rank's own, ok and timed (issue 26): before,
+  // one entry said "no run was timed" under device `cpu` while the series were rank0/rank1.
+  ASSERT_EQ(doc["benchmarks"].size(), 2u) << doc["benchmarks"].dump();
+  std::set<std::string> entry_devices;
+  for (const auto& e : doc["benchmarks"]) {
+    entry_devices.insert(e["gpubench"]["device"].get<std::string>());
+    EXPECT_EQ(e["gpubench"]["status"], "ok") << e.dump();
+    EXPECT_GT(e["iterations"].get<long>(), 0);
+  }
+  EXPECT_EQ(entry_devices, (std::set<std::string>{"rank0/cpu", "rank1/cpu"}));
   // The team is recorded where `run` records it (issue 25 item 8).
   ASSERT_TRUE(doc["context"]["gpubench"].contains("mpi")) << doc["context"].dump();
   EXPECT_EQ(doc["context"]["gpubench"]["mpi"]["ranks"], 2);
   EXPECT_EQ(doc["context"]["gpubench"]["mpi"]["rank_devices"].size(), 2u);
+}
+
+// A rank stopped mid-soak (SIGSTOP) never hands over its series: rank 0 still writes its own
+// samples and entries, names the missing rank in a failed verdict, leaves no lock and ends the
+// job (exit 1) instead of waiting in MPI's finalisation forever.
+TEST_F(FleetMpi, SoakWithAStoppedRankKeepsRankZerosResultsAndNamesTheMissingRank) {
+  const fs::path results = dir / "stopped.json";
+  const fs::path script = dir / "rank.sh";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\nif [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then (sleep 2; kill -STOP $$) & fi\n"
+      << "exec " << GPUBENCH_BINARY << " soak --device cpu --duration 4s --rank-timeout 3 -q --out " << results.string()
+      << "\n";
+  }
+  fs::permissions(script, fs::perms::owner_all);
+  const Output o = sh(fmt::format("{} -np 2 {}", mpirun(), script.string()));
+  sh("pkill -KILL -f " + script.string());  // the stopped rank, if the launcher left it
+  EXPECT_NE(o.code, 0);
+  EXPECT_FALSE(fs::exists(fs::path(results.string() + ".lock")));
+  const auto doc = nlohmann::json::parse(slurp(results));
+  const auto& soak = doc["gpubench"]["soak"];
+  EXPECT_EQ(soak["verdict"]["passed"], false);
+  bool named = false;
+  for (const auto& f : soak["verdict"]["failures"]) named = named || (f["rule"] == "rank" && f["device"] == "rank1");
+  EXPECT_TRUE(named) << soak["verdict"].dump();
+  ASSERT_GE(soak["series"].size(), 1u);
+  ASSERT_EQ(doc["benchmarks"].size(), 1u);
+  EXPECT_EQ(doc["benchmarks"][0]["gpubench"]["device"], "rank0/cpu");
 }
 
 TEST_F(FleetMpi, SoakReportNamesTheSlowedRank) {

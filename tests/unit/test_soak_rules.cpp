@@ -2,6 +2,9 @@
 // ECC, XID, verification mismatch, a stopped load, and the warm-up that is not judged.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -254,6 +257,76 @@ TEST(SoakDurations, UnitsAndErrors) {
   for (const char* bad : {"", "0s", "-5s", "ten", "5d", "1e9999s", "s", "5 m s", "nan"}) {
     EXPECT_THROW(parse_duration(bad, "--duration"), std::exception) << bad;
   }
+}
+
+}  // namespace
+}  // namespace gpubench::soak
+
+namespace gpubench::soak {
+namespace {
+
+// Issue 26: an interrupted soak's verdict says so, and never passes without a timed sample.
+TEST(SoakRules, AnInterruptedVerdictNeverPassesWithoutATimedSample) {
+  std::vector<Sample> none = steady("cpu", 2, 1.0);
+  for (Sample& s : none) s.runs = 0, s.busy_s = 0, s.rate.reset();
+  Verdict v = judge(none, Thresholds{});
+  mark_interrupted(v, none, 2, 0.4);
+  EXPECT_TRUE(v.interrupted);
+  EXPECT_FALSE(v.passed);
+  ASSERT_NE(find(v, "interrupted"), nullptr);
+  EXPECT_TRUE(has(find(v, "interrupted")->message, "before any timed sample"));
+  EXPECT_EQ(to_json(v)["interrupted"], true);
+  // With timed samples the rules decide as before; the mark stays.
+  const std::vector<Sample> timed = steady("cpu", 4, 1.0);
+  Verdict w = judge(timed, Thresholds{});
+  mark_interrupted(w, timed, 15, 4);
+  EXPECT_TRUE(w.passed);
+  EXPECT_TRUE(w.interrupted);
+  // Without a sample at all.
+  Verdict e = judge({}, Thresholds{});
+  mark_interrupted(e, {}, 13, 0);
+  EXPECT_FALSE(e.passed);
+}
+
+// results-format.md's list of sample fields and what to_json writes are the same set: every
+// field of a sample with everything set is documented, and every documented field is written
+// (busy_s was documented and never written).
+TEST(SoakSeries, TheFormatDocListsExactlyTheFieldsASampleWrites) {
+  Sample s = steady("cuda:0", 1, 1.0)[0];
+  s.phase = "100%";
+  s.verifications = 1;
+  s.mismatches = 1;
+  s.mismatch_detail = "x";
+  s.error = "e";
+  s.sm_clock_mhz = s.memory_clock_mhz = s.temperature_c = s.memory_temperature_c = s.fan_pct = s.power_w = 1.0;
+  s.power_limit_w = s.gpu_utilization_pct = 1.0;
+  s.clocks_event_reasons = 0xFFFFFFFFull;
+  s.ecc_corrected = s.ecc_uncorrected = s.retired_pages = s.remapped_rows_corrected = 1u;
+  s.remapped_rows_uncorrected = s.pcie_replays = 1u;
+  s.row_remap_failure = false;
+  s.xids = {79};
+  s.cpu_pct = s.rss_bytes = s.load_avg_1m = 1.0;
+  const nlohmann::ordered_json j = to_json(s);
+  ASSERT_EQ(sample_from_json(j).busy_s, s.busy_s);  // round trip (the MPI hand-over uses it)
+
+  std::ifstream in(std::string(GPUBENCH_FIXTURES_DIR) + "/../../docs/results-format.md");
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t from = doc.find("Each sample:");
+  ASSERT_NE(from, std::string::npos);
+  const std::string para = doc.substr(from, doc.find("\n\n", from) - from);
+  std::set<std::string> documented;
+  for (std::size_t a = para.find('`'); a != std::string::npos; a = para.find('`', a + 1)) {
+    const std::size_t b = para.find('`', a + 1);
+    const std::string name = para.substr(a + 1, b - a - 1);
+    if (!name.empty() && name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos) {
+      documented.insert(name);
+    }
+    a = b;
+  }
+  documented.erase("null");  // a value (`rate` is `null` when no batch finished), not a field
+  std::set<std::string> written;
+  for (const auto& [k, v] : j.items()) written.insert(k);
+  EXPECT_EQ(documented, written);
 }
 
 }  // namespace
