@@ -62,7 +62,7 @@ int cmd_datagen(const std::vector<std::string>& args) {
   const suites::dataload::GenerateReport r = suites::dataload::generate_dataset(o);
   nlohmann::ordered_json j{{"out", out}};
   j.update(r.to_json());
-  fmt::print("{}\n", j.dump());
+  fmt::print("{}\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return 0;
 }
 

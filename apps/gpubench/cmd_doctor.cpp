@@ -31,7 +31,7 @@ int cmd_doctor(const std::vector<std::string>& args) {
   const doctor::SystemView view = doctor::probe_system(results_dir);
   const std::vector<doctor::Finding> findings = doctor::run_checks(view);
   if (vm.count("json")) {
-    fmt::print("{}\n", doctor::to_json(findings).dump(2));
+    fmt::print("{}\n", doctor::to_json(findings).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     fmt::print("{}", doctor::format_text(findings));
   }

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <iostream>
@@ -112,7 +113,8 @@ std::vector<std::pair<std::string, std::filesystem::path>> report_paths(const st
     }
     std::filesystem::path p = results;
     p.replace_extension(f == "json" ? ".report.json" : f == "openmetrics" ? ".prom" : "." + f);
-    out.emplace_back(f, p);
+    const bool again = std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.first == f; });
+    if (!again) out.emplace_back(f, p);  // md,md: written once
     start = comma + 1;
   }
   return out;
@@ -247,6 +249,7 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
     throw UsageError(fmt::format("--console '{}': accepted values are table, gb", console));
   }
   if (console == "gb" && o.benchmark.format == "table") o.benchmark.format = "console";
+  if (vm.count("report") && o.report_formats.empty()) throw UsageError("--report: empty list (give md, html, csv, json or openmetrics)");
   (void)report_paths(o.report_formats, "results.json");  // a bad format must not wait for the end of the run
   if (o.isolate) {
     for (const std::string& a : bench_args) {
@@ -366,11 +369,23 @@ int cmd_run(const std::vector<std::string>& all_args) {
   // never write one file, and the leftovers of runs that were killed beside it removed.
   OutputLock out_lock;
   if (leader) {
+    // Every output of the run, against each other, the spec sheet it reads and other gpubench
+    // processes' locks (paths.hpp); the reports' paths too, before the first case, not after it.
+    std::vector<NamedPath> outputs{{out_path, "--out"}};
+    if (!o.benchmark.out.empty()) outputs.push_back({o.benchmark.out, "--benchmark_out"});
+    for (const auto& [format, path] : report_paths(o.report_formats, out_path)) {
+      const std::string option = "--report " + format;
+      validate_output_file(path, option);
+      outputs.push_back({path, option});
+    }
+    std::vector<NamedPath> inputs;
+    if (!spec_sheet.empty()) inputs.push_back({spec_sheet, "--spec-sheet"});
+    check_path_clashes(inputs, outputs);
     check_output_path(out_path, "--out");
     out_lock = OutputLock(out_path, "--out");
     remove_stale_leftovers(out_path.has_parent_path() ? out_path.parent_path() : ".", out_path.filename().string() + ".tmp");
     if (!o.benchmark.out.empty()) check_output_path(o.benchmark.out, "--benchmark_out");
-    if (o.isolate) remove_stale_leftovers(std::filesystem::temp_directory_path(), kIsolateScratchPrefix);
+    if (o.isolate) remove_stale_leftovers(temp_folder(), kIsolateScratchPrefix);
   }
   start_instruments();
 

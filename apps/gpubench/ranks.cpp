@@ -15,7 +15,9 @@ void narrow_to_local_gpu(DeviceSelection& selection, const mpi::Session& team) {
 
 std::vector<nlohmann::ordered_json> gather_rank_identities(mpi::Session& team, const std::vector<DeviceInfo>& devices) {
   std::vector<nlohmann::ordered_json> out;
-  for (const std::string& text : team.all_gather(rank_identity(host_name(), devices).dump(), "the ranks' devices")) {
+  const std::string mine =
+      rank_identity(host_name(), devices).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  for (const std::string& text : team.all_gather(mine, "the ranks' devices")) {
     out.push_back(nlohmann::ordered_json::parse(text));
   }
   return out;

@@ -17,6 +17,7 @@
 
 #include "harness.hpp"
 #include "interrupt.hpp"
+#include "paths.hpp"
 #include "console.hpp"
 
 namespace gpubench {
@@ -94,7 +95,7 @@ RunSummary run_plan_isolated(const std::vector<PlannedCase>& plan, const Harness
   RunSummary summary;
   Recorder recorder(results);
   Console console(plan, console_options(opt));
-  const fs::path scratch = fs::temp_directory_path() / fmt::format("{}{}", kIsolateScratchPrefix, ::getpid());
+  const fs::path scratch = temp_folder() / fmt::format("{}{}", kIsolateScratchPrefix, ::getpid());
   fs::create_directories(scratch);
   // Removed on every way out: here when the loop ends or throws, by the interruption handler
   // on a signal, and by the next isolated run's start after a SIGKILL (cmd_run).

@@ -101,7 +101,13 @@ void check_options(const DataloadTuneOptions& o) {
       throw UsageError(fmt::format("--dataset: {}", e.what()));
     }
   }
-  if (!o.out.empty()) validate_output_file(o.out, "--out");
+  if (!o.out.empty()) {
+    validate_output_file(o.out, "--out");
+    std::vector<NamedPath> inputs;
+    if (!o.consumer_from.empty()) inputs.push_back({o.consumer_from, "--consumer-from"});
+    if (!o.dataset.empty()) inputs.push_back({o.dataset, "--dataset"});
+    check_path_clashes(inputs, {{o.out, "--out"}});
+  }
 }
 
 }  // namespace
@@ -425,6 +431,19 @@ int tune_dataload(const DataloadTuneOptions& o) {
     const double step = o.step_time_s ? *o.step_time_s : rate ? o.batch / *rate : kDefaultStepTimeS;
     cx.step_us = std::max<std::int64_t>(1, std::llround(step * 1e6));
   }
+  // A budget too small to measure anything is refused before anything runs (issue 26: a 2 s
+  // budget ran 11.6 s, its final's reserve alone longer than the budget). The floor: the final's
+  // reserve (below) and one short measurement of three settings, each with ~0.5 s of set-up.
+  {
+    const double step_s = spin ? static_cast<double>(cx.step_us) * 1e-6 : 0.05;
+    const double short_s = std::clamp(o.budget_s / 100, std::max(0.05, 8 * step_s), 5.0);
+    const double reserve_s = 6 * (2 * short_s + 0.5), needed_s = reserve_s + 3 * (short_s + 0.5);
+    if (o.budget_s < needed_s) {
+      throw UsageError(fmt::format("--budget {:g}: too small to measure anything with this consumer: the final "
+                                   "measurements alone need about {:.0f} s; give at least {:.0f}",
+                                   o.budget_s, reserve_s, std::ceil(needed_s)));
+    }
+  }
   const int cpus = kernels::usable_cpus();
   const int max_workers = o.max_workers > 0 ? o.max_workers : std::max(1, cpus / per_node);
 
@@ -541,6 +560,7 @@ int tune_dataload(const DataloadTuneOptions& o) {
   const Config default_settings = make_config(Knobs{}, cuda);
   const int default_workers = o.default_workers;
   const bool same = sr.best && settings[sr.best->setting].config == default_settings && sr.best->workers == default_workers;
+  bool same_after_final = same;  // the default recommended, found so by the final
   const int final_cases = sr.best && !same ? 6 : 3;
   const double left = o.budget_s - seconds_since(started);
   const double per_case_overhead = cases > 0 ? overhead_s : 0.5;
@@ -565,9 +585,28 @@ int tune_dataload(const DataloadTuneOptions& o) {
     j["stage"] = "final";
     t.search.push_back(std::move(j));
   }
+  // Never a recommendation that the final measured slower than the default, or that misses the
+  // stall target the default meets: the default is recommended then, and the file says why.
+  if (!same && !t.recommended.is_null() && !t.default_config.is_null()) {
+    const double rec = t.recommended.value("samples_per_s", 0.0), def = t.default_config.value("samples_per_s", 0.0);
+    const bool rec_meets = t.recommended.value("meets_max_stall", false), def_meets = t.default_config.value("meets_max_stall", false);
+    std::string why;
+    if (def > 0 && rec < def) {
+      why = fmt::format("the search's best measured {:.0f} samples/s in the final, the default {:.0f}", rec, def);
+    } else if (def_meets && !rec_meets) {
+      why = "the search's best missed the stall target in the final, which the default met";
+    }
+    if (!why.empty()) {
+      Json searched = t.recommended;
+      t.recommended = t.default_config;
+      t.recommended["note"] = "the default is recommended: " + why;
+      t.recommended["searched_best"] = searched;
+      same_after_final = true;
+    }
+  }
   if (!t.recommended.is_null() && !t.default_config.is_null() && t.default_config["samples_per_s"].get<double>() > 0) {
     t.speedup_vs_default = t.recommended["samples_per_s"].get<double>() / t.default_config["samples_per_s"].get<double>();
-    t.recommended["workers_saved_vs_default"] = default_workers - sr.best->workers;
+    t.recommended["workers_saved_vs_default"] = same_after_final ? 0 : default_workers - sr.best->workers;
   }
   t.final_s = seconds_since(final_start);
   t.wall_s = seconds_since(started);
@@ -597,7 +636,8 @@ int tune_dataload(const DataloadTuneOptions& o) {
                        j["noise_pct"].get<double>());
   };
   fmt::print("{}\n{}\n", line("recommended", t.recommended), line("default", t.default_config));
-  if (!sr.best->meets_target || !t.recommended.value("meets_max_stall", false)) {
+  if (t.recommended.contains("note")) fmt::print("{}\n", t.recommended["note"].get<std::string>());
+  if (!t.recommended.value("meets_max_stall", false)) {
     fmt::print("no configuration kept the stall under {:.1f}% with at most {} workers: the lowest stall is recommended\n",
                o.max_stall * 100, max_workers);
   }

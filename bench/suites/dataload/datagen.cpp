@@ -139,8 +139,23 @@ GenerateReport generate_dataset(const GenerateOptions& o) {
   if (o.quality < 1 || o.quality > 100) throw UsageError(fmt::format("--quality {}: expected 1 to 100", o.quality));
   const auto start = std::chrono::steady_clock::now();
   std::error_code ec;
+  const bool dir_existed = fs::exists(o.dir, ec), images_existed = fs::exists(o.dir / "images", ec);
   fs::create_directories(o.dir / "images", ec);
   if (ec) throw UsageError(fmt::format("--out {}: {}", o.dir.string(), ec.message()));
+  // On a failure to write (a full disk), what this call wrote goes, and the error is the
+  // machine's (exit 1), not a usage error: no half dataset that the next run would use.
+  auto remove_written = [&](std::size_t images) {
+    std::error_code rm;
+    if (!dir_existed) {
+      fs::remove_all(o.dir, rm);
+      return;
+    }
+    for (std::size_t i = 0; i < images; ++i) fs::remove(o.dir / "images" / fmt::format("{:08d}.jpg", i), rm);
+    for (const char* f : {"images.shard", "images.idx", "tokens-u16.bin", "tokens-u32.bin", "manifest.json"}) {
+      fs::remove(o.dir / f, rm);
+    }
+    if (!images_existed) fs::remove(o.dir / "images", rm);
+  };
 
   const std::size_t n = static_cast<std::size_t>(o.count);
   std::vector<std::string> jpegs(n);
@@ -169,13 +184,20 @@ GenerateReport generate_dataset(const GenerateOptions& o) {
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
-  if (failed) throw UsageError(fmt::format("datagen into {}: {}", o.dir.string(), failure));
-
-  write_shard(o.dir / "images.shard", o.dir / "images.idx", dataset_id(o), jpegs);
-  if (o.tokens > 0) {
-    // GPT-2's vocabulary (50257 ids) fits uint16; Llama 3's (128256) needs uint32.
-    write_tokens(o.dir / "tokens-u16.bin", 2, 50257, o.tokens, o.seed);
-    write_tokens(o.dir / "tokens-u32.bin", 4, 128256, o.tokens, o.seed + 1);
+  if (failed) {
+    remove_written(n);
+    throw std::runtime_error(fmt::format("datagen into {}: {}; removed what it wrote", o.dir.string(), failure));
+  }
+  try {
+    write_shard(o.dir / "images.shard", o.dir / "images.idx", dataset_id(o), jpegs);
+    if (o.tokens > 0) {
+      // GPT-2's vocabulary (50257 ids) fits uint16; Llama 3's (128256) needs uint32.
+      write_tokens(o.dir / "tokens-u16.bin", 2, 50257, o.tokens, o.seed);
+      write_tokens(o.dir / "tokens-u32.bin", 4, 128256, o.tokens, o.seed + 1);
+    }
+  } catch (const std::exception& e) {
+    remove_written(n);
+    throw std::runtime_error(fmt::format("datagen into {}: {}; removed what it wrote", o.dir.string(), e.what()));
   }
 
   GenerateReport r;
@@ -202,8 +224,13 @@ GenerateReport generate_dataset(const GenerateOptions& o) {
         {"tokens", o.tokens}}},
       {"images", r.to_json()}};
   manifest["images"].erase("seconds");  // the manifest is part of the reproducible bytes
-  const std::string text = manifest.dump(2) + "\n";
-  write_file_atomic(o.dir / "manifest.json", text.data(), text.size());
+  const std::string text = manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  try {
+    write_file_atomic(o.dir / "manifest.json", text.data(), text.size());
+  } catch (const std::exception& e) {
+    remove_written(n);
+    throw std::runtime_error(fmt::format("datagen into {}: {}; removed what it wrote", o.dir.string(), e.what()));
+  }
   return r;
 }
 

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+#include <cerrno>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -53,14 +56,30 @@ std::string read_file(const fs::path& path) {
 }
 
 void write_file_atomic(const fs::path& path, const void* data, std::size_t size) {
+  // A failed write is the machine's (a full disk, a quota), not a usage error: runtime_error
+  // (exit 1), with the system's reason, and the temporary file removed.
   const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UsageError(fmt::format("cannot write {}", tmp.string()));
-    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-    if (!out) throw UsageError(fmt::format("cannot write {} (disk full?)", tmp.string()));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
+  const char* p = static_cast<const char*>(data);
+  std::size_t done = 0;
+  int err = 0;
+  while (done < size) {
+    const ssize_t n = ::write(fd, p + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : EIO;
+      break;
+    }
+    done += static_cast<std::size_t>(n);
   }
-  fs::rename(tmp, path);
+  if (::close(fd) != 0 && err == 0) err = errno;
+  std::error_code ec;
+  if (err == 0) fs::rename(tmp, path, ec);
+  if (err != 0 || ec) {
+    fs::remove(tmp, ec);
+    throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), err != 0 ? std::strerror(err) : ec.message()));
+  }
 }
 
 void write_shard(const fs::path& data, const fs::path& index, std::uint64_t dataset_id,
@@ -197,6 +216,13 @@ Dataset open_dataset(const fs::path& dir) {
     if ((ext == ".jpg" || ext == ".jpeg") && it->is_regular_file(ec)) d.files.push_back(it->path());
   }
   std::sort(d.files.begin(), d.files.end());
+  // A gpubench datagen folder writes manifest.json last: its shard or images/ without one is a
+  // generation that did not finish (interrupted, a full disk), which is used, but said.
+  if ((fs::exists(dir / "images.shard", ec) || fs::is_directory(dir / "images", ec)) && !fs::exists(dir / "manifest.json", ec)) {
+    d.warning = fmt::format("dataset {}: no manifest.json beside its images: a gpubench datagen that did not finish? "
+                            "(regenerate it with `gpubench datagen --out {}`)",
+                            dir.string(), dir.string());
+  }
   if (d.files.empty()) {
     throw UsageError(fmt::format("dataset {}: no .jpg or .jpeg file in it (make one with `gpubench datagen --out {}`)",
                                  dir.string(), dir.string()));

@@ -76,6 +76,7 @@ struct Dataset {
   fs::path shard_data, shard_index;
   bool has_shard = false;
   ShardIndex index;             // when has_shard
+  std::string warning;          // what is odd about the folder (an unfinished datagen), said once
 };
 
 // Opens DIR: UsageError naming the path when it is missing, not a folder, holds no JPEG file,
@@ -84,7 +85,8 @@ Dataset open_dataset(const fs::path& dir);
 
 // Reads a whole file into a string; throws std::runtime_error naming it on failure.
 std::string read_file(const fs::path& path);
-// Writes `bytes` to `path` through a temporary file and a rename.
+// Writes `bytes` to `path` through a temporary file and a rename; std::runtime_error with the
+// system's reason (the temporary file removed) when the disk refuses.
 void write_file_atomic(const fs::path& path, const void* data, std::size_t size);
 
 }  // namespace gpubench::suites::dataload

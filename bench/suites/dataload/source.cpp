@@ -12,6 +12,8 @@
 #include <mutex>
 
 #include "bench/core/errors.hpp"
+#include "bench/core/interrupt.hpp"
+#include "bench/core/paths.hpp"
 #include "bench/suites/dataload/datagen.hpp"
 #include "bench/suites/dataload/dataload.hpp"
 #include "bench/suites/dataload/pipeline.hpp"
@@ -25,6 +27,7 @@ struct TempDir {
   ~TempDir() {
     std::error_code ec;
     if (!path.empty()) fs::remove_all(path, ec);
+    if (!path.empty()) remove_interrupt_cleanup_folder(path.string());
   }
 };
 
@@ -35,8 +38,13 @@ Source load() {
   if (env != nullptr && *env != '\0') {
     s.dataset = open_dataset(env);
     s.origin = fmt::format("{}={}", kDatasetEnv, env);
+    if (!s.dataset.warning.empty()) fmt::print(stderr, "gpubench: warning: {}\n", s.dataset.warning);
   } else {
-    temp.path = fs::temp_directory_path() / fmt::format("gpubench-dataload-{}", ::getpid());
+    // The datasets of runs that were killed (SIGKILL, a lost node) go first; this one goes at
+    // the end, or with the interruption handler's cleanup on a signal.
+    remove_stale_leftovers(temp_folder(), "gpubench-dataload-");
+    temp.path = temp_folder() / fmt::format("gpubench-dataload-{}", ::getpid());
+    add_interrupt_cleanup_folder(temp.path.string());
     GenerateOptions o;
     o.dir = temp.path;
     o.count = kDefaultCount;

@@ -137,7 +137,7 @@ std::string TuningCache::dump() const {
   Json entries = Json::array();
   for (const TuningEntry& e : entries_) entries.push_back(to_json(e));
   Json j{{"format", kFormat}, {"version", kVersion}, {"entries", std::move(entries)}};
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 void TuningCache::save(const std::string& path) const {
