@@ -4,7 +4,9 @@
 
 #include <cstring>
 #include <exception>
+#include <cerrno>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "apps/gpubench/commands.hpp"
@@ -73,6 +75,12 @@ int dispatch(int argc, char** argv) {
     } catch (const gpubench::UsageError& e) {
       fmt::print(stderr, "gpubench {}: {}\n", command, e.what());
       return 2;
+    } catch (const std::system_error& e) {
+      // The reader of stdout went away (`gpubench list | head -1` with SIGPIPE ignored, so
+      // fmt::print throws EPIPE): a quiet end, 128 + SIGPIPE, as the default SIGPIPE gives.
+      if (e.code().value() == EPIPE) return 141;
+      fmt::print(stderr, "gpubench {}: error: {}\n", command, e.what());
+      return 1;
     } catch (const std::exception& e) {
       fmt::print(stderr, "gpubench {}: error: {}\n", command, e.what());
       return 1;

@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <iostream>
+#include <system_error>
 
 #include "bench/core/results.hpp"
 
@@ -45,8 +47,11 @@ void print_read_warnings(const char* command, const std::vector<reports::Results
 
 void write_output(const reports::OutputTarget& target, const std::string& text) {
   if (target.path.empty()) {
+    errno = 0;
     std::cout << text;
     std::cout.flush();
+    // The reader went away (SIGPIPE ignored): main ends quietly with 141, as a shell expects.
+    if (std::cout.fail() && errno == EPIPE) throw std::system_error(EPIPE, std::generic_category(), "standard output");
   } else {
     write_file_atomically(target.path, text);
   }

@@ -51,11 +51,16 @@ void guard_standard_streams() {
 }
 
 int finish_standard_streams(int code) {
+  errno = 0;
   std::cout.flush();
+  const int cout_errno = errno;
   errno = 0;
   const bool flushed = std::fflush(stdout) == 0;
-  const int out_errno = errno;
+  const int out_errno = errno != 0 ? errno : cout_errno;
   const bool out_failed = !flushed || std::ferror(stdout) != 0 || std::cout.fail();
+  // The reader went away (`gpubench report F | head -1` with SIGPIPE ignored by the parent, as
+  // Python's subprocess does): the quiet end a shell user expects, 128 + SIGPIPE, no error text.
+  if (out_failed && (out_errno == EPIPE || code == 141)) return code == 0 ? 141 : code;
   if (out_failed) {
     std::fprintf(stderr, "gpubench: error: writing to standard output failed%s%s; the output is incomplete\n",
                  out_errno != 0 ? ": " : "", out_errno != 0 ? std::strerror(out_errno) : "");

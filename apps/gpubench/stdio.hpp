@@ -10,7 +10,8 @@ namespace gpubench::app {
 void guard_standard_streams();
 
 // At the end of main: flushes stdout; when a write to stdout or stderr failed, says so (on
-// stderr, if it can) and turns an exit code of 0 into 1. Other codes are kept.
+// stderr, if it can) and turns an exit code of 0 into 1. Other codes are kept. A reader that went
+// away (EPIPE, with SIGPIPE ignored) is a quiet end: 141 (128 + SIGPIPE), no message.
 int finish_standard_streams(int code);
 
 }  // namespace gpubench::app

@@ -411,6 +411,24 @@ TEST_F(Robustness, AClosedPipeEndsTheRunLikeSigterm) {
   EXPECT_TRUE(valid_results(out));
 }
 
+// Issue 32 item 6: the other commands end quietly on a closed pipe too, whether SIGPIPE is the
+// default (killed by it: 141) or ignored by the parent, as Python's subprocess does (EPIPE: 141
+// too, no error text).
+TEST_F(Robustness, OtherCommandsEndQuietlyOnAClosedPipe) {
+  const fs::path r = small_results();
+  for (const char* trap : {"", "trap '' PIPE;"}) {
+    for (const std::string& cmd : {std::string("list --preset full"), fmt::format("report {} -f html", r.string()),
+                                   fmt::format("history {} -f html", r.string())}) {
+      // `sleep` first: the reader is gone before the first write.
+      const Output o = bash(fmt::format("{} \"$B\" {} 2>{}/err | sleep 0.01; echo ${{PIPESTATUS[0]}}", trap, cmd,
+                                        dir.string()));
+      const std::string err = slurp(dir / "err");
+      EXPECT_TRUE(o.out == "141\n" || o.out == "0\n") << trap << cmd << ": " << o.out;
+      EXPECT_EQ(err.find("error"), std::string::npos) << trap << cmd << ": " << err;
+    }
+  }
+}
+
 // ---- 11. --isolate has a default case timeout.
 
 TEST_F(Robustness, IsolateHasADefaultCaseTimeoutInItsHelp) {
