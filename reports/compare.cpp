@@ -27,8 +27,14 @@ const char* verdict_name(Verdict v) {
     case Verdict::noisy: return "noisy";
     case Verdict::missing: return "missing";
     case Verdict::added: return "new";
+    case Verdict::ambiguous: return "ambiguous";
   }
   return "?";
+}
+
+std::size_t Comparison::ambiguous() const {
+  return static_cast<std::size_t>(
+      std::count_if(cases.begin(), cases.end(), [](const auto& c) { return c.verdict == Verdict::ambiguous; }));
 }
 
 std::size_t Comparison::regressions() const {
@@ -54,7 +60,18 @@ struct Side {
   const ResultEntry* first = nullptr;
   std::string failed;  // reason when the case did not produce a value
   std::vector<std::string> suspect;  // plausibility reasons of its entries
+  std::vector<double> clocks_mhz;    // the clock each repetition recorded
+  double load_pct = 0;               // the most outside load any repetition ran with
+  std::string load_what;             // which: "other processes 23% of the CPUs" / "steal 12%"
 };
+
+// The clock an entry recorded: the GPU's mean SM clock over the timed batches (NVML, the
+// harness's metrics.sm_clock_mhz), else the CPU's effective clock (the host instrument).
+std::optional<double> recorded_clock(const ResultEntry& e) {
+  if (auto v = number_at(e.metrics, {"sm_clock_mhz"}); v && *v > 0) return v;
+  if (auto v = number_at(e.profile, {"host", "cpu_clock_mhz"}); v && *v > 0) return v;
+  return std::nullopt;
+}
 
 using SideMap = std::unordered_map<std::string, Side>;
 
@@ -85,6 +102,14 @@ SideMap collect(const ResultsFile& f, std::vector<std::string>& order, const pla
     if (p->metric != s.perf->metric) continue;
     s.values.push_back(p->value);
     s.noise.push_back(number_at(e.measurement, {"noise_pct"}).value_or(0) / 100);
+    if (auto mhz = recorded_clock(e)) s.clocks_mhz.push_back(*mhz);
+    for (const auto& [key, what] : {std::pair<const char*, const char*>{"other_cpu_pct", "other processes used {:.0f}% of the CPUs"},
+                                    {"steal_pct", "the hypervisor stole {:.0f}% of the CPU time"}}) {
+      if (auto v = number_at(e.profile, {"host", key}); v && *v > s.load_pct) {
+        s.load_pct = *v;
+        s.load_what = fmt::format(fmt::runtime(what), *v);
+      }
+    }
   }
   return out;
 }
@@ -191,6 +216,29 @@ Comparison compare_results(const ResultsFile& base, const ResultsFile& next, con
     } else {
       c.verdict = change > 0 ? Verdict::improved : Verdict::regressed;
     }
+    if (!sb.clocks_mhz.empty() && !sn.clocks_mhz.empty()) {
+      c.base_clock_mhz = median(sb.clocks_mhz);
+      c.new_clock_mhz = median(sn.clocks_mhz);
+    }
+    if (c.verdict == Verdict::improved || c.verdict == Verdict::regressed) {
+      // In cycle space (time x clock): a rate per clock. A lower clock that explains the change
+      // is a different machine state (power cap, thermal, another boost), not slower code.
+      if (c.base_clock_mhz && c.new_clock_mhz) {
+        const double clock_ratio = *c.new_clock_mhz / *c.base_clock_mhz;
+        const double per_cycle_change = c.ratio / clock_ratio - 1;
+        if (std::fabs(clock_ratio - 1) * 100 >= 1 && std::fabs(per_cycle_change) * 100 < opt.threshold_pct) {
+          c.verdict = Verdict::ambiguous;
+          c.detail = fmt::format("clock {:.0f} -> {:.0f} MHz: per clock the change is {:+.1f}% ({})", *c.base_clock_mhz,
+                                 *c.new_clock_mhz, per_cycle_change * 100, c.detail);
+        }
+      }
+      const Side& loaded = sb.load_pct >= sn.load_pct ? sb : sn;
+      if (c.verdict != Verdict::ambiguous && loaded.load_pct > opt.contended_pct) {
+        c.verdict = Verdict::ambiguous;
+        c.detail = fmt::format("load: in the {} run {} while it was timed (above {}%) ({})", &loaded == &sb ? "base" : "new",
+                               loaded.load_what, opt.contended_pct, c.detail);
+      }
+    }
     out.cases.push_back(std::move(c));
   }
   for (const auto& key : new_order) {
@@ -232,8 +280,11 @@ Document comparison_document(const Comparison& c, const ResultsFile& base, const
       "Per case the median of the headline metric over repetitions (higher is better) and the change of new over "
       "base. unchanged: |change| < {}%; improved/regressed: a larger change that is significant (Mann-Whitney U "
       "p < {} when both sides have enough repetitions, otherwise the noise ranges do not overlap); noisy: a larger "
-      "change that is not significant. Only regressions fail (exit code 1).",
-      opt.threshold_pct, opt.alpha));
+      "change that is not significant; ambiguous: an improvement or regression that a change of the recorded clock "
+      "explains (per clock the change is below {}%) or that ran while other processes loaded the machine (above "
+      "{}%). Only regressions fail (exit code 1){}.",
+      opt.threshold_pct, opt.alpha, opt.threshold_pct, opt.contended_pct,
+      opt.fail_on_ambiguous ? ", and ambiguous cases (--fail-on-ambiguous)" : ""));
   for (const auto& w : c.warnings) d.warning(w);
   const auto suspect_cases =
       std::count_if(c.cases.begin(), c.cases.end(), [](const CaseComparison& x) { return !x.suspect.empty(); });
@@ -245,13 +296,13 @@ Document comparison_document(const Comparison& c, const ResultsFile& base, const
   std::map<Verdict, std::size_t> counts;
   for (const auto& x : c.cases) ++counts[x.verdict];
   Table summary;
-  for (Verdict v : {Verdict::regressed, Verdict::improved, Verdict::noisy, Verdict::unchanged, Verdict::missing,
-                    Verdict::added}) {
+  for (Verdict v : {Verdict::regressed, Verdict::improved, Verdict::ambiguous, Verdict::noisy, Verdict::unchanged,
+                    Verdict::missing, Verdict::added}) {
     summary.add_column(verdict_name(v), true);
   }
   std::vector<std::string> row;
-  for (Verdict v : {Verdict::regressed, Verdict::improved, Verdict::noisy, Verdict::unchanged, Verdict::missing,
-                    Verdict::added}) {
+  for (Verdict v : {Verdict::regressed, Verdict::improved, Verdict::ambiguous, Verdict::noisy, Verdict::unchanged,
+                    Verdict::missing, Verdict::added}) {
     row.push_back(fmt::format("{}", counts[v]));
   }
   summary.rows.push_back(std::move(row));
@@ -284,6 +335,7 @@ Document comparison_document(const Comparison& c, const ResultsFile& base, const
   if (!bars.values.empty()) d.chart(std::move(bars));
   section("Regressions", {Verdict::regressed});
   section("Improvements", {Verdict::improved});
+  section("Ambiguous (a clock or load change explains it)", {Verdict::ambiguous});
   section("Noisy", {Verdict::noisy});
   section("Missing and new", {Verdict::missing, Verdict::added});
   section("Unchanged", {Verdict::unchanged});
@@ -303,8 +355,8 @@ Document comparison_document(const Comparison& c, const ResultsFile& base, const
 std::string comparison_junit(const Comparison& c, const CompareOptions& opt) {
   std::size_t failures = 0, skipped = 0;
   for (const auto& x : c.cases) {
-    failures += x.verdict == Verdict::regressed;
-    skipped += x.verdict == Verdict::missing;
+    failures += x.verdict == Verdict::regressed || (x.verdict == Verdict::ambiguous && opt.fail_on_ambiguous);
+    skipped += x.verdict == Verdict::missing || (x.verdict == Verdict::ambiguous && !opt.fail_on_ambiguous);
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"gpubench compare\" tests=\"{0}\" failures=\"{1}\" skipped=\"{2}\">\n"
@@ -321,7 +373,9 @@ std::string comparison_junit(const Comparison& c, const CompareOptions& opt) {
     if (!x.suspect.empty()) message += fmt::format(" [suspect: {}]", fmt::join(x.suspect, "; "));
     if (x.verdict == Verdict::regressed) {
       out += "<failure type=\"regression\" message=\"" + xml_escape(message) + "\"/>";
-    } else if (x.verdict == Verdict::missing) {
+    } else if (x.verdict == Verdict::ambiguous && opt.fail_on_ambiguous) {
+      out += "<failure type=\"ambiguous\" message=\"" + xml_escape(message) + "\"/>";
+    } else if (x.verdict == Verdict::missing || x.verdict == Verdict::ambiguous) {
       out += "<skipped message=\"" + xml_escape(message) + "\"/>";
     } else {
       out += "<system-out>" + xml_escape(message) + "</system-out>";
@@ -338,6 +392,7 @@ nlohmann::ordered_json comparison_json(const Comparison& c, const CompareOptions
   j["threshold_pct"] = opt.threshold_pct;
   j["alpha"] = opt.alpha;
   j["regressions"] = c.regressions();
+  j["ambiguous"] = c.ambiguous();
   j["warnings"] = c.warnings;
   ordered cases = ordered::array();
   for (const auto& x : c.cases) {
@@ -347,6 +402,8 @@ nlohmann::ordered_json comparison_json(const Comparison& c, const CompareOptions
     o["new"] = x.next;
     o["base_median"] = x.base_median > 0 ? ordered(x.base_median) : ordered(nullptr);
     o["new_median"] = x.new_median > 0 ? ordered(x.new_median) : ordered(nullptr);
+    if (x.base_clock_mhz) o["base_clock_mhz"] = *x.base_clock_mhz;
+    if (x.new_clock_mhz) o["new_clock_mhz"] = *x.new_clock_mhz;
     o["ratio"] = x.ratio > 0 ? ordered(x.ratio) : ordered(nullptr);
     o["test"] = x.test;
     o["p"] = x.test == "mann-whitney" ? ordered(x.p) : ordered(nullptr);

@@ -23,13 +23,19 @@ CompareOptions parse_compare_options(const std::vector<std::string>& args) {
   po::options_description desc(
       "Usage: gpubench compare [options] BASE.json NEW.json\n\nPer case (suite + axis values + device) the median of "
       "the headline metric over repetitions and its change; a Mann-Whitney U test when both sides have enough "
-      "repetitions, else a noise-overlap rule. Verdicts: improved, regressed, unchanged, noisy, missing, new.\n"
-      "Exit status: 0 nothing regressed, 1 something regressed, 2 usage or input error (speed-ups never fail).\n\n"
+      "repetitions, else a noise-overlap rule. Verdicts: improved, regressed, unchanged, noisy, missing, new, and "
+      "ambiguous: a change that the recorded clock explains (time x clock within the threshold) or that ran under "
+      "other processes' load.\n"
+      "Exit status: 0 nothing regressed, 1 something regressed (or was ambiguous, with --fail-on-ambiguous), 2 usage "
+      "or input error (speed-ups never fail).\n\n"
       "Options");
   desc.add_options()
       ("threshold", po::value(&o.threshold_pct)->default_value(o.threshold_pct), "smallest change in % that counts (0 to 1000)")
       ("alpha", po::value(&o.alpha)->default_value(o.alpha, "0.05"), "significance level of the tests")
       ("allow-different-devices", po::bool_switch(&o.allow_different_devices), "compare results from different GPU models")
+      ("fail-on-ambiguous", po::bool_switch(&o.fail_on_ambiguous), "an ambiguous case (clock or load) fails too")
+      ("contended", po::value(&o.contended_pct)->default_value(o.contended_pct),
+       "other processes' CPU use or steal time in % above which a side is contended (0 to 100)")
       ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension")
       ("output,o", po::value(&output), "the same as --out")
       ("format,f", po::value(&o.format)->default_value(o.format), "comma list of: md (markdown), html, json, junit")
@@ -46,6 +52,7 @@ CompareOptions parse_compare_options(const std::vector<std::string>& args) {
   }
   merge_output_alias(o.out, output);
   in_range(o.threshold_pct, "--threshold", 0, 1000, true);
+  in_range(o.contended_pct, "--contended", 0, 100, true);
   if (!(o.alpha > 0 && o.alpha < 1)) throw UsageError("--alpha: should be between 0 and 1");
   o.outputs = reports::resolve_outputs(o.format, o.out, {"md", "html", "json", "junit"});
   if (vm.count("junit") && o.junit.empty()) throw UsageError("--junit: empty path");
@@ -69,6 +76,8 @@ int cmd_compare(const std::vector<std::string>& args) {
   co.threshold_pct = o.threshold_pct;
   co.alpha = o.alpha;
   co.allow_different_devices = o.allow_different_devices;
+  co.fail_on_ambiguous = o.fail_on_ambiguous;
+  co.contended_pct = o.contended_pct;
   const reports::SpecSheet specs = reports::SpecSheet::builtin();
   co.datasheet = plausibility::memoized(
       [&specs](const std::string& name, const std::string& key) { return specs.peak(name, key); });
@@ -96,7 +105,11 @@ int cmd_compare(const std::vector<std::string>& args) {
   }
   const std::size_t regressions = c.regressions();
   if (regressions > 0) fmt::print(stderr, "gpubench compare: {} case(s) regressed\n", regressions);
-  return regressions > 0 ? 1 : 0;
+  if (const std::size_t ambiguous = c.ambiguous(); ambiguous > 0) {
+    fmt::print(stderr, "gpubench compare: {} case(s) ambiguous (a clock or load change explains the difference){}\n",
+               ambiguous, o.fail_on_ambiguous ? "; --fail-on-ambiguous counts them as failures" : "");
+  }
+  return c.failures(co) > 0 ? 1 : 0;
 }
 
 }  // namespace gpubench::app

@@ -116,7 +116,9 @@ struct CompareOptions {
   std::string base, next, out, format = "md", junit;
   std::vector<reports::OutputTarget> outputs;
   double threshold_pct = 5, alpha = 0.05;
+  double contended_pct = 10;       // --contended
   bool allow_different_devices = false;
+  bool fail_on_ambiguous = false;  // --fail-on-ambiguous
 };
 CompareOptions parse_compare_options(const std::vector<std::string>& args);  // cmd_compare.cpp
 

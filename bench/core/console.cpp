@@ -16,6 +16,10 @@
 namespace gpubench {
 namespace {
 
+// Other processes' CPU use or steal time, in % of the machine, above which a case is "contended"
+// (compare's --contended default: the same threshold).
+constexpr double kContendedPct = 10;
+
 constexpr const char* kGap = "  ";
 
 bool is_integer_text(const std::string& s) {
@@ -116,7 +120,7 @@ ConsoleRow console_row(const std::vector<nlohmann::ordered_json>& entries) {
   double rate = 0, time = 0, noise = -1;
   int rates = 0, times = 0;
   std::string unit;
-  bool noisy = false;
+  bool noisy = false, contended = false;
   for (const reports::ResultEntry& r : runs) {
     if (const auto p = reports::entry_perf(r); p && p->metric != "runs_per_s" && (unit.empty() || unit == p->unit)) {
       unit = p->unit;
@@ -131,6 +135,11 @@ ConsoleRow console_row(const std::vector<nlohmann::ordered_json>& entries) {
     }
     if (const auto n = reports::number_at(r.measurement, {"noise_pct"})) noise = std::max(noise, *n);
     noisy = noisy || reports::entry_noisy(r);
+    // Load that was not ours while it was timed (the host instrument): the figure may be low for
+    // a reason that is not the device's (compare then says `ambiguous: load`).
+    for (const char* key : {"other_cpu_pct", "steal_pct"}) {
+      if (const auto v = reports::number_at(r.profile, {"host", key}); v && *v > kContendedPct) contended = true;
+    }
   }
   if (runs.empty()) {  // aggregates only (--benchmark_display_aggregates_only): their mean time
     for (const reports::ResultEntry& r : aggregates) {
@@ -145,6 +154,7 @@ ConsoleRow console_row(const std::vector<nlohmann::ordered_json>& entries) {
   if (noise >= 0) row.noise = fmt::format("{:.1f}%", noise);
   row.status = "ok";
   if (noisy) row.status = "noisy";
+  if (contended) row.status = noisy ? "noisy, contended" : "contended";
   if (!suspect.empty()) {
     row.status = "suspect: ";
     for (std::size_t i = 0; i < suspect.size(); ++i) row.status += (i ? "; " : "") + suspect[i];

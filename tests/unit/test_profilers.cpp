@@ -569,6 +569,28 @@ TEST(Host, InstrumentReportsTheMeasurePhase) {
   EXPECT_DOUBLE_EQ(p["cpu_pct"].get<double>(), cpu_percent(p["cpu_user_s"], p["cpu_system_s"], p["wall_s"]));
   EXPECT_GT(p["rss_max_bytes"].get<double>(), 0);
   EXPECT_GE(p["samples"].get<int>(), 2);
+  // Issue 27: the outside load and the effective clock (or why there is none) are recorded.
+  EXPECT_GE(p["other_cpu_pct"].get<double>(), 0);
+  EXPECT_LE(p["other_cpu_pct"].get<double>(), 100);
+  EXPECT_GE(p["steal_pct"].get<double>(), 0);
+  EXPECT_TRUE(p.contains("cpu_clock_mhz") || p["cpu_clock"].get<std::string>().rfind("unavailable: ", 0) == 0) << p.dump();
+}
+
+// /proc/stat's "cpu" line: busy = user + nice + system + irq + softirq; steal apart; idle and
+// iowait are not busy. The outside load is the machine's busy time less ours, by hand: 2 CPUs,
+// 1 s, 100 ticks/s: busy 150 ticks = 1.5 CPU s, ours 0.5 s -> others 1.0 s of 2.0 = 50%;
+// steal 20 ticks = 0.2 s of 2.0 = 10%.
+TEST(Host, OutsideLoadFromProcStat) {
+  const auto t = parse_proc_stat_cpu("cpu  100 10 20 500 7 3 2 9 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->busy, 100u + 10 + 20 + 3 + 2);
+  EXPECT_EQ(t->steal, 9u);
+  EXPECT_FALSE(parse_proc_stat_cpu("cpu0 1 2 3\n").has_value());
+  const OutsideLoad l = outside_load({1000, 50}, {1150, 70}, 100, 0.5, 1.0, 2);
+  EXPECT_DOUBLE_EQ(l.other_cpu_pct, 50);
+  EXPECT_DOUBLE_EQ(l.steal_pct, 10);
+  // Ours more than the machine's busy time (tick rounding): 0, never negative.
+  EXPECT_DOUBLE_EQ(outside_load({1000, 50}, {1010, 50}, 100, 0.5, 1.0, 2).other_cpu_pct, 0);
 }
 
 }  // namespace
