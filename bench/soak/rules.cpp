@@ -27,6 +27,37 @@ void fail(Verdict& v, std::string device, std::string rule, double measured, dou
   v.failures.push_back({std::move(device), std::move(rule), measured, threshold, std::move(message)});
 }
 
+// Issue 27: a drop that coincides with load that was not the soak's (other processes, the
+// hypervisor's steal time) is named as such: "; it coincides with outside load: 35% of the
+// CPUs in the last window, 2% in the first". The mean over each window's samples of the device.
+std::string outside_load_note(const std::vector<Sample>& series, const Trend& tr, const Thresholds& t) {
+  constexpr double kContendedPct = 10;  // as run's console and compare --contended
+  std::vector<const Sample*> judged_samples;
+  for (const Sample& s : series) {
+    if (s.rate && s.device == tr.device && s.load == tr.load && s.phase == tr.phase && judged(s, t)) {
+      judged_samples.push_back(&s);
+    }
+  }
+  std::sort(judged_samples.begin(), judged_samples.end(), [](const Sample* a, const Sample* b) { return a->t_s < b->t_s; });
+  if (tr.window == 0 || judged_samples.size() < tr.window) return "";
+  auto mean_load = [&](std::size_t from) {
+    double sum = 0;
+    int n = 0;
+    for (std::size_t i = from; i < from + tr.window; ++i) {
+      const Sample& s = *judged_samples[i];
+      if (!s.other_cpu_pct && !s.steal_pct) continue;
+      sum += s.other_cpu_pct.value_or(0) + s.steal_pct.value_or(0);
+      ++n;
+    }
+    return n > 0 ? std::optional<double>(sum / n) : std::nullopt;
+  };
+  const std::optional<double> first = mean_load(0), last = mean_load(judged_samples.size() - tr.window);
+  if (!first || !last || !(*last > kContendedPct && *last > *first + 5)) return "";
+  return fmt::format("; it coincides with outside load (other processes and steal): {:.0f}% of the CPUs in the last "
+                     "window, {:.0f}% in the first",
+                     *last, *first);
+}
+
 void judge_drop(const std::vector<Sample>& series, const Thresholds& t, Verdict& v) {
   for (const Trend& tr : trends(series, t)) {
     if (tr.window == 0) {
@@ -37,9 +68,9 @@ void judge_drop(const std::vector<Sample>& series, const Thresholds& t, Verdict&
     if (tr.drop_pct >= t.max_drop_pct) {
       fail(v, tr.device, "drop", tr.drop_pct, t.max_drop_pct,
            fmt::format("{}: {}: throughput drop {:.2f} % >= --max-drop {} % ({:.4g} -> {:.4g} {}, first and last window "
-                       "of {} samples after {:g} s of warm-up)",
+                       "of {} samples after {:g} s of warm-up){}",
                        tr.device, where(tr.phase, tr.load), tr.drop_pct, t.max_drop_pct, tr.first, tr.last, tr.unit,
-                       tr.window, t.warmup_s));
+                       tr.window, t.warmup_s, outside_load_note(series, tr, t)));
     }
   }
 }

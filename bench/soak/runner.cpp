@@ -63,6 +63,14 @@ void set_unit(LoadInfo& info, const Metrics& m) {
 struct HostProbe {
   double last_cpu_s = cpu_seconds();
   Clock::time_point last = Clock::now();
+  std::optional<profilers::MachineCpuTicks> last_ticks = machine_ticks();
+
+  static std::optional<profilers::MachineCpuTicks> machine_ticks() {
+    std::ifstream in("/proc/stat");
+    std::string head;
+    std::getline(in, head);
+    return profilers::parse_proc_stat_cpu(head);
+  }
 
   static double cpu_seconds() {
     rusage u{};
@@ -74,6 +82,15 @@ struct HostProbe {
     const double cpu = cpu_seconds();
     const double wall = since(last);
     if (wall > 0) s.cpu_pct = profilers::cpu_percent(cpu - last_cpu_s, 0, wall);
+    const std::optional<profilers::MachineCpuTicks> ticks = machine_ticks();
+    if (ticks && last_ticks && wall > 0) {
+      const profilers::OutsideLoad l =
+          profilers::outside_load(*last_ticks, *ticks, static_cast<double>(::sysconf(_SC_CLK_TCK)), cpu - last_cpu_s, wall,
+                                  static_cast<int>(std::thread::hardware_concurrency()));
+      s.other_cpu_pct = l.other_cpu_pct;
+      s.steal_pct = l.steal_pct;
+    }
+    last_ticks = ticks;
     last_cpu_s = cpu;
     last = Clock::now();
     std::ifstream in("/proc/self/statm");

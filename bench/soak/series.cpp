@@ -54,6 +54,8 @@ nlohmann::ordered_json to_json(const Sample& s) {
   put(j, "cpu_pct", s.cpu_pct);
   put(j, "rss_bytes", s.rss_bytes);
   put(j, "load_avg_1m", s.load_avg_1m);
+  put(j, "other_cpu_pct", s.other_cpu_pct);
+  put(j, "steal_pct", s.steal_pct);
   return j;
 }
 
@@ -92,6 +94,8 @@ Sample sample_from_json(const nlohmann::ordered_json& j) {
   get(j, "cpu_pct", s.cpu_pct);
   get(j, "rss_bytes", s.rss_bytes);
   get(j, "load_avg_1m", s.load_avg_1m);
+  get(j, "other_cpu_pct", s.other_cpu_pct);
+  get(j, "steal_pct", s.steal_pct);
   return s;
 }
 

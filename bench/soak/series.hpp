@@ -41,6 +41,9 @@ struct Sample {
   // Host (the CPU device; also recorded beside GPUs): this process's CPU use in % of one core,
   // resident memory, and the 1-minute load average.
   std::optional<double> cpu_pct, rss_bytes, load_avg_1m;
+  // The load that was not this process's over the interval, in % of the machine's CPUs (other
+  // processes' CPU time; the hypervisor's steal time): a drop that coincides with it is named.
+  std::optional<double> other_cpu_pct, steal_pct;
 };
 
 nlohmann::ordered_json to_json(const Sample& s);

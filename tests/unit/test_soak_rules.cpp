@@ -265,6 +265,22 @@ TEST(SoakDurations, UnitsAndErrors) {
 namespace gpubench::soak {
 namespace {
 
+// Issue 27: a drop that coincides with load that was not the soak's is named as such.
+TEST(SoakRules, ADropThatCoincidesWithOutsideLoadIsNamed) {
+  std::vector<Sample> v = steady("cpu", 10, 1.0);
+  for (Sample& s : v) s.other_cpu_pct = 1, s.steal_pct = 0;
+  for (std::size_t i = 5; i < v.size(); ++i) v[i].rate = 0.7, v[i].other_cpu_pct = 40;
+  Thresholds t;
+  t.warmup_s = 0;
+  const Verdict verdict = judge(v, t);
+  ASSERT_NE(find(verdict, "drop"), nullptr);
+  EXPECT_TRUE(has(find(verdict, "drop")->message, "coincides with outside load")) << find(verdict, "drop")->message;
+  EXPECT_TRUE(has(find(verdict, "drop")->message, "40% of the CPUs in the last window, 1% in the first"));
+  // The same drop without outside load: no such note.
+  for (Sample& s : v) s.other_cpu_pct = 1;
+  EXPECT_FALSE(has(find(judge(v, t), "drop")->message, "outside load"));
+}
+
 // Issue 26: an interrupted soak's verdict says so, and never passes without a timed sample.
 TEST(SoakRules, AnInterruptedVerdictNeverPassesWithoutATimedSample) {
   std::vector<Sample> none = steady("cpu", 2, 1.0);
@@ -306,6 +322,7 @@ TEST(SoakSeries, TheFormatDocListsExactlyTheFieldsASampleWrites) {
   s.row_remap_failure = false;
   s.xids = {79};
   s.cpu_pct = s.rss_bytes = s.load_avg_1m = 1.0;
+  s.other_cpu_pct = s.steal_pct = 1.0;
   const nlohmann::ordered_json j = to_json(s);
   ASSERT_EQ(sample_from_json(j).busy_s, s.busy_s);  // round trip (the MPI hand-over uses it)
 
