@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "reports/cases.hpp"
+#include "reports/reference.hpp"
 #include "reports/soak.hpp"
 #include "reports/stats.hpp"
 
@@ -100,7 +101,7 @@ std::string openmetrics_escape(const std::string& value) {
   return out;
 }
 
-std::string to_openmetrics(const std::vector<ResultsFile>& files) {
+std::string to_openmetrics(const std::vector<ResultsFile>& files, const SpecSheet* specs) {
   // Two files of the same host and device would give identical series: tell them apart.
   std::map<std::pair<std::string, std::string>, std::set<std::size_t>> files_of;
   std::map<std::string, std::set<std::size_t>> files_of_host;
@@ -180,6 +181,16 @@ std::string to_openmetrics(const std::vector<ResultsFile>& files) {
       }
       if (!pct.empty()) {
         w.add("gpubench_pct_of_peak", "Headline rate as a percentage of the datasheet peak.", l, median(pct));
+      }
+      if (const GpuSpec* gpu = specs != nullptr && !e.device_name.empty() ? specs->find(e.device_name) : nullptr) {
+        if (const auto perf = median_perf(runs)) {
+          if (auto m = ReferenceTable::builtin().match(gpu->key, e, perf->metric, perf->value); m && m->differs.empty()) {
+            w.add("gpubench_pct_of_published",
+                  "Headline rate as a percentage of the published measured figure of the same measurement on the same "
+                  "GPU (data/reference.json).",
+                  l, m->pct);
+          }
+        }
       }
     }
   }

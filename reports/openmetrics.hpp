@@ -14,10 +14,13 @@
 #include <vector>
 
 #include "reports/results_reader.hpp"
+#include "reports/spec_sheet.hpp"
 
 namespace gpubench::reports {
 
-std::string to_openmetrics(const std::vector<ResultsFile>& files);
+// `specs`: where given, each case's headline is also held against the published figure of the
+// same measurement on its GPU (gpubench_pct_of_published; reference.hpp).
+std::string to_openmetrics(const std::vector<ResultsFile>& files, const SpecSheet* specs = nullptr);
 
 // A label value with OpenMetrics' escapes: backslash, double quote and newline.
 std::string openmetrics_escape(const std::string& value);

@@ -22,6 +22,7 @@
 #include "reports/escape.hpp"
 #include "reports/json_error.hpp"
 #include "reports/plausibility.hpp"
+#include "reports/reference.hpp"
 #include "reports/scaling_section.hpp"
 #include "reports/stats.hpp"
 #include "reports/tuning.hpp"
@@ -106,6 +107,7 @@ namespace {
 struct Cell {
   std::optional<Perf> perf;
   std::optional<double> ratio, pct_peak, pct_ceiling, power_w, per_w, per_dollar;
+  std::optional<ReferenceMatch> published;  // the published figure of the same measurement (reference.hpp)
   bool noisy = false, throttled = false;
   std::vector<std::string> suspect;  // reasons of any of the cell's entries (plausibility.hpp)
 };
@@ -240,6 +242,16 @@ struct Model {
                 cell.suspect.push_back(reason);
               }
             }
+          }
+        }
+        if (cell.perf && spec[c] != nullptr) {
+          cell.published = ReferenceTable::builtin().match(spec[c]->key, e, cell.perf->metric, cell.perf->value);
+          // More than 10% above what was published for the same measurement: as suspect as a
+          // figure above the datasheet (a timer or a FLOP count that is wrong), named with the row.
+          if (cell.published && cell.published->differs.empty() && cell.published->pct > 110) {
+            cell.suspect.push_back(fmt::format("{:.0f}% of the published {:g} {} ({}): more than 10% above it",
+                                               cell.published->pct, cell.published->row->value,
+                                               cell.published->row->unit, cell.published->row->short_source()));
           }
         }
         if (!powers.empty()) cell.power_w = median(powers);
@@ -393,12 +405,13 @@ void suite_section(Document& doc, const Model& m, const std::string& suite) {
   if (!split.fixed.empty()) doc.paragraph("Every case: " + fmt::format("{}", fmt::join(split.fixed, ", ")) + ".");
   const std::size_t ncol = m.j.columns.size();
   // Optional columns appear only where some case of this suite has the value.
-  std::vector<bool> any_peak(ncol), any_ceiling(ncol), any_w(ncol), any_dollar(ncol), present(ncol);
+  std::vector<bool> any_peak(ncol), any_published(ncol), any_ceiling(ncol), any_w(ncol), any_dollar(ncol), present(ncol);
   for (std::size_t i : cases) {
     for (std::size_t c = 0; c < ncol; ++c) {
       const Cell& x = m.cells[i][c];
       present[c] = present[c] || x.perf.has_value();
       any_peak[c] = any_peak[c] || x.pct_peak.has_value();
+      any_published[c] = any_published[c] || x.published.has_value();
       any_ceiling[c] = any_ceiling[c] || x.pct_ceiling.has_value();
       any_w[c] = any_w[c] || x.per_w.has_value();
       any_dollar[c] = any_dollar[c] || x.per_dollar.has_value();
@@ -413,6 +426,7 @@ void suite_section(Document& doc, const Model& m, const std::string& suite) {
     t.add_column(l, true);
     if (ncol > 1 && c != m.baseline) t.add_column("x base", true);
     if (any_peak[c]) t.add_column("% peak", true);
+    if (any_published[c]) t.add_column("% of published", true);
     if (any_ceiling[c]) t.add_column("% ceiling", true);
     if (any_w[c]) t.add_column("per W", true);
     if (any_dollar[c]) t.add_column("per USD/h", true);
@@ -435,6 +449,10 @@ void suite_section(Document& doc, const Model& m, const std::string& suite) {
       row.push_back(v);
       if (ncol > 1 && c != m.baseline) row.push_back(times(x.ratio));
       if (any_peak[c]) row.push_back(pct(x.pct_peak));
+      if (any_published[c]) {
+        row.push_back(x.published ? pct(x.published->pct) + (x.published->differs.empty() ? "" : " (" + x.published->differs + ")")
+                                  : std::string());
+      }
       if (any_ceiling[c]) row.push_back(pct(x.pct_ceiling));
       if (any_w[c]) row.push_back(opt_sig3(x.per_w));
       if (any_dollar[c]) row.push_back(opt_sig3(x.per_dollar));
@@ -842,6 +860,39 @@ void flagged_finding(Document& doc, const Model& m, bool& heading) {
   doc.table(std::move(t));
 }
 
+// Published figures (data/reference.json): a case more than 10% below the published
+// measurement of the same thing on the same GPU is worth a look (issue 27); one more than 10%
+// above it is suspect (Cell::suspect says so).
+void published_finding(Document& doc, const Model& m, bool& heading) {
+  std::vector<std::string> items;
+  for (std::size_t i = 0; i < m.j.cases.size(); ++i) {
+    for (std::size_t c = 0; c < m.j.columns.size(); ++c) {
+      const Cell& x = m.cells[i][c];
+      if (!x.published || !x.published->differs.empty() || !(x.published->pct < 90)) continue;
+      const ReferenceRow& r = *x.published->row;
+      // A maximum over shapes (MAMF) is the ceiling of every shape, but small shapes stay well
+      // below it by nature (tile and wave quantisation): a finding only from 4096^3 up, where
+      // cuBLASLt is within a few % of its large-shape rate on these GPUs (Azure's tables).
+      if (r.kind == "best_over_shapes") {
+        const ResultEntry& e = *m.j.cases[i].first;
+        const double mnk = number_at(e.axes, {"m"}).value_or(0) * number_at(e.axes, {"n"}).value_or(0) *
+                           number_at(e.axes, {"k"}).value_or(0);
+        if (mnk < 4096.0 * 4096.0 * 4096.0) continue;
+      }
+      items.push_back(fmt::format("{} {} on {}: {} {}, {:.0f}% of the published {:g} {} ({}; {}).", m.j.cases[i].suite,
+                                  axes_label(*m.j.cases[i].first), m.j.columns[c].label, sig3(x.perf->value),
+                                  x.perf->unit, x.published->pct, r.value, r.unit, r.short_source(), r.source_url));
+    }
+  }
+  if (items.empty()) return;
+  if (!heading) doc.heading("Findings"), heading = true;
+  doc.heading("Below the published figures", 3);
+  doc.paragraph("More than 10% below what was published for the same measurement on the same GPU (data/reference.json: "
+                "measured figures with their source, software stack and configuration, not datasheet claims). A "
+                "different software stack or configuration can explain part of it; a healthy GPU should come close.");
+  doc.list(std::move(items));
+}
+
 // ---------------------------------------------------------------- environment
 
 std::string devices_text(const json& ctx) {
@@ -958,7 +1009,8 @@ std::string build_csv(const Model& m) {
   std::vector<std::string> header{"run", "file", "host", "device", "device_name", "suite"};
   for (const auto& a : axes) header.push_back("axis." + a);
   for (const char* h : {"value", "metric", "unit", "ratio_to_baseline", "pct_of_peak", "pct_of_ceiling", "power_w",
-                        "per_watt", "per_usd_hour", "repetitions", "noisy", "throttled", "suspect"}) {
+                        "per_watt", "per_usd_hour", "repetitions", "noisy", "throttled", "suspect", "pct_of_published",
+                        "published_value", "published_source"}) {
     header.push_back(h);
   }
   for (const auto& k : metrics) header.push_back("metric." + k);
@@ -989,6 +1041,9 @@ std::string build_csv(const Model& m) {
       row.push_back(x.noisy ? "true" : "false");
       row.push_back(x.throttled ? "true" : "false");
       row.push_back(joined(x.suspect));
+      row.push_back(x.published ? num(x.published->pct) : "");
+      row.push_back(x.published ? num(x.published->row->value) : "");
+      row.push_back(x.published ? x.published->row->id : "");
       for (const auto& k : metrics) {
         auto it = e.metrics.find(k);
         row.push_back(it == e.metrics.end() ? std::string() : scalar_text(*it));
@@ -1056,6 +1111,14 @@ ordered build_summary(const Model& m) {
                         {"ratio", opt_num(x.ratio)}, {"pct_of_peak", opt_num(x.pct_peak)},
                         {"pct_of_ceiling", opt_num(x.pct_ceiling)}, {"per_watt", opt_num(x.per_w)},
                         {"per_usd_hour", opt_num(x.per_dollar)}, {"suspect", x.suspect}});
+      if (x.published) {
+        ordered& v = values.back();
+        v["pct_of_published"] = x.published->pct;
+        v["published"] = {{"id", x.published->row->id},     {"value", x.published->row->value},
+                          {"unit", x.published->row->unit}, {"source", x.published->row->source_url},
+                          {"stack", x.published->row->stack}, {"configuration", x.published->row->configuration}};
+        if (!x.published->differs.empty()) v["published"]["differs"] = x.published->differs;
+      }
     }
     c["runs"] = std::move(values);
     cases.push_back(std::move(c));
@@ -1094,6 +1157,7 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   scaling_finding(body, files, findings);
   suspect_finding(body, m, findings);
   flagged_finding(body, m, findings);
+  published_finding(body, m, findings);
   environment(body, m);
   problems(body, m);
 

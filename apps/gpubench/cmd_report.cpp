@@ -96,7 +96,7 @@ int cmd_report(const std::vector<std::string>& args) {
     if (t.format == "html") write_output(t, reports::to_html(report.doc));
     if (t.format == "csv") write_output(t, report.csv);
     if (t.format == "json") write_output(t, report.summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    if (t.format == "openmetrics") write_output(t, reports::to_openmetrics(loaded));
+    if (t.format == "openmetrics") write_output(t, reports::to_openmetrics(loaded, &specs));
   }
   return 0;
 }

@@ -1,0 +1,86 @@
+// data/reference.json (issue 27): every row's fields, and the matching of results to rows.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "bench/core/errors.hpp"
+#include "reports/reference.hpp"
+#include "reports/report.hpp"
+#include "reports/spec_sheet.hpp"
+
+namespace gpubench::reports {
+namespace {
+
+TEST(Reference, EveryRowIsCompleteAndNamesAKnownGpu) {
+  const ReferenceTable& t = ReferenceTable::builtin();
+  ASSERT_GE(t.rows().size(), 30u);
+  const SpecSheet sheet = SpecSheet::builtin();
+  std::set<std::string> keys, ids, gpus;
+  for (const GpuSpec& g : sheet.gpus()) keys.insert(g.key);
+  for (const ReferenceRow& r : t.rows()) {
+    EXPECT_TRUE(ids.insert(r.id).second) << "duplicate id " << r.id;
+    EXPECT_TRUE(keys.count(r.gpu)) << r.id << ": gpu '" << r.gpu << "' is not a key of data/gpus.json";
+    gpus.insert(r.gpu);
+    EXPECT_GT(r.value, 0) << r.id;
+    EXPECT_TRUE(r.suite == "gemm" || r.suite == "memory" || r.suite == "collectives") << r.id;
+    EXPECT_FALSE(r.axes.empty()) << r.id;
+    EXPECT_EQ(r.source_url.rfind("https://", 0), 0u) << r.id;
+    EXPECT_FALSE(r.stack.empty()) << r.id;
+    EXPECT_FALSE(r.configuration.empty()) << r.id;
+    EXPECT_FALSE(r.checked.empty()) << r.id;
+    // Measured figures, never datasheet claims: none equals its GPU's datasheet peak.
+    const GpuSpec* g = nullptr;
+    for (const GpuSpec& x : sheet.gpus()) {
+      if (x.key == r.gpu) g = &x;
+    }
+    ASSERT_NE(g, nullptr);
+    for (const auto& [key, peak] : g->peaks) EXPECT_NE(r.value, peak) << r.id << " equals the datasheet's " << key;
+  }
+  for (const char* gpu : {"h100-sxm", "h200-sxm", "b200", "a100-sxm-80gb"}) EXPECT_TRUE(gpus.count(gpu)) << gpu;
+}
+
+TEST(Reference, MalformedTablesAreRefusedNamingTheRow) {
+  EXPECT_THROW((void)ReferenceTable::from_json_text("{\"schema_version\": 1}", "t"), UsageError);
+  EXPECT_THROW((void)ReferenceTable::from_json_text(
+                   R"({"schema_version": 1, "rows": [{"id": "x", "gpu": "h100-sxm", "value": -1}]})", "t"),
+               UsageError);
+}
+
+ResultEntry entry(const std::string& suite, const nlohmann::json& axes, const nlohmann::json& collective = {}) {
+  ResultEntry e;
+  e.suite = suite;
+  e.axes = axes;
+  e.collective = collective.is_null() ? nlohmann::json::object() : collective;
+  e.status = "ok";
+  return e;
+}
+
+TEST(Reference, MatchesTheMostSpecificRowAndNamesADifferentSize) {
+  const ReferenceTable& t = ReferenceTable::builtin();
+  // fp8 cuBLASLt 8192^3 on an H100: the exact row (1290.1), not the MAMF one (1402.6).
+  auto m = t.match("h100-sxm", entry("gemm", {{"provider", "cublaslt"}, {"dtype", "fp8-e4m3"}, {"layout", "tn"},
+                                              {"m", 8192}, {"n", 8192}, {"k", 8192}}),
+                   "tflops", 1161.09);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->row->id, "h100-sxm/cublaslt-fp8-8192");
+  EXPECT_NEAR(m->pct, 90.0, 0.01);
+  // bf16 at a shape no row names: the MAMF row, the ceiling of every shape.
+  m = t.match("h100-sxm", entry("gemm", {{"provider", "cublaslt"}, {"dtype", "bf16"}, {"m", 8192}, {"n", 8192}, {"k", 8192}}),
+              "tflops", 700);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->row->id, "h100-sxm/mamf-bf16");
+  EXPECT_NEAR(m->pct, 88.1, 0.05);
+  // all_reduce at 1 GiB on 8 ranks: the 8 GiB row, with the difference named; on 4 ranks, none.
+  m = t.match("h200-sxm", entry("collectives", {{"op", "all_reduce"}, {"size", 1073741824}}, {{"ranks", 8}}), "busbw_gbps",
+              400);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->differs, "size 1 GiB, the published figure's 8 GiB");
+  EXPECT_FALSE(t.match("h200-sxm", entry("collectives", {{"op", "all_reduce"}, {"size", 8589934592}}, {{"ranks", 4}}),
+                       "busbw_gbps", 400));
+  // Another GPU, another metric, another suite: no row.
+  EXPECT_FALSE(t.match("l4", entry("memory", {{"test", "triad"}}), "gbps", 250));
+  EXPECT_FALSE(t.match("h100-sxm", entry("memory", {{"test", "triad"}}), "tflops", 1));
+}
+
+}  // namespace
+}  // namespace gpubench::reports
