@@ -893,6 +893,44 @@ void published_finding(Document& doc, const Model& m, bool& heading) {
   doc.list(std::move(items));
 }
 
+// Files of `gpubench tune gemm --mamf`: the maximum achievable matmul per device and dtype, beside
+// the datasheet peak and the published MAMF (issue 27).
+void mamf_section(Document& doc, const std::vector<ResultsFile>& files, const SpecSheet& specs) {
+  Table t;
+  for (const char* c : {"device", "dtype", "MAMF", "shape", "clock", "datasheet peak", "% of datasheet", "published MAMF",
+                        "% of published", "file"}) {
+    t.add_column(c, std::string(c).find('%') != std::string::npos || std::string(c) == "MAMF");
+  }
+  for (const ResultsFile& f : files) {
+    const json& m = f.mamf;
+    if (!m.is_object() || !m.contains("tflops")) continue;
+    const std::string name = string_at(m, {"device_name"}), dtype = string_at(m, {"dtype"});
+    std::string peak;
+    if (const GpuSpec* g = specs.find(name)) {
+      for (const auto& [key, v] : g->peaks) {
+        if (key.rfind(dtype.substr(0, dtype.find('-')), 0) == 0) peak = fmt::format("{} TFLOP/s ({})", sig3(v), key);
+      }
+    }
+    std::string clock = "-";
+    if (auto c = number_at(m, {"sm_clock_mhz"})) clock = fmt::format("{:.0f} MHz SM", *c);
+    else if (auto c2 = number_at(m, {"cpu_clock_mhz"})) clock = fmt::format("{:.0f} MHz", *c2);
+    const json* shape = json_at(m, {"shape"});
+    t.rows.push_back({name, dtype, sig3(number_at(m, {"tflops"}).value_or(0)) + " TFLOP/s",
+                      shape ? fmt::format("{}x{}x{}", scalar_text((*shape)["m"]), scalar_text((*shape)["n"]), scalar_text((*shape)["k"]))
+                            : std::string(),
+                      clock, peak, pct(number_at(m, {"pct_of_datasheet"})),
+                      m.contains("published") ? fmt::format("{} TFLOP/s", sig3(number_at(m, {"published", "value"}).value_or(0)))
+                                              : std::string(),
+                      pct(number_at(m, {"pct_of_published"})), f.path.filename().string()});
+  }
+  if (t.rows.empty()) return;
+  doc.heading("Achievable matmul (MAMF)");
+  doc.paragraph("The best GEMM rate over a sweep of shapes (`gpubench tune gemm --mamf`, as ml-engineering's "
+                "mamf-finder), beside the datasheet peak (a claim) and the published MAMF of the same GPU "
+                "(data/reference.json). A healthy GPU reaches about its published MAMF; the datasheet peak, nobody.");
+  doc.table(std::move(t));
+}
+
 // ---------------------------------------------------------------- environment
 
 std::string devices_text(const json& ctx) {
@@ -1141,6 +1179,7 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
     return r;
   }
   tuning_section(body, files);  // reports/tuning.cpp: files written by `gpubench tune train|dataload`
+  mamf_section(body, files, specs);
   scorecard(body, m);
   for (const auto& s : m.j.suites) suite_section(body, m, s);
   train_section(body, m);

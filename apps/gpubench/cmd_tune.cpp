@@ -29,7 +29,8 @@ the reference and written to the tuning cache (created, or updated in place). `g
 tuning report: per shape, the default's time, the best time, the gain and the algorithm.
 Exit status: 0 when every shape was tuned or skipped, 1 when one failed or there is no CUDA
 device, 2 on bad usage. `gpubench tune train --help`: the search over a training setup's knobs;
-`gpubench tune dataload --help`: the fewest loader workers keeping the data stall low.
+`gpubench tune dataload --help`: the fewest loader workers keeping the data stall low;
+`gpubench tune gemm --mamf --help`: the maximum achievable matmul FLOP/s over a sweep of shapes.
 
 Options)";
 
@@ -129,6 +130,9 @@ int dry_run(const TuneOptions& o) {
 int cmd_tune(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "train") return cmd_tune_train({args.begin() + 1, args.end()});
   if (!args.empty() && args.front() == "dataload") return cmd_tune_dataload({args.begin() + 1, args.end()});
+  if (!args.empty() && args.front() == "gemm" && std::find(args.begin(), args.end(), "--mamf") != args.end()) {
+    return cmd_tune_mamf(args);
+  }
   const TuneOptions o = parse_tune_options(args);
   if (o.help) return print_help(o.help_text);
   if (o.dry_run) return dry_run(o);

@@ -1,5 +1,8 @@
 // Issue 27 items 1-2, end to end: every row of data/reference.json names a case gpubench can
 // plan on that GPU (`run --dry-run --assume`), and `report` holds results against the rows.
+#include <algorithm>
+#include <chrono>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.hpp"
@@ -54,6 +57,49 @@ TEST_F(ReferenceCli, AReportShowsPercentOfPublishedAndNamesTheSource) {
   // OpenMetrics carries it too.
   const Output om = gpubench(fmt::format("report {} -f openmetrics", f.string()));
   EXPECT_NE(om.out.find("gpubench_pct_of_published{"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpubench::e2e
+
+namespace gpubench::e2e {
+namespace {
+
+// The MAMF search on the CPU (issue 27 item 3): the CLI contract's fields, on a small range
+// and budget (the contract's own 30 s budget runs in 19 s here; CI keeps this one short).
+TEST_F(ReferenceCli, TuneGemmMamfOnTheCpuFindsAShapeWithinItsBudget) {
+  const fs::path out = dir / "M.json";
+  const auto t0 = std::chrono::steady_clock::now();
+  const Output o = gpubench(fmt::format("tune gemm --mamf --device cpu -a dtype=fp32 --budget 6 --mamf-m 256:1024:256 -q "
+                                        "--out {}",
+                                        out.string()));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_LT(wall, 6 + 5) << "the budget, plus starting and the FMA ceiling";
+  const auto doc = nlohmann::json::parse(slurp(out));
+  const auto& m = doc["gpubench"]["mamf"];
+  EXPECT_GT(m["tflops"].get<double>(), 0);
+  for (const char* k : {"m", "n", "k"}) EXPECT_EQ(m["shape"][k].get<long>() % 256, 0) << m.dump();
+  // The CPU has no datasheet entry: the reason is said instead.
+  EXPECT_TRUE(m.contains("pct_of_datasheet") || m.contains("pct_of_datasheet_reason")) << m.dump();
+  EXPECT_GT(m["pct_of_fma_ceiling"].get<double>(), 0);
+  EXPECT_GE(m["search"]["measured"].get<int>(), 1);
+  // Every measurement is an entry of the gemm suite, verified, in the results file.
+  int measured = 0;
+  for (const auto& e : doc["benchmarks"]) {
+    if (e["gpubench"]["suite"] == "gemm") {
+      ++measured;
+      EXPECT_EQ(e["gpubench"]["verification"]["passed"], true);
+    }
+  }
+  EXPECT_EQ(measured, m["search"]["measured"].get<int>() + m["search"]["finalists"].get<int>());
+  // Bad ranges and budgets are one line, exit 2.
+  for (const char* bad : {"--mamf-m 0", "--mamf-m 100:50:10", "--budget 1", "--mamf-m 100 --mamf-n 100 --mamf-k 100",
+                          "-a dtype=bogus"}) {
+    const Output b = gpubench(fmt::format("tune gemm --mamf --device cpu {} --out {}", bad, (dir / "B.json").string()));
+    EXPECT_EQ(b.code, 2) << bad << ": " << b.err;
+    EXPECT_EQ(std::count(b.err.begin(), b.err.end(), '\n'), 1) << bad << ": " << b.err;
+  }
 }
 
 }  // namespace
