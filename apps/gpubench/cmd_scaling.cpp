@@ -38,15 +38,7 @@ std::vector<reports::scaling::Dp> parse_modes(const std::string& text) {
   return out;
 }
 
-struct ScalingCli {
-  bool help = false;
-  std::string help_text;
-  std::vector<std::string> files;
-  std::string out, format = "md", prices_file;
-  std::vector<std::string> price_assignments;
-  std::vector<reports::OutputTarget> outputs;
-  reports::scaling::ScalingOptions model;
-};
+}  // namespace
 
 ScalingCli parse_scaling_options(const std::vector<std::string>& args) {
   ScalingCli o;
@@ -114,8 +106,6 @@ ScalingCli parse_scaling_options(const std::vector<std::string>& args) {
   if (o.files.empty()) throw UsageError("scaling: no results file given (usage: gpubench scaling RESULTS.json...)");
   return o;
 }
-
-}  // namespace
 
 int cmd_scaling(const std::vector<std::string>& args) {
   ScalingCli o = parse_scaling_options(args);

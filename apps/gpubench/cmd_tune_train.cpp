@@ -30,102 +30,6 @@
 namespace gpubench::app {
 namespace {
 
-constexpr const char* kTuneTrainUsage = R"(Usage: gpubench tune train --model M [options]
-
-Searches precision (GPU: fp32, tf32, fp16-amp, bf16-amp; CPU: fp32) x micro-batch x gradient
-accumulation (micro-batch x accumulation x ranks = the global batch) x activation recompute
-(transformers) for one model of the train suite on one device (per rank), within --budget seconds:
-successive halving, short measurements first and longer ones for the best third, every
-configuration verified before it is timed. Then the recommended and the default configuration
-are measured again (after the budget) and compared: speed-up, throughput, noise, memory, MFU.
-Writes a results file (every configuration tried is an entry) with gpubench.tuning; `gpubench
-report` renders it. Exit status: 0 when a configuration was recommended, 1 when none could be,
-2 on bad usage.
-
-Under mpirun/srun (one rank per device) every configuration is the data-parallel step (dp=ddp;
---dp ddp,zero1 also tries ZeRO-1) and the search also tries the gradient bucket cap (bucket_mb: 1, 5, 25, 100 MiB, those that
-give this model different buckets); micro-batch x accumulation x ranks = the global batch. Every
-rank takes the same decisions (rank 0's clock and measurements), rank 0 writes the results file
-and prints; the recommended command starts with the launcher (mpirun -np N gpubench run ...).
-
-Options)";
-
-constexpr double kMaxBudgetS = 86400;
-
-struct TuneTrainOptions {
-  bool help = false;
-  std::string help_text;
-  std::string device, model, out, budget_text = "60";
-  std::vector<std::string> axes;
-  std::vector<std::string> dp_modes = {"ddp"};
-  bool dp_given = false;
-  std::optional<std::int64_t> global_batch;
-  double budget_s = 60;
-  double rank_timeout_s = 300;
-  std::uint64_t seed = 1;
-  bool quiet = false;
-};
-
-TuneTrainOptions parse(const std::vector<std::string>& args) {
-  TuneTrainOptions o;
-  std::int64_t global_batch = 0;
-  po::options_description desc(kTuneTrainUsage);
-  desc.add_options()
-      ("device,d", po::value(&o.device), "cpu, cuda or cuda:N (default: a GPU when one is here, else cpu; cuda: cuda:0, or under mpirun/srun each rank its "
-                                         "local GPU)")
-      ("model", po::value(&o.model), "mlp, transformer (the quick preset's dimensions) or a named train preset: "
-                                      "gpt2-124m, gpt2-350m, gpt-1.3b, llama7b-block")
-      ("axis,a", po::value(&o.axes)->composing(),
-       "NAME=VALUE for a model-shape axis (layers, hidden, heads, ffn_mult, seq, vocab); repeatable")
-      ("global-batch", po::value(&global_batch),
-       "sequences (mlp: samples) per optimizer step over all ranks (default: the preset's micro-batch x accumulation "
-       "x ranks)")
-      ("dp", po::value<std::string>()->default_value("ddp"),
-       "under mpirun/srun: the data-parallel modes searched, a comma list of ddp, zero1 (the default configuration "
-       "uses the first)")
-      ("budget", po::value(&o.budget_text)->default_value(o.budget_text),
-       "seconds the search may take (above 0, at most 86400); the final confirmation comes after it")
-      ("seed", po::value(&o.seed)->default_value(o.seed), "orders candidates of equal prior; same seed, same order")
-      ("out,o", po::value(&o.out), "results file (default results/<host>-<UTC time>.json; under mpirun/srun rank 0's)")
-      ("rank-timeout", po::value(&o.rank_timeout_s)->default_value(o.rank_timeout_s),
-       "under mpirun/srun: seconds a rank may take to join or to reach each step the ranks take together before "
-       "the run ends naming it (above 0, at most 86400)")
-      ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr")
-      ("help,h", "show this help");
-  po::variables_map vm = parse_or_throw(args, desc);
-  if (vm.count("help")) {
-    o.help = true;
-    o.help_text = help_text(desc);
-    return o;
-  }
-  // The budget is read here so that every malformed one gets the same line.
-  o.budget_s = parse_real(o.budget_text, "--budget", fmt::format("seconds (a number above 0, at most {})", kMaxBudgetS));
-  in_range(o.budget_s, "--budget", 0, kMaxBudgetS);
-  in_range(o.rank_timeout_s, "--rank-timeout", 0, kMaxBudgetS);
-  if (o.model.empty()) throw UsageError("tune train: --model is required (mlp, transformer, gpt2-124m, ...)");
-  o.dp_given = !vm["dp"].defaulted();
-  o.dp_modes.clear();
-  const std::string dp = vm["dp"].as<std::string>();
-  for (const std::string& mode : split_list(dp, "--dp")) {
-    if (mode != "ddp" && mode != "zero1") throw UsageError(fmt::format("--dp '{}': expected a comma list of ddp, zero1", dp));
-    if (std::find(o.dp_modes.begin(), o.dp_modes.end(), mode) != o.dp_modes.end()) {
-      throw UsageError(fmt::format("--dp '{}': {} twice", dp, mode));
-    }
-    o.dp_modes.push_back(mode);
-  }
-  if (vm.count("global-batch")) {
-    if (global_batch < 1) throw UsageError(fmt::format("--global-batch {}: expected at least 1", global_batch));
-    o.global_batch = global_batch;
-  }
-  if (!o.device.empty() && o.device != "cpu" && o.device != "cuda" && o.device.rfind("cuda:", 0) != 0) {
-    throw UsageError(fmt::format("--device '{}': tune train tunes one device: cpu or cuda:N", o.device));
-  }
-  if (vm.count("out")) {
-    if (o.out.empty()) throw UsageError("--out: empty path");
-    validate_output_file(o.out, "--out");
-  }
-  return o;
-}
 
 std::string format_rate(const nlohmann::ordered_json& c, const std::string& objective) {
   if (!c.is_object() || !c.contains(objective)) return "not measured";
@@ -166,7 +70,7 @@ int cmd_tune_train(const std::vector<std::string>& args) {
   TuneTrainOptions o;
   mpi::Session* team = nullptr;
   try {
-    o = parse(args);
+    o = parse_tune_train_options(args);
     if (o.help) return quiet_rank ? 0 : print_help(o.help_text);
     if (!launch && o.dp_given) {
       throw UsageError("--dp: a data-parallel mode needs several ranks: start tune train under mpirun or srun");

@@ -1,5 +1,6 @@
 #pragma once
 // Options shared by `run` and `list`: which suites, preset, axis values and devices.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "bench/core/plan.hpp"
 #include "profilers/profile.hpp"
 #include "reports/outputs.hpp"
+#include "reports/scaling.hpp"
 #include "reports/spec_sheet.hpp"
 
 namespace gpubench::app {
@@ -121,6 +123,34 @@ struct CompareOptions {
   bool fail_on_ambiguous = false;  // --fail-on-ambiguous
 };
 CompareOptions parse_compare_options(const std::vector<std::string>& args);  // cmd_compare.cpp
+
+// `gpubench tune train` (parse_tune_train.cpp).
+struct TuneTrainOptions {
+  bool help = false;
+  std::string help_text;
+  std::string device, model, out, budget_text = "60";
+  std::vector<std::string> axes;
+  std::vector<std::string> dp_modes = {"ddp"};
+  bool dp_given = false;
+  std::optional<std::int64_t> global_batch;
+  double budget_s = 60;
+  double rank_timeout_s = 300;
+  std::uint64_t seed = 1;
+  bool quiet = false;
+};
+TuneTrainOptions parse_tune_train_options(const std::vector<std::string>& args);
+
+// `gpubench scaling` (cmd_scaling.cpp).
+struct ScalingCli {
+  bool help = false;
+  std::string help_text;
+  std::vector<std::string> files;
+  std::string out, format = "md", prices_file;
+  std::vector<std::string> price_assignments;
+  std::vector<reports::OutputTarget> outputs;
+  reports::scaling::ScalingOptions model;
+};
+ScalingCli parse_scaling_options(const std::vector<std::string>& args);
 
 struct HistoryOptions {
   bool help = false;

@@ -115,13 +115,21 @@ TEST_F(PlausibilityCli, TheDatasheetRuleScalesToTheDevicesMaximumClock) {
       const Json& a = c["axes"];
       if (c["suite"] != "gemm" || a["m"] != 8192 || a["dtype"] != "bf16" || a["provider"] != "cublaslt") continue;
       ++found;
-      const Json& suspect = c["runs"][0]["suspect"];
+      // The datasheet rule's reasons only: both figures are also far above the published H100
+      // MAMF (data/reference.json), which is a rule of its own (issue 27).
+      Json suspect = Json::array();
+      for (const Json& why : c["runs"][0]["suspect"]) {
+        if (contains(why.get<std::string>(), "datasheet")) suspect.push_back(why);
+      }
       if (tflops < 1100) {
         EXPECT_TRUE(suspect.empty()) << suspect.dump();
       } else {
         ASSERT_EQ(suspect.size(), 1u) << suspect.dump();
         EXPECT_TRUE(contains(suspect[0].get<std::string>(), "at the device's maximum clock")) << suspect.dump();
       }
+      bool published = false;
+      for (const Json& why : c["runs"][0]["suspect"]) published = published || contains(why.get<std::string>(), "of the published");
+      EXPECT_TRUE(published) << c["runs"][0]["suspect"].dump();
     }
     EXPECT_EQ(found, 1);
   }

@@ -1,7 +1,7 @@
 // libFuzzer target: command-line parsing of `gpubench run`, `list`, `report`, `compare`, `history`.
 //
 // Input: an argument vector, arguments separated by NUL bytes; the first is the command
-// (run, list, report, compare, history or numbers; anything else is ignored), the rest its arguments, as main() passes
+// (run, list, report, compare, history, scaling, tune-train or numbers; anything else is ignored), the rest its arguments, as main() passes
 // them. The target takes the commands' real path up to the point where they would touch the
 // machine: parse_run_options / parse_list_options / parse_report_options (Boost.Program_options,
 // the numeric checks, parse_benchmark_flags with benchmark::Initialize), then for run and list
@@ -155,7 +155,25 @@ void fuzz_history(const std::vector<std::string>& args) {
   require(o.permutations >= 100 && o.permutations <= 100000, "history's permutations are in range");
 }
 
-}  // namespace
+// Issue 32 item 3: the newer commands' parsers too.
+void fuzz_scaling(const std::vector<std::string>& args) {
+  const app::ScalingCli o = app::parse_scaling_options(args);
+  if (o.help) return;
+  require(!o.files.empty(), "scaling has an input");
+  require(!o.model.gpus.empty(), "scaling projects to at least one GPU count");
+  for (int g : o.model.gpus) require(g >= 1 && g <= (1 << 24), "scaling's GPU counts are in range");
+}
+
+void fuzz_tune_train(const std::vector<std::string>& args) {
+  const app::TuneTrainOptions o = app::parse_tune_train_options(args);
+  if (o.help) return;
+  require(!o.model.empty(), "tune train has a model");
+  require(o.budget_s > 0 && o.budget_s <= 86400, "tune train's budget is in range");
+  require(!o.dp_modes.empty(), "tune train has a data-parallel mode");
+  require(!o.global_batch || *o.global_batch >= 1, "tune train's global batch is at least 1");
+}
+
+namespace {
 
 // The command line's one number and list syntax (bench/core/numbers.hpp, issue 26): what it
 // accepts is finite, made of the syntax's characters only, and a list is its items joined back.
@@ -182,6 +200,8 @@ void fuzz_numbers(const std::vector<std::string>& args) {
   }
 }
 
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::string> args(1);
   for (std::size_t i = 0; i < size; ++i) {
@@ -206,6 +226,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       fuzz_history(args);
     } else if (command == "numbers") {
       fuzz_numbers(args);
+    } else if (command == "scaling") {
+      fuzz_scaling(args);
+    } else if (command == "tune-train") {
+      fuzz_tune_train(args);
     }
   } catch (const UsageError&) {
   }
