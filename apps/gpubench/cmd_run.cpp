@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "apps/gpubench/commands.hpp"
+#include "apps/gpubench/console.hpp"
 #include "apps/gpubench/dry_run.hpp"
 #include "apps/gpubench/options.hpp"
 #include "apps/gpubench/ranks.hpp"
@@ -276,6 +277,7 @@ int cmd_run(const std::vector<std::string>& all_args) {
   const std::string &out = o.out, &spec_sheet = o.spec_sheet;
 
   HarnessOptions h;
+  h.observer = console_observer();  // the tables and the progress line (apps/gpubench/console.hpp)
   h.benchmark = o.benchmark;
   h.measure = m;
   h.quiet = o.quiet;

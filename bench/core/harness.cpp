@@ -17,7 +17,6 @@
 #include "nvml.hpp"
 #include "paths.hpp"
 #include "phase.hpp"
-#include "console.hpp"
 #include "resources.hpp"
 
 namespace gpubench {
@@ -68,7 +67,7 @@ void fail(benchmark::State& st, CaseSlot& slot, std::string status, std::string 
 
 void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt);
 
-void run_case(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt, Console& console) {
+void run_case(benchmark::State& st, CaseSlot& slot, const HarnessOptions& opt, RunObserver& console) {
   console.started(slot.index);
   slot.repetitions.emplace_back();
   const CaseInfo info{slot.planned->name(), slot.planned->suite->name(), &slot.planned->device};
@@ -385,7 +384,7 @@ nlohmann::ordered_json run_json(const benchmark::BenchmarkReporter::Run& run) {
 class ResultsReporter final : public benchmark::BenchmarkReporter {
  public:
   ResultsReporter(benchmark::BenchmarkReporter& display, ResultsFile& results, std::map<std::string, CaseSlot*> slots,
-                  const HarnessOptions& opt, Console& console, RunSummary& summary)
+                  const HarnessOptions& opt, RunObserver& console, RunSummary& summary)
       : display_(display), recorder_(results), slots_(std::move(slots)), opt_(opt), console_(console), summary_(summary) {}
 
   bool ReportContext(const Context& context) override {
@@ -473,7 +472,7 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
   Recorder recorder_;
   std::map<std::string, CaseSlot*> slots_;
   const HarnessOptions& opt_;
-  Console& console_;
+  RunObserver& console_;
   RunSummary& summary_;
 };
 
@@ -529,12 +528,24 @@ std::unique_ptr<benchmark::BenchmarkReporter> make_display(const std::string& fo
 
 }  // namespace
 
-ConsoleOptions console_options(const HarnessOptions& opt, bool leader) {
-  ConsoleOptions c;
-  c.quiet = opt.quiet || !leader;
-  c.tables = opt.benchmark.format == "table";
-  c.live = ::isatty(STDERR_FILENO) != 0;
-  return c;
+namespace {
+
+class NoObserver final : public RunObserver {
+ public:
+  void started(std::size_t) override {}
+  void finished(std::size_t, const std::vector<nlohmann::ordered_json>&) override {}
+  void done() override {}
+};
+
+}  // namespace
+
+std::unique_ptr<RunObserver> make_observer(const std::vector<PlannedCase>& plan, const HarnessOptions& opt, bool leader) {
+  if (!opt.observer) return std::make_unique<NoObserver>();
+  ObservedRun run;
+  run.quiet = opt.quiet || !leader;
+  run.tables = opt.benchmark.format == "table";
+  std::unique_ptr<RunObserver> o = opt.observer(plan, run);
+  return o ? std::move(o) : std::make_unique<NoObserver>();
 }
 
 void Recorder::add(const Suite& suite, nlohmann::ordered_json entry) {
@@ -823,7 +834,8 @@ RunSummary run_plan(const std::vector<PlannedCase>& plan, const HarnessOptions& 
   std::vector<std::unique_ptr<CaseSlot>> slots;
   std::map<std::string, CaseSlot*> by_name;
   const bool leader = opt.team == nullptr || opt.team->rank() == 0;
-  Console console(plan, console_options(opt, leader));
+  const std::unique_ptr<RunObserver> observer = make_observer(plan, opt, leader);
+  RunObserver& console = *observer;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     auto slot = std::make_unique<CaseSlot>();
     slot->planned = &plan[i];

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "console.hpp"
+#include "run_observer.hpp"
 #include "instrument.hpp"
 #include "measure.hpp"
 #include "plan.hpp"
@@ -46,6 +46,8 @@ struct HarnessOptions {
   // pct_of_peak_at_clock; where it is unknown, the device's maximum clock.
   PeakLookup peak_clock;
   std::vector<Instrument*> instruments;  // observe every case (not owned)
+  // What the run shows while it goes (gpubench run: its console tables); empty: nothing.
+  RunObserverFactory observer;
   // The ranks of a multi-process run (not owned); null in one process. With a team every rank
   // runs the same plan in step (see team.hpp); only rank 0 displays and its file is written.
   Team* team = nullptr;
@@ -62,9 +64,11 @@ struct HarnessOptions {
 // (the CUDA ones with their UUID, PCI bus id and, where NVML has one, board serial).
 nlohmann::ordered_json rank_identity(const std::string& host, const std::vector<DeviceInfo>& devices);
 
-// The console a run shows: nothing with quiet or on ranks other than 0; tables unless Google
-// Benchmark's reporter prints the cases; a live progress line when stderr is a terminal.
-ConsoleOptions console_options(const HarnessOptions& options, bool leader = true);
+// The observer of a run over `plan`: HarnessOptions::observer's, told to stay quiet with quiet
+// or on ranks other than 0 and whether Google Benchmark's reporter prints the cases; one that
+// shows nothing when there is no factory. Never null.
+std::unique_ptr<RunObserver> make_observer(const std::vector<PlannedCase>& plan, const HarnessOptions& options,
+                                           bool leader = true);
 
 struct RunSummary {
   int ok = 0, skipped = 0, failed = 0;

@@ -18,7 +18,6 @@
 #include "harness.hpp"
 #include "interrupt.hpp"
 #include "paths.hpp"
-#include "console.hpp"
 
 namespace gpubench {
 namespace {
@@ -94,7 +93,8 @@ RunSummary run_plan_isolated(const std::vector<PlannedCase>& plan, const Harness
                              const IsolationOptions& iso, ResultsFile& results) {
   RunSummary summary;
   Recorder recorder(results);
-  Console console(plan, console_options(opt));
+  const std::unique_ptr<RunObserver> observer = make_observer(plan, opt);
+  RunObserver& console = *observer;
   const fs::path scratch = temp_folder() / fmt::format("{}{}", kIsolateScratchPrefix, ::getpid());
   fs::create_directories(scratch);
   // Removed on every way out: here when the loop ends or throws, by the interruption handler

@@ -18,7 +18,7 @@
 #include "bench/core/errors.hpp"
 #include "bench/core/numbers.hpp"
 #include "bench/core/nvml.hpp"
-#include "profilers/host/host.hpp"
+#include "bench/core/host_load.hpp"
 
 namespace gpubench::soak {
 namespace {
@@ -63,13 +63,13 @@ void set_unit(LoadInfo& info, const Metrics& m) {
 struct HostProbe {
   double last_cpu_s = cpu_seconds();
   Clock::time_point last = Clock::now();
-  std::optional<profilers::MachineCpuTicks> last_ticks = machine_ticks();
+  std::optional<MachineCpuTicks> last_ticks = machine_ticks();
 
-  static std::optional<profilers::MachineCpuTicks> machine_ticks() {
+  static std::optional<MachineCpuTicks> machine_ticks() {
     std::ifstream in("/proc/stat");
     std::string head;
     std::getline(in, head);
-    return profilers::parse_proc_stat_cpu(head);
+    return parse_proc_stat_cpu(head);
   }
 
   static double cpu_seconds() {
@@ -81,11 +81,11 @@ struct HostProbe {
   void fill(Sample& s) {
     const double cpu = cpu_seconds();
     const double wall = since(last);
-    if (wall > 0) s.cpu_pct = profilers::cpu_percent(cpu - last_cpu_s, 0, wall);
-    const std::optional<profilers::MachineCpuTicks> ticks = machine_ticks();
+    if (wall > 0) s.cpu_pct = cpu_percent(cpu - last_cpu_s, 0, wall);
+    const std::optional<MachineCpuTicks> ticks = machine_ticks();
     if (ticks && last_ticks && wall > 0) {
-      const profilers::OutsideLoad l =
-          profilers::outside_load(*last_ticks, *ticks, static_cast<double>(::sysconf(_SC_CLK_TCK)), cpu - last_cpu_s, wall,
+      const OutsideLoad l =
+          outside_load(*last_ticks, *ticks, static_cast<double>(::sysconf(_SC_CLK_TCK)), cpu - last_cpu_s, wall,
                                   static_cast<int>(std::thread::hardware_concurrency()));
       s.other_cpu_pct = l.other_cpu_pct;
       s.steal_pct = l.steal_pct;
@@ -96,7 +96,7 @@ struct HostProbe {
     std::ifstream in("/proc/self/statm");
     std::string statm;
     std::getline(in, statm);
-    if (auto r = profilers::parse_statm_resident(statm, static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)))) {
+    if (auto r = parse_statm_resident(statm, static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)))) {
       s.rss_bytes = static_cast<double>(*r);
     }
     double avg[1] = {0};

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "bench/core/console.hpp"
+#include "apps/gpubench/console.hpp"
 #include "bench/core/harness.hpp"
 #include "fake_suite.hpp"
 #include "test_util.hpp"
@@ -15,6 +15,11 @@
 namespace gpubench {
 namespace {
 namespace fs = std::filesystem;
+using app::Console;
+using app::ConsoleOptions;
+using app::ConsoleRow;
+using app::console_row;
+using app::wrap_words;
 
 // A FILE* whose contents the test can read.
 struct Capture {

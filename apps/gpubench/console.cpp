@@ -1,4 +1,4 @@
-#include "console.hpp"
+#include "apps/gpubench/console.hpp"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -8,12 +8,12 @@
 
 #include <fmt/format.h>
 
-#include "progress.hpp"
+#include "bench/core/progress.hpp"
 #include "reports/cases.hpp"
 #include "reports/document.hpp"
 #include "reports/results_reader.hpp"
 
-namespace gpubench {
+namespace gpubench::app {
 namespace {
 
 // Other processes' CPU use or steal time, in % of the machine, above which a case is "contended"
@@ -336,4 +336,14 @@ void Console::done() {
   std::fflush(opt_.out);
 }
 
-}  // namespace gpubench
+RunObserverFactory console_observer() {
+  return [](const std::vector<PlannedCase>& plan, const ObservedRun& run) -> std::unique_ptr<RunObserver> {
+    ConsoleOptions c;
+    c.quiet = run.quiet;
+    c.tables = run.tables;
+    c.live = ::isatty(STDERR_FILENO) != 0;
+    return std::make_unique<Console>(plan, c);
+  };
+}
+
+}  // namespace gpubench::app

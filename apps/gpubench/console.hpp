@@ -7,6 +7,8 @@
 // too long for its row becomes a numbered note under the suite's table.
 // When Google Benchmark's own reporter prints the cases (--benchmark_format, --console gb) the
 // console shows only the progress, as one line per finished case when stderr is no terminal.
+// It is a presentation module of the command line: the harness knows it only as a RunObserver
+// (bench/core/run_observer.hpp), so bench/core never includes the report layer it renders with.
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -16,9 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plan.hpp"
+#include "bench/core/run_observer.hpp"
 
-namespace gpubench {
+namespace gpubench::app {
 
 struct ConsoleOptions {
   bool quiet = false;        // nothing at all
@@ -38,14 +40,14 @@ struct ConsoleRow {
 };
 ConsoleRow console_row(const std::vector<nlohmann::ordered_json>& entries);
 
-class Console {
+class Console final : public RunObserver {
  public:
   // `plan` must outlive the console. Cases of one suite are contiguous in a plan.
   Console(const std::vector<PlannedCase>& plan, ConsoleOptions options);
-  void started(std::size_t index);
+  void started(std::size_t index) override;
   // Every results entry the case wrote (one per repetition, plus aggregates).
-  void finished(std::size_t index, const std::vector<nlohmann::ordered_json>& entries);
-  void done();  // clears the live line and closes the last table
+  void finished(std::size_t index, const std::vector<nlohmann::ordered_json>& entries) override;
+  void done() override;  // clears the live line and closes the last table
 
   // The case's label with only the axes that vary within its suite (and its device when the
   // suite runs on several): "gemm m=1024 dtype=fp16", in the suite's axis order.
@@ -88,4 +90,8 @@ class Console {
 // starting with `indent`.
 std::vector<std::string> wrap_words(const std::string& text, std::size_t width, const std::string& indent);
 
-}  // namespace gpubench
+// The harness's observer factory for the console: tables on stdout unless `run.tables` is off,
+// a live progress line when stderr is a terminal, nothing when quiet.
+RunObserverFactory console_observer();
+
+}  // namespace gpubench::app
