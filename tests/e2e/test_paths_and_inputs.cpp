@@ -248,6 +248,23 @@ TEST_F(PathsAndInputs, DoctorJsonFromAFolderWhoseNameIsNotUtf8IsStillJson) {
   EXPECT_TRUE(nlohmann::json::accept(o.out)) << o.out;
 }
 
+// A sweep phase of one sample (duration = sample interval) still has its throughput and unit
+// (the phase's last half held no whole sample: it read 0 with no unit).
+TEST_F(PathsAndInputs, ASweepPhaseOfOneSampleStillHasItsThroughput) {
+  const fs::path f = dir / "SW.json";
+  const Output o = gpubench(fmt::format("soak --device cpu --power-limits 100%,90% --duration 1s --sample-interval 1s -q "
+                                        "--out {}",
+                                        f.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto doc = nlohmann::json::parse(slurp(f));
+  const auto& points = doc["gpubench"]["soak"]["sweep"]["points"];
+  ASSERT_GE(points.size(), 1u) << doc["gpubench"]["soak"].dump();
+  for (const auto& p : points) {
+    EXPECT_GT(p["throughput"].get<double>(), 0) << p.dump();
+    EXPECT_EQ(p["unit"], "TFLOP/s") << p.dump();
+  }
+}
+
 // A figure beyond what a double holds says so (it was shown as "-" with no note).
 TEST_F(PathsAndInputs, AnOverflowingCostSaysOverflow) {
   const std::string a = (fs::path(GPUBENCH_FIXTURES_DIR) / "reports" / "machine_a.json").string();
