@@ -110,6 +110,12 @@ SideMap collect(const ResultsFile& f, std::vector<std::string>& order, const pla
         s.load_what = fmt::format(fmt::runtime(what), *v);
       }
     }
+    // Another process on the GPU while it was timed (the telemetry instrument, NVML): contended
+    // whatever its share, which NVML does not say per process here.
+    if (auto n = number_at(e.profile, {"telemetry", "other_gpu_processes"}); n && *n > 0) {
+      s.load_pct = std::max(s.load_pct, 100.0);
+      s.load_what = fmt::format("{:.0f} other process(es) held the GPU", *n);
+    }
   }
   return out;
 }

@@ -11,18 +11,11 @@
 #include <fmt/format.h>
 
 #include "bench/core/errors.hpp"
+#include "bench/core/file_kind.hpp"
 
 namespace gpubench::reports {
 namespace {
 
-std::string file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a folder";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
 
 // Bytes that are not printable ASCII as \xNN, at most 160 characters (a message is one line).
 std::string printable(std::string_view path) {

@@ -11,7 +11,9 @@
 #include "bench/core/progress.hpp"
 #include "reports/cases.hpp"
 #include "reports/document.hpp"
+#include "reports/reference.hpp"
 #include "reports/results_reader.hpp"
+#include "reports/spec_sheet.hpp"
 
 namespace gpubench::app {
 namespace {
@@ -274,6 +276,17 @@ void Console::print_header(Group& g) {
 
 void Console::close(Group& g) {
   g.closed = true;
+  // Beside the datasheet's % of peak (in the results), the measured figure published for the
+  // same thing on the same GPU (issue 27): the suite's cases furthest below it first.
+  if (!g.published.empty()) {
+    std::sort(g.published.begin(), g.published.end());
+    std::string line = "% of published (data/reference.json): ";
+    const std::size_t shown = std::min<std::size_t>(g.published.size(), 3);
+    for (std::size_t i = 0; i < shown; ++i) line += (i ? "; " : "") + g.published[i].second;
+    if (g.published.size() > shown) line += fmt::format("; and {} more (gpubench report)", g.published.size() - shown);
+    const std::size_t room = opt_.width > 2 ? opt_.width - 2 : 1;
+    for (const std::string& l : wrap_words(line, room, "    ")) fmt::print(opt_.out, "  {}\n", l);
+  }
   for (std::size_t i = 0; i < g.notes.size(); ++i) {
     const std::size_t room = opt_.width > 2 ? opt_.width - 2 : 1;
     for (const std::string& line : wrap_words(fmt::format("[{}] {}", i + 1, g.notes[i]), room, "    ")) {
@@ -281,6 +294,24 @@ void Console::close(Group& g) {
     }
   }
   fmt::print(opt_.out, "\n");
+}
+
+std::optional<std::pair<double, std::string>> Console::published_text(std::size_t index,
+                                                                      const std::vector<nlohmann::ordered_json>& entries) const {
+  static const reports::SpecSheet sheet = reports::SpecSheet::builtin();
+  for (const nlohmann::ordered_json& j : entries) {
+    const reports::ResultEntry e = reports::read_result_entry(j);
+    if (e.status != "ok" || !reports::is_iteration(e)) continue;
+    const std::optional<reports::Perf> perf = reports::entry_perf(e);
+    const reports::GpuSpec* gpu = e.device_name.empty() ? nullptr : sheet.find(e.device_name);
+    if (!perf || gpu == nullptr) return std::nullopt;
+    const auto m = reports::ReferenceTable::builtin().match(gpu->key, e, perf->metric, perf->value);
+    if (!m || !m->differs.empty()) return std::nullopt;
+    return std::pair<double, std::string>(
+        m->pct, fmt::format("{} {:.0f}% of {:g} {} ({})", short_label(index), m->pct, m->row->value, m->row->unit,
+                            m->row->short_source()));
+  }
+  return std::nullopt;
 }
 
 void Console::print_progress_line(std::size_t index, const std::string& outcome) {
@@ -309,6 +340,7 @@ void Console::finished(std::size_t index, const std::vector<nlohmann::ordered_js
   }
   Group& g = groups_[group_index_[index]];
   if (!g.header_printed) print_header(g);
+  if (const std::optional<std::pair<double, std::string>> p = published_text(index, entries)) g.published.push_back(*p);
   std::vector<std::string> values = cells(index);
   values.insert(values.end(), {row.rate, row.time, row.noise});
   std::string line = kGap;

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -68,6 +69,9 @@ class Console final : public RunObserver {
     bool several_devices = false;
     bool header_printed = false, closed = false;
     std::vector<std::string> notes;    // statuses moved under the table
+    // "% of published" of its cases that match a row of data/reference.json (reports/reference.hpp):
+    // percent and the text of the line under the table.
+    std::vector<std::pair<double, std::string>> published;
   };
   const Group& group_of(std::size_t index) const;
   std::vector<std::string> cells(std::size_t index) const;
@@ -75,6 +79,9 @@ class Console final : public RunObserver {
   void close(Group& g);
   void clear_live();
   void print_progress_line(std::size_t index, const std::string& outcome);
+  // The case's "% of published" and its line, when a row of data/reference.json matches it.
+  std::optional<std::pair<double, std::string>> published_text(std::size_t index,
+                                                               const std::vector<nlohmann::ordered_json>& entries) const;
   std::size_t live_width() const;
 
   const std::vector<PlannedCase>& plan_;

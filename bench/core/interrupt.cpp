@@ -160,6 +160,26 @@ void copy_path(std::array<char, kMaxPath>& to, const std::string& from) {
   to[n] = '\0';
 }
 
+// The registries' fixed slots, written outside the handler with signals held.
+template <std::size_t N>
+void add_to(std::array<std::array<char, kMaxPath>, N>& slots, const std::string& path) {
+  InterruptsHeld hold;
+  for (auto& slot : slots) {
+    if (slot[0] == '\0') {
+      copy_path(slot, path);
+      return;
+    }
+  }
+}
+
+template <std::size_t N>
+void remove_from(std::array<std::array<char, kMaxPath>, N>& slots, const std::string& path) {
+  InterruptsHeld hold;
+  for (auto& slot : slots) {
+    if (slot[0] != '\0' && path == slot.data()) slot[0] = '\0';
+  }
+}
+
 }  // namespace
 
 void install_unless_ignored(int sig, const struct sigaction& sa) {
@@ -198,22 +218,8 @@ bool interrupt_handlers_installed() { return g_installed.load(); }
 
 void set_interruptible_child(pid_t pid) { g_child.store(pid); }
 
-void add_interrupt_cleanup(const std::string& file) {
-  InterruptsHeld hold;
-  for (auto& f : g_files) {
-    if (f[0] == '\0') {
-      copy_path(f, file);
-      return;
-    }
-  }
-}
-
-void remove_interrupt_cleanup(const std::string& file) {
-  InterruptsHeld hold;
-  for (auto& f : g_files) {
-    if (f[0] != '\0' && file == f.data()) f[0] = '\0';
-  }
-}
+void add_interrupt_cleanup(const std::string& file) { add_to(g_files, file); }
+void remove_interrupt_cleanup(const std::string& file) { remove_from(g_files, file); }
 
 void run_interrupt_cleanup() {
   for (const auto& f : g_files) {
@@ -221,22 +227,8 @@ void run_interrupt_cleanup() {
   }
 }
 
-void add_interrupt_cleanup_folder(const std::string& dir) {
-  InterruptsHeld hold;
-  for (auto& d : g_folders) {
-    if (d[0] == '\0') {
-      copy_path(d, dir);
-      return;
-    }
-  }
-}
-
-void remove_interrupt_cleanup_folder(const std::string& dir) {
-  InterruptsHeld hold;
-  for (auto& d : g_folders) {
-    if (d[0] != '\0' && dir == d.data()) d[0] = '\0';
-  }
-}
+void add_interrupt_cleanup_folder(const std::string& dir) { add_to(g_folders, dir); }
+void remove_interrupt_cleanup_folder(const std::string& dir) { remove_from(g_folders, dir); }
 
 void set_interrupt_scratch_folder(const std::string& dir) {
   InterruptsHeld hold;

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "errors.hpp"
+#include "file_kind.hpp"
 #include "interrupt.hpp"
 #include "results.hpp"
 
@@ -61,14 +62,6 @@ bool valid_utf8(std::string_view s) {
   return true;
 }
 
-std::string file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a folder";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
 
 [[noreturn]] void refuse(std::string_view option, const std::string& path, const std::string& why) {
   throw UsageError(fmt::format("{} '{}': {}", option, printable_path(path), why));

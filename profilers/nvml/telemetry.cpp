@@ -1,5 +1,7 @@
 #include "profilers/nvml/telemetry.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -171,6 +173,8 @@ class TelemetryInstrument final : public Instrument {
     if (status_ != "on" || !info.device || !info.device->is_cuda()) return;
     gpu_ = nvml::find_by_pci(info.device->pci_bus_id);
     if (!gpu_) off_ = "off: NVML has no GPU with PCI bus id " + info.device->pci_bus_id;
+    bus_id_ = info.device->pci_bus_id;
+    others_.reset();
   }
   void begin_phase(const char* phase) override {
     if (!tracker_.begin(phase) || !gpu_) return;
@@ -182,7 +186,19 @@ class TelemetryInstrument final : public Instrument {
     });
   }
   void end_phase() override {
-    if (tracker_.end()) sampler_.stop();
+    if (!tracker_.end()) return;
+    sampler_.stop();
+    // Other processes with a compute context on the GPU while it was timed (issue 27): a figure
+    // they may have slowed; `compare` then says `ambiguous: load` rather than `regressed`.
+    if (gpu_) {
+      if (const auto procs = nvml::compute_processes(bus_id_)) {
+        std::vector<std::string> names;
+        for (const nvml::GpuProcess& p : *procs) {
+          if (p.pid != static_cast<unsigned>(::getpid())) names.push_back(p.name.empty() ? std::to_string(p.pid) : p.name);
+        }
+        others_ = names;
+      }
+    }
   }
   void end_case(const CaseOutcome& outcome, nlohmann::ordered_json& profile) override {
     sampler_.stop();
@@ -192,6 +208,10 @@ class TelemetryInstrument final : public Instrument {
     }
     if (samples_.empty()) return;
     profile = summarize_telemetry(samples_, outcome, interval_ms_);
+    if (others_) {
+      profile["other_gpu_processes"] = others_->size();
+      if (!others_->empty()) profile["other_gpu_process_names"] = *others_;
+    }
   }
 
  private:
@@ -199,6 +219,8 @@ class TelemetryInstrument final : public Instrument {
   std::string status_ = "on";
   std::string off_;
   std::optional<nvml::Handle> gpu_;
+  std::string bus_id_;
+  std::optional<std::vector<std::string>> others_;  // other processes on the GPU (NVML), where it answered
   MeasureTracker tracker_;
   PeriodicSampler sampler_;
   std::vector<TelemetrySample> samples_;

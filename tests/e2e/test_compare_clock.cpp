@@ -76,6 +76,13 @@ TEST_F(CompareClock, ASlowdownUnderOutsideLoadIsAmbiguous) {
   EXPECT_TRUE(said) << o.out.substr(0, 2000);
   // Below the threshold (--contended 50) the load is not an excuse.
   EXPECT_EQ(gpubench(fmt::format("compare {} {} --contended 50", base.string(), loaded.string())).code, 1);
+  // Another process on the GPU while it was timed (the telemetry instrument's NVML count).
+  auto doc = nlohmann::json::parse(slurp(crafted("shared.json", 0.7, 1980)));
+  for (auto& e : doc["benchmarks"]) e["gpubench"]["profile"]["telemetry"]["other_gpu_processes"] = 1;
+  std::ofstream(dir / "shared.json") << doc.dump();
+  const Output g = gpubench(fmt::format("compare {} {} -f json", base.string(), (dir / "shared.json").string()));
+  EXPECT_EQ(g.code, 0) << g.err;
+  EXPECT_NE(g.out.find("other process(es) held the GPU"), std::string::npos) << g.out.substr(0, 2000);
 }
 
 }  // namespace

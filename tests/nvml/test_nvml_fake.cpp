@@ -129,6 +129,10 @@ TEST(NvmlFake, TelemetryInstrumentSamplesTheMeasurePhase) {
   EXPECT_EQ(p["clock_event_reasons"], nlohmann::ordered_json({"gpu_idle"}));
   EXPECT_EQ(p["throttled"], false);
   EXPECT_EQ(p["utilization_pct"]["gpu_mean"], 87.0);
+  // The fake lists this process and two others on the GPU: the two others are recorded (issue 27:
+  // compare calls a change of such a case ambiguous), this process is not.
+  EXPECT_EQ(p["other_gpu_processes"], 2);
+  ASSERT_EQ(p["other_gpu_process_names"].size(), 2u) << p.dump();
 }
 
 TEST(NvmlFake, TelemetryEnergyAcrossACounterWrapAndAThrottledCase) {
