@@ -173,8 +173,6 @@ void fuzz_tune_train(const std::vector<std::string>& args) {
   require(!o.global_batch || *o.global_batch >= 1, "tune train's global batch is at least 1");
 }
 
-namespace {
-
 // The command line's one number and list syntax (bench/core/numbers.hpp, issue 26): what it
 // accepts is finite, made of the syntax's characters only, and a list is its items joined back.
 void fuzz_numbers(const std::vector<std::string>& args) {
