@@ -1,5 +1,6 @@
 #include "reports/tuning.hpp"
 
+#include "reports/tuning_common.hpp"
 #include "reports/tuning_dataload.hpp"
 
 #include <fmt/format.h>
@@ -14,21 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string text_of(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
-  if (v.is_number()) return sig3(v.get<double>());
-  if (v.is_null()) return "";
-  return v.dump();
-}
-
-std::optional<double> number(const json& obj, const char* key) {
-  if (!obj.is_object()) return std::nullopt;
-  const auto it = obj.find(key);
-  if (it == obj.end() || !it->is_number()) return std::nullopt;
-  const double v = it->get<double>();
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-}
+using tuning_detail::knob_label;
+using tuning_detail::number;
+using tuning_detail::text_of;
 
 std::string str(const json& obj, const char* key, const std::string& fallback = "") {
   if (!obj.is_object()) return fallback;
@@ -44,14 +33,6 @@ std::vector<std::string> knobs_of(const json& t) {
     }
   }
   return v;
-}
-
-std::string knob_label(const json& c, const std::vector<std::string>& knobs) {
-  std::string s;
-  for (const std::string& k : knobs) {
-    if (c.is_object() && c.contains(k)) s += (s.empty() ? "" : " ") + k + "=" + text_of(c[k]);
-  }
-  return s;
 }
 
 // "tokens_per_s" -> "tokens/s"
@@ -158,13 +139,12 @@ void evidence_table(Document& doc, const json& t, const std::vector<std::string>
 void train_frontier(Document& doc, const json& t, const std::vector<std::string>& knobs) {
   const std::string objective = str(t, "objective", "items_per_s");
   if (!t.contains("search") || !t["search"].is_array()) return;
-  std::map<std::string, std::size_t> index;  // knob label -> point
   ScatterChart c;
   c.title = fmt::format("Search frontier: {} against memory", rate_label(objective));
   c.x_title = "memory (MB)";
   c.y_title = rate_label(objective);
   c.legend = {"recommended (final)", "default (final)"};
-  std::vector<ScatterChart::Point> searched, finals;
+  tuning_detail::SearchPoints points;
   for (const json& e : t["search"]) {
     if (str(e, "status") != "ok") continue;
     const auto y = number(e, objective.c_str());
@@ -172,21 +152,12 @@ void train_frontier(Document& doc, const json& t, const std::vector<std::string>
     if (!x || !y) continue;
     const std::string label = knob_label(e, knobs);
     ScatterChart::Point p{label + " (" + str(e, "stage") + ")", *x / 1e6, *y, 0};
-    if (str(e, "stage") == "final") {
-      const std::string role = str(e, "role");
-      p.emphasis = role.rfind("recommended", 0) == 0 ? 1 : 2;
-      finals.push_back(p);
-      continue;
-    }
-    // Later measurements of a configuration are more thorough: they replace earlier ones.
-    const auto it = index.find(label);
-    if (it == index.end()) {
-      index[label] = searched.size();
-      searched.push_back(p);
-    } else {
-      searched[it->second] = p;
-    }
+    const bool final = str(e, "stage") == "final";
+    if (final) p.emphasis = str(e, "role").rfind("recommended", 0) == 0 ? 1 : 2;
+    points.add(label, std::move(p), final);
   }
+  const auto& searched = points.searched;
+  const auto& finals = points.finals;
   if (searched.empty() && finals.empty()) return;
   std::vector<double> xs, ys;
   for (const auto& p : searched) xs.push_back(p.x), ys.push_back(p.y);
@@ -197,35 +168,14 @@ void train_frontier(Document& doc, const json& t, const std::vector<std::string>
 }
 
 void search_log(Document& doc, const json& t, const std::vector<std::string>& knobs) {
-  if (!t.contains("search") || !t["search"].is_array() || t["search"].empty()) return;
   const std::string objective = str(t, "objective", "items_per_s");
-  Table tab;
-  tab.add_column("#", true);
-  for (const std::string& k : knobs) tab.add_column(k);
-  tab.add_column("stage");
-  tab.add_column("status");
-  tab.add_column(rate_label(objective), true);
-  tab.add_column("noise %", true);
-  tab.add_column("memory (MB)", true);
-  tab.add_column("took (s)", true);
-  tab.add_column("reason");
-  std::size_t i = 0;
-  for (const json& e : t["search"]) {
-    std::vector<std::string> r = {std::to_string(++i)};
-    for (const std::string& k : knobs) r.push_back(e.contains(k) ? text_of(e[k]) : "");
-    std::string stage = str(e, "stage");
-    if (e.contains("role")) stage += " (" + str(e, "role") + ")";
-    r.push_back(stage);
-    r.push_back(str(e, "status"));
-    r.push_back(opt(number(e, objective.c_str())));
-    r.push_back(opt(number(e, "noise_pct"), 1));
-    r.push_back(megabytes(number(e, "memory_bytes")));
-    r.push_back(opt(number(e, "cost_s"), 1));
-    r.push_back(str(e, "reason"));
-    tab.rows.push_back(std::move(r));
-  }
-  doc.heading("Search log", 4);
-  doc.table(std::move(tab));
+  tuning_detail::search_log_table(
+      doc, t, knobs,
+      [](const json& e) { return str(e, "stage") + (e.contains("role") ? " (" + str(e, "role") + ")" : std::string()); },
+      {{rate_label(objective), true, [&](const json& e) { return opt(number(e, objective.c_str())); }},
+       {"noise %", true, [](const json& e) { return opt(number(e, "noise_pct"), 1); }},
+       {"memory (MB)", true, [](const json& e) { return megabytes(number(e, "memory_bytes")); }},
+       {"took (s)", true, [](const json& e) { return opt(number(e, "cost_s"), 1); }}});
 }
 
 void summary_line(Document& doc, const json& t) {

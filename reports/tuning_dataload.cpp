@@ -1,5 +1,7 @@
 #include "reports/tuning_dataload.hpp"
 
+#include "reports/tuning_common.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,36 +15,13 @@ namespace {
 
 using nlohmann::json;
 
-std::optional<double> number(const json& obj, const char* key) {
-  if (!obj.is_object()) return std::nullopt;
-  const auto it = obj.find(key);
-  if (it == obj.end() || !it->is_number()) return std::nullopt;
-  const double v = it->get<double>();
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-}
-
-// A knob value or a figure as text: strings as they are, numbers to 3 significant digits.
-std::string text(const json& obj, const char* key) {
-  if (!obj.is_object() || !obj.contains(key)) return "";
-  const json& v = obj[key];
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
-  if (v.is_number()) return sig3(v.get<double>());
-  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
-  return v.is_null() ? "" : v.dump();
-}
+using tuning_detail::knob_label;
+using tuning_detail::number;
+using tuning_detail::text;
 
 std::string pct(const json& obj, const char* key) {
   const auto v = number(obj, key);
   return v ? decimal(*v, 1) : "-";
-}
-
-std::string knob_label(const json& c, const std::vector<std::string>& knobs) {
-  std::string s;
-  for (const std::string& k : knobs) {
-    if (c.is_object() && c.contains(k)) s += (s.empty() ? "" : " ") + k + "=" + text(c, k.c_str());
-  }
-  return s;
 }
 
 void what_was_tuned(Document& doc, const json& t) {
@@ -145,8 +124,7 @@ void chart(Document& doc, const json& t, const std::vector<std::string>& knobs) 
     if (k != "workers") setting_knobs.push_back(k);
   }
   const std::string io = text(t.value("fixed", json::object()), "io");
-  std::map<std::string, std::size_t> index;
-  std::vector<ScatterChart::Point> searched, finals;
+  tuning_detail::SearchPoints points;
   for (const json& e : t["search"]) {
     if (text(e, "status") != "ok") continue;
     const auto stall = number(e, "data_stall_pct");
@@ -155,20 +133,15 @@ void chart(Document& doc, const json& t, const std::vector<std::string>& knobs) 
     const double workers = std::atof(w.c_str());
     const std::string label = knob_label(e, setting_knobs) + " workers=" + w;
     ScatterChart::Point p{label + " (" + text(e, "stage") + ")", workers, *stall, 0};
-    if (text(e, "stage") == "final") {
+    const bool final = text(e, "stage") == "final";
+    if (final) {
       if (text(e, "io") != io) continue;
       p.emphasis = text(e, "role") == "recommended" ? 1 : 2;
-      finals.push_back(p);
-      continue;
     }
-    const auto it = index.find(label);
-    if (it == index.end()) {
-      index[label] = searched.size();
-      searched.push_back(p);
-    } else {
-      searched[it->second] = p;  // a long measurement replaces the short one
-    }
+    points.add(label, std::move(p), final);
   }
+  const auto& searched = points.searched;
+  const auto& finals = points.finals;
   if (searched.empty() && finals.empty()) return;
   ScatterChart c;
   c.title = fmt::format("Search: data stall against loader workers (target at most {}%)",
@@ -185,36 +158,18 @@ void chart(Document& doc, const json& t, const std::vector<std::string>& knobs) 
 }
 
 void search_log(Document& doc, const json& t, const std::vector<std::string>& knobs) {
-  if (!t.contains("search") || !t["search"].is_array() || t["search"].empty()) return;
-  Table tab;
-  tab.add_column("#", true);
-  for (const std::string& k : knobs) tab.add_column(k);
-  tab.add_column("stage");
-  tab.add_column("status");
-  tab.add_column("data stall %", true);
-  tab.add_column("samples/s", true);
-  tab.add_column("noise %", true);
-  tab.add_column("took (s)", true);
-  tab.add_column("reason");
-  std::size_t i = 0;
-  for (const json& e : t["search"]) {
-    std::vector<std::string> r = {std::to_string(++i)};
-    for (const std::string& k : knobs) r.push_back(text(e, k.c_str()));
-    std::string stage = text(e, "stage");
-    if (e.contains("role")) stage += fmt::format(" ({}, io={})", text(e, "role"), text(e, "io"));
-    r.push_back(stage);
-    r.push_back(text(e, "status"));
-    r.push_back(pct(e, "data_stall_pct"));
-    const auto rate = number(e, "samples_per_s");
-    r.push_back(rate ? sig3(*rate) : "-");
-    r.push_back(pct(e, "noise_pct"));
-    const auto took = number(e, "cost_s");
-    r.push_back(took ? decimal(*took, 1) : "-");
-    r.push_back(text(e, "reason"));
-    tab.rows.push_back(std::move(r));
-  }
-  doc.heading("Search log", 4);
-  doc.table(std::move(tab));
+  const auto or_dash = [](std::optional<double> v, int decimals) {
+    return v ? (decimals < 0 ? sig3(*v) : decimal(*v, decimals)) : std::string("-");
+  };
+  tuning_detail::search_log_table(
+      doc, t, knobs,
+      [](const json& e) {
+        return text(e, "stage") + (e.contains("role") ? fmt::format(" ({}, io={})", text(e, "role"), text(e, "io")) : "");
+      },
+      {{"data stall %", true, [](const json& e) { return pct(e, "data_stall_pct"); }},
+       {"samples/s", true, [&](const json& e) { return or_dash(number(e, "samples_per_s"), -1); }},
+       {"noise %", true, [](const json& e) { return pct(e, "noise_pct"); }},
+       {"took (s)", true, [&](const json& e) { return or_dash(number(e, "cost_s"), 1); }}});
 }
 
 }  // namespace

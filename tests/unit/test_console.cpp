@@ -110,10 +110,7 @@ TEST_F(ConsoleTest, ShortLabelsKeepOnlyTheAxesThatVary) {
 TEST_F(ConsoleTest, PercentOfPublishedIsSaidUnderTheTable) {
   const auto p = plan({"size=64,128", "mode=ok"});
   Capture out, err;
-  ConsoleOptions o;
-  o.out = out.f;
-  o.err = err.f;
-  Console c(p, o);
+  Console c(p, ConsoleOptions{false, true, false, 160, out.f, err.f});
   auto h100 = [](double tflops) {
     nlohmann::ordered_json e = ok_entry(1e-3, 0.5, tflops);
     e["gpubench"]["suite"] = "gemm";
