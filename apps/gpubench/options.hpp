@@ -124,7 +124,7 @@ struct CompareOptions {
 };
 CompareOptions parse_compare_options(const std::vector<std::string>& args);  // cmd_compare.cpp
 
-// `gpubench tune train` (parse_tune_train.cpp).
+// `gpubench tune train` (parse_tune.cpp).
 struct TuneTrainOptions {
   bool help = false;
   std::string help_text;
@@ -139,6 +139,19 @@ struct TuneTrainOptions {
   bool quiet = false;
 };
 TuneTrainOptions parse_tune_train_options(const std::vector<std::string>& args);
+
+// `gpubench tune gemm` (parse_tune.cpp).
+struct TuneOptions {
+  bool help = false;
+  std::string help_text;
+  std::string target;
+  SelectionOptions selection;
+  std::string cache = "gemm-tuning.json";
+  int lt_candidates = 32;
+  bool quiet = false;
+  bool dry_run = false;
+};
+TuneOptions parse_tune_options(const std::vector<std::string>& args);
 
 // `gpubench scaling` (cmd_scaling.cpp).
 struct ScalingCli {

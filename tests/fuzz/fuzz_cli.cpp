@@ -1,7 +1,7 @@
 // libFuzzer target: command-line parsing of `gpubench run`, `list`, `report`, `compare`, `history`.
 //
 // Input: an argument vector, arguments separated by NUL bytes; the first is the command
-// (run, list, report, compare, history, scaling, tune-train or numbers; anything else is ignored), the rest its arguments, as main() passes
+// (run, list, report, compare, history, scaling, tune-train, tune-gemm or numbers; anything else is ignored), the rest its arguments, as main() passes
 // them. The target takes the commands' real path up to the point where they would touch the
 // machine: parse_run_options / parse_list_options / parse_report_options (Boost.Program_options,
 // the numeric checks, parse_benchmark_flags with benchmark::Initialize), then for run and list
@@ -173,6 +173,13 @@ void fuzz_tune_train(const std::vector<std::string>& args) {
   require(!o.global_batch || *o.global_batch >= 1, "tune train's global batch is at least 1");
 }
 
+void fuzz_tune_gemm(const std::vector<std::string>& args) {
+  const app::TuneOptions o = app::parse_tune_options(args);
+  if (o.help) return;
+  require(o.target == "gemm", "tune gemm's target is gemm");
+  require(o.lt_candidates >= 1 && o.lt_candidates <= 1024, "tune gemm's --lt-candidates is in range");
+}
+
 // The command line's one number and list syntax (bench/core/numbers.hpp, issue 26): what it
 // accepts is finite, made of the syntax's characters only, and a list is its items joined back.
 void fuzz_numbers(const std::vector<std::string>& args) {
@@ -228,6 +235,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       fuzz_scaling(args);
     } else if (command == "tune-train") {
       fuzz_tune_train(args);
+    } else if (command == "tune-gemm") {
+      fuzz_tune_gemm(args);
     }
   } catch (const UsageError&) {
   }

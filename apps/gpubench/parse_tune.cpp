@@ -1,5 +1,5 @@
-// `gpubench tune train`'s options, parsed and checked before anything runs (the fuzzer
-// tests/fuzz/fuzz_cli drives this, as it does `run`'s).
+// `gpubench tune train`'s and `tune gemm`'s options, parsed and checked before anything runs
+// (the fuzzer tests/fuzz/fuzz_cli drives them, as it does `run`'s).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include "bench/core/errors.hpp"
 #include "bench/core/numbers.hpp"
 #include "bench/core/paths.hpp"
+#include "bench/suites/gemm/gemm_tune.hpp"
 
 namespace gpubench::app {
 namespace {
@@ -97,5 +98,70 @@ TuneTrainOptions parse_tune_train_options(const std::vector<std::string>& args) 
   return o;
 }
 
+
+
+// `gpubench tune gemm` (cmd_tune.cpp runs it).
+namespace {
+
+constexpr const char* kTuneUsage = R"(Usage: gpubench tune gemm [options]
+
+Searches cuBLASLt's algorithms for each GEMM shape of the selection (the gemm suite's axes and
+presets; default preset: tune) on each selected GPU: up to --lt-candidates heuristic
+algorithms are timed, the heuristic's first among them, and the fastest is verified against
+the reference and written to the tuning cache (created, or updated in place). `gpubench run
+--tuning-cache FILE` then uses those algorithms for the cublaslt-tuned provider. Prints the
+tuning report: per shape, the default's time, the best time, the gain and the algorithm.
+Exit status: 0 when every shape was tuned or skipped, 1 when one failed or there is no CUDA
+device, 2 on bad usage. `gpubench tune train --help`: the search over a training setup's knobs;
+`gpubench tune dataload --help`: the fewest loader workers keeping the data stall low;
+`gpubench tune gemm --mamf --help`: the maximum achievable matmul FLOP/s over a sweep of shapes.
+
+Options)";
+
+
+}  // namespace
+
+TuneOptions parse_tune_options(const std::vector<std::string>& args) {
+  TuneOptions o;
+  o.selection.preset = "tune";
+  o.selection.device = "cuda";
+  po::options_description desc(kTuneUsage);
+  add_selection_options(desc, o.selection);
+  desc.add_options()
+      ("cache", po::value(&o.cache)->default_value(o.cache), "tuning cache file to create or update")
+      ("lt-candidates", po::value(&o.lt_candidates)->default_value(o.lt_candidates),
+       "cuBLASLt heuristic algorithms to time per shape")
+      ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr")
+      ("dry-run", po::bool_switch(&o.dry_run),
+       "print the shapes and the estimated wall time (last line: 'dry-run: N to run, K skipped, about S s'); "
+       "tune nothing, write nothing")
+      ("help,h", "show this help");
+  po::options_description hidden;
+  hidden.add_options()("target", po::value(&o.target));
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description positional;
+  positional.add("target", 1);
+  po::variables_map vm = parse_or_throw(args, all, &positional);
+  if (vm.count("help")) {
+    o.help = true;
+    o.help_text = help_text(desc);
+    return o;
+  }
+  if (o.target.empty()) throw UsageError("what to tune? `gpubench tune gemm`, `gpubench tune train` or `gpubench tune dataload`");
+  if (o.target != "gemm") throw UsageError(fmt::format("'{}': tunable targets are gemm, train, dataload", o.target));
+  if (!o.selection.suites.empty() && (o.selection.suites.size() != 1 || o.selection.suites[0] != "gemm")) {
+    throw UsageError("--suite: tune works on the gemm suite only");
+  }
+  if (o.lt_candidates < 1 || o.lt_candidates > suites::gemm::kMaxLtCandidates) {
+    throw UsageError(fmt::format("--lt-candidates {}: expected 1 to {}", o.lt_candidates, suites::gemm::kMaxLtCandidates));
+  }
+  validate_output_file(o.cache, "--cache");  // the rules of every output path (paths.hpp)
+  if (!o.selection.assume.empty() && !o.dry_run) {
+    throw UsageError(fmt::format("--assume {}: cannot tune a GPU that is not here; add --dry-run to plan for it",
+                                 o.selection.assume));
+  }
+  return o;
+}
 
 }  // namespace gpubench::app
