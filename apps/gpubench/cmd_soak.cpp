@@ -282,7 +282,11 @@ int cmd_soak(const std::vector<std::string>& args) {
   const bool leader = team == nullptr || team->rank() == 0;
   if (!leader) a.quiet = true;
   if (vm.count("out") && a.out.empty()) throw UsageError("--out: empty path");
-  if (vm.count("out")) validate_output_file(a.out, "--out");
+  if (vm.count("out")) {
+    validate_output_file(a.out, "--out");
+    // The file it reads is not an output (paths.hpp); a live gpubench's file is refused by the lock.
+    if (!a.spec_sheet.empty()) check_path_clashes({{a.spec_sheet, "--spec-sheet"}}, {{a.out, "--out"}});
+  }
 
   const reports::SpecSheet specs =
       a.spec_sheet.empty() ? reports::SpecSheet::builtin() : reports::SpecSheet::from_file(a.spec_sheet);

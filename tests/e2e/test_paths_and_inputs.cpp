@@ -62,6 +62,7 @@ TEST_F(PathsAndInputs, AnOutputThatIsAnInputOrAnotherOutputIsRefusedAndNothingIs
       {fmt::format("run --device cpu --suite memory -a test=triad -a size=1M --spec-sheet {} --out {}", sheet, sheet),
        "is also an input"},
       {fmt::format("tune dataload --device cpu --consumer-from {} --out {}", in, in), "is also an input"},
+      {fmt::format("soak --device cpu --duration 1s --spec-sheet {} --out {}", sheet, sheet), "is also an input"},
   };
   for (const Case& c : cases) {
     const Output o = gpubench(c.args);
