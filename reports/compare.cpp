@@ -63,6 +63,7 @@ struct Side {
   std::vector<double> clocks_mhz;    // the clock each repetition recorded
   double load_pct = 0;               // the most outside load any repetition ran with
   std::string load_what;             // which: "other processes 23% of the CPUs" / "steal 12%"
+  std::string gpu_shared;            // "2 other process(es) held the GPU", from the telemetry instrument
 };
 
 // The clock an entry recorded: the GPU's mean SM clock over the timed batches (NVML, the
@@ -113,8 +114,7 @@ SideMap collect(const ResultsFile& f, std::vector<std::string>& order, const pla
     // Another process on the GPU while it was timed (the telemetry instrument, NVML): contended
     // whatever its share, which NVML does not say per process here.
     if (auto n = number_at(e.profile, {"telemetry", "other_gpu_processes"}); n && *n > 0) {
-      s.load_pct = std::max(s.load_pct, 100.0);
-      s.load_what = fmt::format("{:.0f} other process(es) held the GPU", *n);
+      s.gpu_shared = fmt::format("{:.0f} other process(es) held the GPU", *n);
     }
   }
   return out;
@@ -239,7 +239,12 @@ Comparison compare_results(const ResultsFile& base, const ResultsFile& next, con
         }
       }
       const Side& loaded = sb.load_pct >= sn.load_pct ? sb : sn;
-      if (c.verdict != Verdict::ambiguous && loaded.load_pct > opt.contended_pct) {
+      const Side* shared = !sn.gpu_shared.empty() ? &sn : !sb.gpu_shared.empty() ? &sb : nullptr;
+      if (c.verdict != Verdict::ambiguous && shared != nullptr) {
+        c.verdict = Verdict::ambiguous;
+        c.detail = fmt::format("load: in the {} run {} while it was timed ({})", shared == &sb ? "base" : "new",
+                               shared->gpu_shared, c.detail);
+      } else if (c.verdict != Verdict::ambiguous && loaded.load_pct > opt.contended_pct) {
         c.verdict = Verdict::ambiguous;
         c.detail = fmt::format("load: in the {} run {} while it was timed (above {}%) ({})", &loaded == &sb ? "base" : "new",
                                loaded.load_what, opt.contended_pct, c.detail);

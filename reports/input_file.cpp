@@ -11,25 +11,14 @@
 #include <fmt/format.h>
 
 #include "bench/core/errors.hpp"
-#include "bench/core/file_kind.hpp"
+#include "bench/core/path_text.hpp"
 
 namespace gpubench::reports {
 namespace {
 
-
-// Bytes that are not printable ASCII as \xNN, at most 160 characters (a message is one line).
-std::string printable(std::string_view path) {
-  std::string out;
-  for (std::size_t i = 0; i < path.size() && out.size() < 160; ++i) {
-    const auto c = static_cast<unsigned char>(path[i]);
-    out += c < 0x20 || c >= 0x7f || c == '\\' ? fmt::format("\\x{:02x}", c) : std::string(1, static_cast<char>(c));
-  }
-  return out;
-}
-
 // "WHAT PATH: WHY", as the readers said before ("spec sheet F: cannot open ..."); WHAT may be empty.
 [[noreturn]] void refuse(std::string_view what, const std::string& path, const std::string& why) {
-  throw UsageError(fmt::format("{}{}{}: {}", what, what.empty() ? "" : " ", printable(path), why));
+  throw UsageError(fmt::format("{}{}{}: {}", what, what.empty() ? "" : " ", printable_path(path), why));
 }
 
 }  // namespace

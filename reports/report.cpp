@@ -895,7 +895,7 @@ void published_finding(Document& doc, const Model& m, bool& heading) {
 
 // Files of `gpubench tune gemm --mamf`: the maximum achievable matmul per device and dtype, beside
 // the datasheet peak and the published MAMF (issue 27).
-void mamf_section(Document& doc, const std::vector<ResultsFile>& files, const SpecSheet& specs) {
+void mamf_section(Document& doc, const std::vector<ResultsFile>& files) {
   Table t;
   for (const char* c : {"device", "dtype", "MAMF", "shape", "clock", "datasheet peak", "% of datasheet", "published MAMF",
                         "% of published", "file"}) {
@@ -905,12 +905,10 @@ void mamf_section(Document& doc, const std::vector<ResultsFile>& files, const Sp
     const json& m = f.mamf;
     if (!m.is_object() || !m.contains("tflops")) continue;
     const std::string name = string_at(m, {"device_name"}), dtype = string_at(m, {"dtype"});
-    std::string peak;
-    if (const GpuSpec* g = specs.find(name)) {
-      for (const auto& [key, v] : g->peaks) {
-        if (key.rfind(dtype.substr(0, dtype.find('-')), 0) == 0) peak = fmt::format("{} TFLOP/s ({})", sig3(v), key);
-      }
-    }
+    // The datasheet figure the harness held the best case against, as the file records it.
+    const std::optional<double> sheet_peak = number_at(m, {"datasheet_tflops"});
+    const std::string peak =
+        sheet_peak ? fmt::format("{} TFLOP/s ({})", sig3(*sheet_peak), string_at(m, {"peak_key"})) : std::string();
     std::string clock = "-";
     if (auto c = number_at(m, {"sm_clock_mhz"})) clock = fmt::format("{:.0f} MHz SM", *c);
     else if (auto c2 = number_at(m, {"cpu_clock_mhz"})) clock = fmt::format("{:.0f} MHz", *c2);
@@ -1179,7 +1177,7 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
     return r;
   }
   tuning_section(body, files);  // reports/tuning.cpp: files written by `gpubench tune train|dataload`
-  mamf_section(body, files, specs);
+  mamf_section(body, files);
   scorecard(body, m);
   for (const auto& s : m.j.suites) suite_section(body, m, s);
   train_section(body, m);

@@ -220,6 +220,8 @@ int cmd_tune_mamf(const std::vector<std::string>& args) {
     }
     if (metrics.contains("pct_of_peak")) {
       mamf["pct_of_datasheet"] = metrics["pct_of_peak"];
+      mamf["datasheet_tflops"] = metrics["peak"];  // the figure the harness held the case against
+      mamf["peak_key"] = metrics.value("peak_key", "");
     } else {
       mamf["pct_of_datasheet_reason"] = fmt::format("{} has no datasheet entry for {} in data/gpus.json", device.name, dtype);
     }

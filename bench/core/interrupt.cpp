@@ -105,9 +105,7 @@ void on_signal(int sig) {
     ::waitpid(child, nullptr, 0);  // it must be gone before its files are removed
   }
   clear_scratch();
-  for (const auto& f : g_files) {
-    if (f[0] != '\0') ::unlink(f.data());
-  }
+  run_interrupt_cleanup();
   const char* name = describe(sig);
   (void)!::write(STDERR_FILENO, "\n", 1);
   (void)!::write(STDERR_FILENO, name, std::strlen(name));

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "errors.hpp"
-#include "file_kind.hpp"
+#include "path_text.hpp"
 #include "interrupt.hpp"
 #include "results.hpp"
 
@@ -25,7 +25,6 @@ namespace {
 
 // Room the temporary file beside an output needs in its name: ".tmp" and a pid (results.cpp).
 constexpr std::size_t kTempSuffixRoom = 16;
-constexpr std::size_t kMessagePathChars = 160;  // longer paths are shortened in messages
 
 bool valid_utf8(std::string_view s) {
   std::size_t i = 0;
@@ -106,19 +105,6 @@ void check_folder(const fs::path& dir, std::string_view option, const std::strin
 
 }  // namespace
 
-std::string printable_path(std::string_view path) {
-  std::string out;
-  for (std::size_t i = 0; i < path.size() && out.size() < kMessagePathChars; ++i) {
-    const auto c = static_cast<unsigned char>(path[i]);
-    if (c < 0x20 || c >= 0x7f || c == '\\') {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (out.size() >= kMessagePathChars) out += fmt::format("... ({} bytes)", path.size());
-  return out;
-}
 
 void validate_output_file(const fs::path& path, std::string_view option) {
   const std::string text = path.string();

@@ -19,10 +19,10 @@
 #include <vector>
 #include <cstdint>
 
+#include "path_text.hpp"  // printable_path, file_kind
+
 namespace gpubench {
 
-// The path with bytes that are not printable ASCII written as \xNN (for messages).
-std::string printable_path(std::string_view path);
 
 // Checks a file output path as above; creates nothing. Throws UsageError naming `option`.
 void validate_output_file(const std::filesystem::path& path, std::string_view option);
