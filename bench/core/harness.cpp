@@ -440,13 +440,17 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
         // Per repetition: this run's own mean time per run.
         const double per_run = run.real_accumulated_time / static_cast<double>(run.iterations);
         std::optional<ClockScale> clock;
+        std::optional<double> sheet_clock;  // the clock the spec sheet says its figure assumes
+        if (peak && opt_.peak_clock) sheet_clock = opt_.peak_clock(pc.device.name, slot.metrics.peak_key);
         if (const auto mhz = measured_sm_clock(rep->profile)) {
-          std::optional<double> assumed;
-          if (peak && opt_.peak_clock) assumed = opt_.peak_clock(pc.device.name, slot.metrics.peak_key);
+          std::optional<double> assumed = sheet_clock;
           if (!assumed && pc.device.max_sm_clock_mhz > 0) assumed = static_cast<double>(pc.device.max_sm_clock_mhz);
           if (assumed) clock = ClockScale{*mhz, *assumed};
         }
         g["metrics"] = derive_metrics(slot.metrics, per_run, peak, clock);
+        // Readers that scale the datasheet figure to a clock measured their own way (the
+        // memory suite's ceilings summary: the peak loop's in-kernel clock) need it too.
+        if (sheet_clock) g["metrics"]["peak_clock_mhz"] = *sheet_clock;
         if (!rep->details.empty()) g["details"] = rep->details;
         g["measurement"] = measurement_json(slot, *rep->measurement, opt_.measure);
         if (rep->measurement->runs != run.iterations && rep->measurement->runs > 0) {

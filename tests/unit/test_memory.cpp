@@ -397,6 +397,29 @@ Json entry(const std::string& device, const std::string& test, std::int64_t size
             {"measurement", {{"mean_s", mean_s}}}}}};
 }
 
+// The datasheet's tensor figures assume a clock below the boost clock (H200: 1830 MHz, boosting
+// to 1980): a loop measured at 1980 MHz that delivers 108% of the datasheet figure is at 99.8%
+// of that figure scaled to its clock, not 116.9% (which scaling by the maximum would claim).
+TEST(MemorySummary, ClockScaledPeakUsesTheClockTheDatasheetAssumes) {
+  mem::Observations obs;
+  obs.record_device(gpu(0));  // maximum 1980 MHz
+  obs.record_clock("cuda:0", "mma_fp8", 1980);
+  obs.record_clock("cuda:0", "mma_bf16", 1980);
+  std::vector<Json> e{
+      entry("cuda:0", "mma_fp8", 0,
+            {{"tflops", 2137.0}, {"peak_key", "fp8_tensor"}, {"pct_of_peak", 108.0}, {"peak_clock_mhz", 1830.0}}, 1e-3),
+      entry("cuda:0", "mma_bf16", 0, {{"tflops", 900.0}, {"peak_key", "bf16_tensor"}, {"pct_of_peak", 91.0}}, 1e-3),
+  };
+  const Json g = mem::summarize(e, obs)["devices"]["cuda:0"];
+  const Json& fp8 = g["peak"]["fp8_tensor"];
+  EXPECT_DOUBLE_EQ(fp8["peak_clock_mhz"].get<double>(), 1830.0);
+  EXPECT_NEAR(fp8["pct_of_clock_scaled_peak"].get<double>(), 108.0 * 1830 / 1980, 1e-9);
+  // Where the sheet states no clock, the device's maximum stands in: 91% at the maximum stays 91%.
+  const Json& bf16 = g["peak"]["bf16_tensor"];
+  EXPECT_DOUBLE_EQ(bf16["peak_clock_mhz"].get<double>(), 1980.0);
+  EXPECT_NEAR(bf16["pct_of_clock_scaled_peak"].get<double>(), 91.0, 1e-9);
+}
+
 TEST(MemorySummary, Shape) {
   mem::Observations obs;
   obs.record_device(gpu(0));

@@ -128,13 +128,19 @@ Json summarize(const std::vector<Json>& entries, const Observations& observation
         if (c.contains("pct_of_peak")) {
           auto clock = observations.sm_clock_mhz.find(dev + "/" + test);
           auto info = observations.devices.find(dev);
-          if (clock != observations.sm_clock_mhz.end() && clock->second > 0 && info != observations.devices.end() &&
-              info->second.max_sm_clock_mhz > 0) {
-            // The datasheet figure assumes the maximum boost clock; scale it to the clock measured.
+          // The datasheet figure holds at the clock the spec sheet says it assumes (its
+          // peak_clock_mhz, recorded in the entry's metrics: Hopper's tensor figures assume
+          // 1830 MHz while the SXM parts boost to 1980); where the sheet does not say, the
+          // device's maximum clock. Scale it to the clock the loop measured.
+          double assumed = number(m, "peak_clock_mhz");
+          if (assumed <= 0 && info != observations.devices.end()) assumed = info->second.max_sm_clock_mhz;
+          if (clock != observations.sm_clock_mhz.end() && clock->second > 0 && assumed > 0) {
             c["sm_clock_mhz"] = clock->second;
-            c["max_sm_clock_mhz"] = info->second.max_sm_clock_mhz;
-            c["pct_of_clock_scaled_peak"] =
-                c["pct_of_peak"].get<double>() * info->second.max_sm_clock_mhz / clock->second;
+            if (info != observations.devices.end() && info->second.max_sm_clock_mhz > 0) {
+              c["max_sm_clock_mhz"] = info->second.max_sm_clock_mhz;
+            }
+            c["peak_clock_mhz"] = assumed;
+            c["pct_of_clock_scaled_peak"] = c["pct_of_peak"].get<double>() * assumed / clock->second;
           }
         }
         // A loop whose instruction cannot reach the architecture's rate (peak_reference.hpp:

@@ -205,8 +205,10 @@ class CudaDpStepCase final : public CudaCase {
   }
 
   nlohmann::ordered_json details(std::int64_t) override {
-    return dp_details(dp_->plan, bucket_mb_, ready_s_, backward_s_, dp_->model->layout().count, figures_, rounds_,
-                      ranks_ * c_.accum * c_.batch);
+    auto d = dp_details(dp_->plan, bucket_mb_, ready_s_, backward_s_, dp_->model->layout().count, figures_, rounds_,
+                        ranks_ * c_.accum * c_.batch);
+    add_latency_probe(d, small_all_reduce_s_);
+    return d;
   }
 
   void annotate(nlohmann::ordered_json& g, double) const override {
@@ -355,6 +357,8 @@ class CudaDpStepCase final : public CudaCase {
       }
     }
     figures_ = summarize_dp_rounds(rounds);
+    // The scaling projection's latency (details.latency_probe), outside the timed rounds.
+    small_all_reduce_s_ = dp_->comm->small_all_reduce_seconds();
   }
 
   ModelConfig c_;
@@ -369,6 +373,7 @@ class CudaDpStepCase final : public CudaCase {
   DpRoundFigures figures_;
   double backward_s_ = 0;
   int rounds_ = 0;
+  std::optional<double> small_all_reduce_s_;
 };
 
 }  // namespace

@@ -6,10 +6,12 @@
 #include <fmt/format.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "bench/core/cuda.hpp"
 #include "bench/mpi/session.hpp"
@@ -126,6 +128,28 @@ class NcclGradComm final : public GpuGradComm {
     if (!marked_) return out;
     for (const auto& e : ready_) out.push_back(cuda::Event::elapsed_ms(backward_start_, *e) * 1e-3);
     return out;
+  }
+
+  // One float all-reduced on the communication stream, each call timed alone by events around
+  // it once both streams are idle; warm-up and timed counts fixed so every rank issues the same
+  // collectives. The median is the latency `gpubench scaling` cannot read off one bucket size.
+  std::optional<double> small_all_reduce_seconds() override {
+    constexpr int kWarmup = 5, kTimed = 51;
+    wait_idle(compute_);
+    cuda::DeviceBuffer one(sizeof(float));
+    GPUBENCH_CUDA_CHECK(cudaMemsetAsync(one.get(), 0, sizeof(float), comm_stream_));
+    cuda::Event start, stop;
+    std::vector<double> seconds;
+    for (int i = 0; i < kWarmup + kTimed; ++i) {
+      start.record(comm_stream_);
+      GPUBENCH_NCCL_CHECK(ncclAllReduce(one.get(), one.get(), 1, ncclFloat32, ncclSum, comm_, comm_stream_));
+      settle("the one-float all_reduce that measures latency");
+      stop.record(comm_stream_);
+      wait_idle(compute_);
+      if (i >= kWarmup) seconds.push_back(cuda::Event::elapsed_ms(start, stop) * 1e-3);
+    }
+    std::nth_element(seconds.begin(), seconds.begin() + kTimed / 2, seconds.end());
+    return seconds[kTimed / 2];
   }
 
   void barrier() override {
