@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "bench/suites/attention/attention.hpp"
 #include "bench/suites/collectives/collectives.hpp"
 #include "bench/suites/dataload/dataload.hpp"
 #include "bench/suites/gemm/gemm.hpp"
@@ -19,6 +20,7 @@ const std::vector<const Suite*>& all() {
     v.push_back(memory::make_suite());
     v.push_back(dataload::make_suite());
     v.push_back(train::make_suite());
+    v.push_back(attention::make_suite());
     v.push_back(collectives::make_suite());
     const char* selftest_env = std::getenv("GPUBENCH_ENABLE_SELFTEST");
     if (selftest_env && std::strcmp(selftest_env, "1") == 0) v.push_back(selftest::make_suite());

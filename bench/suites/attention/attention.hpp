@@ -1,0 +1,55 @@
+#pragma once
+// The `attention` suite: scaled dot-product attention, prefill (forward, backward or both) and
+// decode (one query token per sequence over a contiguous or paged KV cache). On the CPU the
+// `flash` (tiled, online softmax) and `naive` (materialised scores) providers in fp32; every
+// case is verified against a double-precision reference first. docs/suite-attention.md.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/core/case.hpp"
+#include "bench/core/suite.hpp"
+#include "kernels/attention/attention_host.hpp"
+
+namespace gpubench::suites::attention {
+
+enum class Direction { Forward, Backward, ForwardBackward };
+
+struct AttentionSpec {
+  std::string provider;  // cudnn | flash | naive
+  std::string dtype;     // fp32 | fp16 | bf16 | fp8-e4m3
+  bool decode = false;   // phase=decode: one query token per sequence, seq_q = 1
+  Direction direction = Direction::Forward;
+  kernels::attention::Shape shape;
+  int threads = 0;  // CPU providers: 0 = every CPU this process may use
+};
+
+AttentionSpec spec_from(const Point& point);
+std::string direction_name(Direction d);
+
+// FLOPs of one run (prefill; FlashAttention's counting, attention_host.hpp) and the bytes a
+// decode step must move (fp32 on the CPU).
+double run_flops(const AttentionSpec& s);
+
+// The input values (uniform, counter-based): Q scaled by kQueryGain so the softmax is not
+// nearly flat (scores with a standard deviation near 1.3 at any head_dim), K, V and dO in [-1, 1).
+inline constexpr float kQueryGain = 4.0f;
+void fill_inputs(const AttentionSpec& s, float* q, float* k, float* v, float* dout);
+
+// Checks a case's outputs against kernels::attention's naive kernels in double on up to two
+// (batch, KV head) units (the first and the last, each with all its query heads): forward O and
+// LSE; backward dQ, dK and dV (from the reference's own forward). `q`, `k`, `v`, `dout` are the
+// inputs (K and V as page pools with `page_table` when paged); `tolerance` is relative to
+// |reference| + the unit's RMS of that tensor.
+struct Outputs {
+  const float *o = nullptr, *lse = nullptr, *dq = nullptr, *dk = nullptr, *dv = nullptr;
+};
+Verification verify_against_reference(const AttentionSpec& s, const float* q, const float* k, const float* v,
+                                      const float* dout, const std::int32_t* page_table, const Outputs& got,
+                                      double tolerance);
+
+std::unique_ptr<Case> make_cpu_case(const AttentionSpec& spec);
+std::unique_ptr<Suite> make_suite();
+
+}  // namespace gpubench::suites::attention

@@ -1,0 +1,102 @@
+// Verification of attention outputs against the double-precision naive kernels (attention.hpp).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <vector>
+
+#include "bench/suites/attention/attention.hpp"
+
+namespace gpubench::suites::attention {
+namespace {
+
+namespace ka = kernels::attention;
+
+// Compares `n` values of `got` with `want`: |got - want| <= tolerance * (|want| + rms(want)),
+// the RMS making entries near zero (a random sum's) no stricter than the tensor's typical size.
+void compare(const char* name, const float* got, const std::vector<double>& want, double tolerance, Verification& v) {
+  double ss = 0;
+  for (double w : want) ss += w * w;
+  const double rms = want.empty() ? 0 : std::sqrt(ss / static_cast<double>(want.size()));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double g = got[i], w = want[i];
+    double err;
+    if (std::isinf(w) && g == w) {
+      err = 0;  // a query that sees no key: LSE -inf on both sides
+    } else {
+      err = std::abs(g - w) / (tolerance * (std::abs(w) + rms + 1e-30));
+    }
+    ++v.checked;
+    if (!(err <= 1)) {
+      if (v.passed) v.detail = fmt::format("{}[{}] = {:.9g}, reference {:.9g}", name, i, g, w);
+      v.passed = false;
+    }
+    if (std::isfinite(err)) v.max_error = std::max(v.max_error, err);
+    else v.max_error = INFINITY;
+  }
+}
+
+std::vector<double> widen(const float* p, std::int64_t n) { return std::vector<double>(p, p + n); }
+
+}  // namespace
+
+Verification verify_against_reference(const AttentionSpec& s, const float* q, const float* k, const float* v,
+                                      const float* dout, const std::int32_t* page_table, const Outputs& got,
+                                      double tolerance) {
+  const ka::Shape& sh = s.shape;
+  const std::int64_t G = sh.group(), sq = sh.seq_q, skv = sh.seq_kv, d = sh.head_dim;
+  const ka::Unit u{G, sq, skv, d, sh.causal};
+  const bool fwd = s.direction != Direction::Backward, bwd = s.direction != Direction::Forward;
+  Verification result;
+  result.passed = true;
+  result.method = fmt::format("naive attention in double (OpenBLAS dgemm) on {} of (batch, KV head) units: {}",
+                              "the first and last", bwd ? "dQ, dK, dV" : "O and LSE");
+  // The first and the last unit; one only when the reference would take long (over ~4 GFLOP).
+  std::vector<std::pair<std::int64_t, std::int64_t>> units{{sh.batch - 1, sh.kv_heads - 1}};
+  const double work = 4.0 * static_cast<double>(G * sq) * static_cast<double>(skv * d) * (bwd ? 3.5 : 1.0);
+  if ((sh.batch > 1 || sh.kv_heads > 1) && work < 4e9) units.insert(units.begin(), {0, 0});
+  if (units.size() == 1) result.method.replace(result.method.find("the first and last"), 18, "the last");
+  for (const auto& [b, hk] : units) {
+    const std::int64_t h0 = b * sh.heads + hk * G, qo = h0 * sq * d;
+    const std::vector<double> qd = widen(q + qo, G * sq * d);
+    // K and V of this unit as contiguous rows (gathered through the page table when paged).
+    std::vector<double> kd(static_cast<std::size_t>(skv * d)), vd(kd.size());
+    ka::KvRows<float> kr{k + (b * sh.kv_heads + hk) * skv * d, d, sh.kv_heads, hk, sh.page_size, nullptr}, vr = kr;
+    vr.base = v + (b * sh.kv_heads + hk) * skv * d;
+    if (sh.page_size > 0) {
+      kr.base = k;
+      vr.base = v;
+      kr.table = vr.table = page_table + b * sh.pages_per_sequence();
+    }
+    for (std::int64_t t = 0; t < skv; ++t) {
+      for (std::int64_t c = 0; c < d; ++c) {
+        kd[static_cast<std::size_t>(t * d + c)] = kr.row(t)[c];
+        vd[static_cast<std::size_t>(t * d + c)] = vr.row(t)[c];
+      }
+    }
+    std::vector<double> od(qd.size()), lsed(static_cast<std::size_t>(G * sq));
+    if (s.decode) {
+      const ka::KvRows<double> kc{kd.data(), d, 1, 0, 0, nullptr}, vc{vd.data(), d, 1, 0, 0, nullptr};
+      ka::decode_naive(u, qd.data(), kc, vc, od.data(), lsed.data());
+    } else {
+      ka::naive_forward(u, qd.data(), kd.data(), vd.data(), od.data(), lsed.data());
+    }
+    const std::string at = fmt::format(" (batch {}, KV head {})", b, hk);
+    if (fwd) {
+      compare(("O" + at).c_str(), got.o + qo, od, tolerance, result);
+      compare(("LSE" + at).c_str(), got.lse + h0 * sq, lsed, tolerance, result);
+    }
+    if (bwd) {
+      const std::vector<double> dod = widen(dout + qo, G * sq * d);
+      std::vector<double> dqd(qd.size()), dkd(kd.size()), dvd(kd.size());
+      ka::naive_backward(u, qd.data(), kd.data(), vd.data(), od.data(), lsed.data(), dod.data(), dqd.data(), dkd.data(),
+                         dvd.data());
+      const std::int64_t kvo = (b * sh.kv_heads + hk) * skv * d;
+      compare(("dQ" + at).c_str(), got.dq + qo, dqd, tolerance, result);
+      compare(("dK" + at).c_str(), got.dk + kvo, dkd, tolerance, result);
+      compare(("dV" + at).c_str(), got.dv + kvo, dvd, tolerance, result);
+    }
+  }
+  return result;
+}
+
+}  // namespace gpubench::suites::attention

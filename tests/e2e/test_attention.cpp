@@ -1,0 +1,123 @@
+// The attention suite end to end on the CPU (issue 28's CLI contract): the quick preset, the
+// flash/naive grid whose causal cases count half the FLOPs, and shapes that cannot exist.
+#include <algorithm>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_fixture.hpp"
+
+namespace gpubench::e2e {
+namespace {
+
+struct Attention : CliTest {
+  std::vector<nlohmann::json> entries(const fs::path& file) {
+    std::vector<nlohmann::json> out;
+    const nlohmann::json doc = nlohmann::json::parse(slurp(file));
+    for (const auto& b : doc["benchmarks"]) {
+      if (b.value("run_type", "") == "iteration") out.push_back(b["gpubench"]);
+    }
+    return out;
+  }
+};
+
+TEST_F(Attention, QuickPresetRunsVerifiedPrefillAndDecode) {
+  const fs::path out = dir / "A.json";
+  const Output o = gpubench(fmt::format("run --device cpu --suite attention --preset quick -q --out {}", out.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto es = entries(out);
+  ASSERT_FALSE(es.empty());
+  int prefill = 0, decode = 0;
+  for (const auto& g : es) {
+    EXPECT_EQ(g["status"], "ok") << g.dump();
+    EXPECT_TRUE(g["verification"]["passed"].get<bool>()) << g.dump();
+    EXPECT_GT(g["verification"]["checked"].get<int>(), 0);
+    for (const char* axis : {"provider", "dtype", "direction", "causal", "batch", "heads", "kv_heads", "seq_q", "seq_kv",
+                             "head_dim", "phase", "page_size"}) {
+      EXPECT_TRUE(g["axes"].contains(axis)) << axis;
+    }
+    if (g["axes"]["phase"] == "decode") {
+      ++decode;
+      EXPECT_GT(g["metrics"]["gb_per_s"].get<double>(), 0);
+      EXPECT_EQ(g["axes"]["seq_q"], 1);
+    } else {
+      ++prefill;
+      EXPECT_GT(g["metrics"]["tflops"].get<double>(), 0);
+    }
+  }
+  EXPECT_GT(prefill, 0);
+  EXPECT_GT(decode, 0);
+  // The paged decode gathers through a page table, and grouped-query heads are in the preset.
+  EXPECT_TRUE(std::any_of(es.begin(), es.end(), [](const auto& g) {
+    return g["axes"]["phase"] == "decode" && g["axes"]["page_size"].template get<int>() > 0;
+  }));
+}
+
+TEST_F(Attention, CausalCasesCountHalfTheFlopsOfTheSameShape) {
+  const fs::path out = dir / "B.json";
+  const Output o = gpubench(fmt::format(
+      "run --device cpu --suite attention -a provider=flash,naive -a seq_q=1024 -a seq_kv=1024 -a head_dim=64 "
+      "-a causal=0,1 -a direction=fwd,bwd -q --out {}",
+      out.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto es = entries(out);
+  ASSERT_EQ(es.size(), 8u);
+  std::map<std::string, double> flops;  // provider/direction/causal -> flops
+  for (const auto& g : es) {
+    EXPECT_EQ(g["status"], "ok") << g.dump();
+    EXPECT_TRUE(g["verification"]["passed"].get<bool>());
+    flops[fmt::format("{}/{}/{}", g["axes"]["provider"].get<std::string>(), g["axes"]["direction"].get<std::string>(),
+                      g["axes"]["causal"].get<int>())] = g["metrics"]["flops"].get<double>();
+  }
+  for (const char* p : {"flash", "naive"}) {
+    for (const char* d : {"fwd", "bwd"}) {
+      const double full = flops[fmt::format("{}/{}/0", p, d)], causal = flops[fmt::format("{}/{}/1", p, d)];
+      EXPECT_GT(full, 0);
+      EXPECT_DOUBLE_EQ(causal, full / 2) << p << " " << d;
+    }
+  }
+  EXPECT_DOUBLE_EQ(flops["flash/bwd/0"], 2.5 * flops["flash/fwd/0"]);
+}
+
+// One line naming the axis, exit 2, nothing run.
+TEST_F(Attention, ImpossibleShapesAreUsageErrorsNamingTheAxis) {
+  struct Bad {
+    std::string axes, names;
+  };
+  const std::vector<Bad> bad = {
+      {"-a heads=8 -a kv_heads=3", "kv_heads"},
+      {"-a heads=4 -a kv_heads=8", "kv_heads"},
+      {"-a head_dim=0", "head_dim"},
+      {"-a phase=decode -a seq_q=1 -a seq_kv=100 -a page_size=16", "page_size"},
+      {"-a seq_q=-5", "seq_q"},
+      {"-a causal=2", "causal"},
+  };
+  for (const Bad& b : bad) {
+    const fs::path out = dir / "bad.json";
+    const Output o = gpubench(fmt::format("run --device cpu --suite attention {} -q --out {}", b.axes, out.string()));
+    EXPECT_EQ(o.code, 2) << b.axes << ": " << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << b.axes << ": " << o.err;
+    EXPECT_NE(o.err.find(b.names), std::string::npos) << b.axes << ": " << o.err;
+    EXPECT_FALSE(fs::exists(out)) << b.axes;
+  }
+}
+
+// A CPU run asked for a GPU element type skips with the reason; a GPU is planned as not
+// applicable in this build, saying why, not as silently nothing.
+TEST_F(Attention, WhatTheCpuCannotRunIsSkippedWithTheReason) {
+  const fs::path out = dir / "C.json";
+  const Output o = gpubench(fmt::format(
+      "run --device cpu --suite attention -a dtype=bf16 -a phase=prefill -a direction=fwd -a causal=0 "
+      "-a seq_q=128 -a provider=flash -q --out {}",
+      out.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto es = entries(out);
+  ASSERT_EQ(es.size(), 1u);
+  EXPECT_EQ(es[0]["status"], "skipped");
+  EXPECT_NE(es[0]["reason"].get<std::string>().find("fp32"), std::string::npos) << es[0].dump();
+  const Output plan = gpubench("run --dry-run --assume h200 --suite attention");
+  EXPECT_NE((plan.out + plan.err).find("cuDNN"), std::string::npos) << plan.out << plan.err;
+}
+
+}  // namespace
+}  // namespace gpubench::e2e

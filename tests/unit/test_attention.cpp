@@ -1,0 +1,356 @@
+// Attention kernels (kernels/attention) and the suite's counting and verification
+// (bench/suites/attention): the tiled kernel against the materialised one, both against a
+// scalar reference written here, the backward against finite differences, decode over a
+// scattered paged cache against the contiguous one.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "bench/suites/attention/attention.hpp"
+#include "kernels/attention/attention_host.hpp"
+#include "kernels/common/random.hpp"
+
+namespace gpubench {
+namespace {
+
+namespace ka = kernels::attention;
+namespace sa = suites::attention;
+
+ka::Shape shape(std::int64_t b, std::int64_t h, std::int64_t hkv, std::int64_t sq, std::int64_t skv, std::int64_t d,
+                bool causal, std::int64_t page = 0) {
+  ka::Shape s;
+  s.batch = b;
+  s.heads = h;
+  s.kv_heads = hkv;
+  s.seq_q = sq;
+  s.seq_kv = skv;
+  s.head_dim = d;
+  s.causal = causal;
+  s.page_size = page;
+  return s;
+}
+
+std::vector<float> random(std::int64_t n, std::uint64_t seed, float gain = 1.0f) {
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = gain * kernels::uniform_value(seed, static_cast<std::uint64_t>(i));
+  return v;
+}
+
+// The definition, one query at a time, in double: no BLAS, no tiles, no shared code.
+struct Plain {
+  std::vector<double> o, lse;
+};
+Plain plain_attention(const ka::Shape& s, const std::vector<float>& q, const std::vector<float>& k,
+                      const std::vector<float>& v) {
+  Plain r;
+  r.o.assign(static_cast<std::size_t>(s.q_elements()), 0.0);
+  r.lse.assign(static_cast<std::size_t>(s.lse_elements()), 0.0);
+  const std::int64_t d = s.head_dim;
+  for (std::int64_t b = 0; b < s.batch; ++b) {
+    for (std::int64_t h = 0; h < s.heads; ++h) {
+      const std::int64_t hk = h / (s.heads / s.kv_heads);
+      for (std::int64_t i = 0; i < s.seq_q; ++i) {
+        const float* qi = &q[static_cast<std::size_t>(((b * s.heads + h) * s.seq_q + i) * d)];
+        std::vector<double> score;
+        for (std::int64_t j = 0; j < s.seq_kv; ++j) {
+          if (s.causal && j > i + s.seq_kv - s.seq_q) break;
+          const float* kj = &k[static_cast<std::size_t>(((b * s.kv_heads + hk) * s.seq_kv + j) * d)];
+          double dot = 0;
+          for (std::int64_t c = 0; c < d; ++c) dot += double(qi[c]) * kj[c];
+          score.push_back(dot / std::sqrt(double(d)));
+        }
+        const std::size_t row = static_cast<std::size_t>((b * s.heads + h) * s.seq_q + i);
+        if (score.empty()) {
+          r.lse[row] = -std::numeric_limits<double>::infinity();
+          continue;
+        }
+        double m = score[0], sum = 0;
+        for (double x : score) m = std::max(m, x);
+        for (double x : score) sum += std::exp(x - m);
+        r.lse[row] = m + std::log(sum);
+        for (std::size_t j = 0; j < score.size(); ++j) {
+          const float* vj = &v[static_cast<std::size_t>(((b * s.kv_heads + hk) * s.seq_kv + std::int64_t(j)) * d)];
+          for (std::int64_t c = 0; c < d; ++c) r.o[row * std::size_t(d) + std::size_t(c)] += std::exp(score[j] - m) / sum * vj[c];
+        }
+      }
+    }
+  }
+  return r;
+}
+
+ka::Parallel serial() {
+  return [](int n, const std::function<void(int)>& f) {
+    for (int t = 0; t < n; ++t) f(t);
+  };
+}
+
+// Runs f(t) on n real threads: the drivers' units must not share what they write.
+ka::Parallel threaded() {
+  return [](int n, const std::function<void(int)>& f) {
+    std::vector<std::thread> ts;
+    for (int t = 1; t < n; ++t) ts.emplace_back(f, t);
+    f(0);
+    for (auto& t : ts) t.join();
+  };
+}
+
+template <class A, class B>
+double max_rel(const A& got, const B& want) {
+  double scale = 0, worst = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) scale = std::max(scale, std::abs(double(want[i])));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (std::isinf(double(want[i])) && double(got[i]) == double(want[i])) continue;
+    worst = std::max(worst, std::abs(double(got[i]) - double(want[i])) / (scale + 1e-30));
+  }
+  return worst;
+}
+
+struct Outs {
+  std::vector<float> o, lse, dq, dk, dv;
+};
+Outs run(ka::Algorithm a, const ka::Shape& s, const std::vector<float>& q, const std::vector<float>& k,
+        const std::vector<float>& v, const std::vector<float>& dout, int threads = 1) {
+  Outs r;
+  r.o.resize(q.size());
+  r.lse.resize(static_cast<std::size_t>(s.lse_elements()));
+  r.dq.resize(q.size());
+  r.dk.resize(k.size());
+  r.dv.resize(k.size());
+  ka::Tensors t{q.data(), k.data(), v.data(), dout.data(), r.o.data(), r.lse.data(), r.dq.data(), r.dk.data(), r.dv.data(), nullptr};
+  const ka::Parallel p = threads > 1 ? threaded() : serial();
+  ka::forward(a, s, t, threads, p);
+  ka::backward(a, s, t, threads, p);
+  return r;
+}
+
+// ---- counting ----
+
+TEST(AttentionCounts, FlopsAsFlashAttentionCountsThem) {
+  // 2 * b * h * sq * skv * (d + d_v): b=2, h=4, s=128, d=64 -> 2*2*4*128*128*128 = 33,554,432.
+  const ka::Shape s = shape(2, 4, 4, 128, 128, 64, false);
+  EXPECT_DOUBLE_EQ(ka::forward_flops(s), 33554432.0);
+  EXPECT_DOUBLE_EQ(ka::backward_flops(s), 2.5 * 33554432.0);
+  EXPECT_DOUBLE_EQ(ka::forward_flops(shape(2, 4, 4, 128, 128, 64, true)), 33554432.0 / 2);
+  // Grouped-query heads do the same arithmetic as full heads.
+  EXPECT_DOUBLE_EQ(ka::forward_flops(shape(2, 4, 1, 128, 128, 64, false)), 33554432.0);
+  sa::AttentionSpec spec;
+  spec.shape = s;
+  spec.direction = sa::Direction::ForwardBackward;
+  EXPECT_DOUBLE_EQ(sa::run_flops(spec), 3.5 * 33554432.0);
+}
+
+TEST(AttentionCounts, DecodeBytesAreTheCacheReadOnceAndQueryAndOutput) {
+  // b=16, kv_heads 8, 4096 tokens, d 128, 2-byte values: K and V 2*16*8*4096*128*2 = 268,435,456;
+  // Q and O 2*16*32*1*128*2 = 262,144; the page table 16 * 256 pages * 4 B = 16,384.
+  const ka::Shape s = shape(16, 32, 8, 1, 4096, 128, false, 16);
+  EXPECT_DOUBLE_EQ(ka::decode_bytes(s, 2), 268435456.0 + 262144.0 + 16384.0);
+  EXPECT_DOUBLE_EQ(ka::decode_bytes(shape(16, 32, 8, 1, 4096, 128, false, 0), 2), 268435456.0 + 262144.0);
+}
+
+TEST(AttentionCounts, CausalMaskIsAlignedBottomRight) {
+  const ka::Shape square = shape(1, 1, 1, 4, 4, 8, true);
+  EXPECT_EQ(square.visible_keys(0), 1);
+  EXPECT_EQ(square.visible_keys(3), 4);
+  const ka::Shape longer_kv = shape(1, 1, 1, 2, 6, 8, true);  // the 2 queries are the last 2 of 6
+  EXPECT_EQ(longer_kv.visible_keys(0), 5);
+  EXPECT_EQ(longer_kv.visible_keys(1), 6);
+  const ka::Shape longer_q = shape(1, 1, 1, 6, 2, 8, true);  // the first 4 queries see nothing
+  EXPECT_EQ(longer_q.visible_keys(3), 0);
+  EXPECT_EQ(longer_q.visible_keys(4), 1);
+  EXPECT_EQ(shape(1, 1, 1, 6, 2, 8, false).visible_keys(0), 2);
+}
+
+TEST(AttentionKernels, FastExpMatchesStdExp) {
+  std::vector<float> x;
+  for (int i = 0; i <= 200000; ++i) x.push_back(-80.0f * float(i) / 200000.0f);
+  std::vector<float> y = x;
+  ka::exp_nonpositive(y.data(), static_cast<std::int64_t>(y.size()));
+  double worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(y[i] / std::exp(double(x[i])) - 1));
+  EXPECT_LT(worst, 3e-7);
+}
+
+// ---- forward against the definition ----
+
+struct ForwardCase {
+  ka::Shape s;
+  const char* what;
+};
+
+TEST(AttentionKernels, NaiveAndFlashForwardMatchTheDefinition) {
+  const std::vector<ForwardCase> cases = {
+      {shape(2, 4, 4, ka::kTileQ + 6, 2 * ka::kTileKv + 8, 16, false), "tile edges (a partial query tile, a partial key tile)"},
+      {shape(2, 4, 4, 2 * ka::kTileQ + 3, 2 * ka::kTileQ + 3, 32, true), "causal, square, tiles crossing the diagonal"},
+      {shape(1, 6, 2, 65, ka::kTileKv + 44, 8, true), "causal, GQA 3:1, seq_kv > seq_q"},
+      {shape(1, 2, 1, ka::kTileQ + 22, 40, 8, true), "causal, seq_q > seq_kv: early queries see nothing"},
+      {shape(1, 2, 2, 3, 2 * ka::kTileKv + 1, 64, false), "few queries, keys one past two tiles"},
+  };
+  for (const ForwardCase& c : cases) {
+    const auto q = random(c.s.q_elements(), 1, 4.0f), k = random(c.s.kv_elements(), 2), v = random(c.s.kv_elements(), 3);
+    const auto dout = random(c.s.q_elements(), 4);
+    const Plain want = plain_attention(c.s, q, k, v);
+    for (ka::Algorithm a : {ka::Algorithm::Naive, ka::Algorithm::Flash}) {
+      const Outs got = run(a, c.s, q, k, v, dout, a == ka::Algorithm::Flash ? 3 : 2);
+      EXPECT_LT(max_rel(got.o, want.o), 2e-6) << c.what << (a == ka::Algorithm::Flash ? " flash" : " naive");
+      EXPECT_LT(max_rel(got.lse, want.lse), 2e-6) << c.what;
+    }
+  }
+}
+
+// A query that sees no key outputs zeros with LSE -inf, and no gradient flows through it.
+TEST(AttentionKernels, AQueryThatSeesNoKeyOutputsZero) {
+  const ka::Shape s = shape(1, 1, 1, 6, 2, 4, true);
+  const auto q = random(s.q_elements(), 1), k = random(s.kv_elements(), 2), v = random(s.kv_elements(), 3);
+  const auto dout = random(s.q_elements(), 4);
+  for (ka::Algorithm a : {ka::Algorithm::Naive, ka::Algorithm::Flash}) {
+    const Outs r = run(a, s, q, k, v, dout);
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_TRUE(std::isinf(r.lse[std::size_t(i)]) && r.lse[std::size_t(i)] < 0);
+      for (int c = 0; c < 4; ++c) {
+        EXPECT_EQ(r.o[std::size_t(i * 4 + c)], 0.0f);
+        EXPECT_EQ(r.dq[std::size_t(i * 4 + c)], 0.0f);
+      }
+    }
+    EXPECT_NE(r.o[4 * 4], 0.0f);
+  }
+}
+
+// ---- backward ----
+
+// The materialised backward in double against central differences of L = sum(dO o O): checks
+// the formulas (dS = P o (dP - D), the scale, the GQA sums) independently of both kernels.
+TEST(AttentionKernels, NaiveBackwardMatchesFiniteDifferences) {
+  const ka::Shape s = shape(1, 4, 2, 5, 7, 4, true);  // GQA 2:1, causal, seq_kv > seq_q
+  const ka::Unit u{s.group(), s.seq_q, s.seq_kv, s.head_dim, s.causal};
+  auto widen = [](const std::vector<float>& f) { return std::vector<double>(f.begin(), f.end()); };
+  // One unit (KV head 1 with query heads 2 and 3).
+  std::vector<double> q = widen(random(u.group * s.seq_q * s.head_dim, 1, 2.0f));
+  std::vector<double> k = widen(random(s.seq_kv * s.head_dim, 2)), v = widen(random(s.seq_kv * s.head_dim, 3));
+  const std::vector<double> dout = widen(random(u.group * s.seq_q * s.head_dim, 4));
+  auto loss = [&]() {
+    std::vector<double> o(q.size()), lse(std::size_t(u.group * s.seq_q));
+    ka::naive_forward(u, q.data(), k.data(), v.data(), o.data(), lse.data());
+    double l = 0;
+    for (std::size_t i = 0; i < o.size(); ++i) l += o[i] * dout[i];
+    return l;
+  };
+  std::vector<double> o(q.size()), lse(std::size_t(u.group * s.seq_q)), dq(q.size()), dk(k.size()), dv(v.size());
+  ka::naive_forward(u, q.data(), k.data(), v.data(), o.data(), lse.data());
+  ka::naive_backward(u, q.data(), k.data(), v.data(), o.data(), lse.data(), dout.data(), dq.data(), dk.data(), dv.data());
+  const double h = 1e-6;
+  auto check = [&](std::vector<double>& x, const std::vector<double>& grad, const char* name) {
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double keep = x[i];
+      x[i] = keep + h;
+      const double up = loss();
+      x[i] = keep - h;
+      const double down = loss();
+      x[i] = keep;
+      EXPECT_NEAR(grad[i], (up - down) / (2 * h), 1e-7) << name << "[" << i << "]";
+    }
+  };
+  check(q, dq, "dQ");
+  check(k, dk, "dK");
+  check(v, dv, "dV");
+}
+
+TEST(AttentionKernels, FlashBackwardMatchesNaive) {
+  const std::vector<ForwardCase> cases = {
+      {shape(2, 4, 4, ka::kTileQ + 6, 2 * ka::kTileKv + 8, 16, false), "tile edges"},
+      {shape(1, 6, 2, 2 * ka::kTileQ + 9, 2 * ka::kTileQ + 9, 16, true), "causal, GQA 3:1, tiles crossing the diagonal"},
+      {shape(1, 2, 1, ka::kTileQ + 22, 40, 8, true), "causal, seq_q > seq_kv"},
+      {shape(2, 2, 2, ka::kTileQ + 1, ka::kTileKv + 44, 32, true), "causal, seq_kv > seq_q"},
+  };
+  for (const ForwardCase& c : cases) {
+    const auto q = random(c.s.q_elements(), 1, 4.0f), k = random(c.s.kv_elements(), 2), v = random(c.s.kv_elements(), 3);
+    const auto dout = random(c.s.q_elements(), 4);
+    const Outs naive = run(ka::Algorithm::Naive, c.s, q, k, v, dout, 2);
+    const Outs flash = run(ka::Algorithm::Flash, c.s, q, k, v, dout, 3);
+    EXPECT_LT(max_rel(flash.dq, naive.dq), 1e-5) << c.what;
+    EXPECT_LT(max_rel(flash.dk, naive.dk), 1e-5) << c.what;
+    EXPECT_LT(max_rel(flash.dv, naive.dv), 1e-5) << c.what;
+  }
+}
+
+// ---- decode ----
+
+TEST(AttentionKernels, DecodeOverAScatteredPagedCacheMatchesTheContiguousOne) {
+  const ka::Shape paged = shape(3, 8, 2, 1, 96, 16, false, 16);
+  ka::Shape flat = paged;
+  flat.page_size = 0;
+  const auto q = random(paged.q_elements(), 1, 4.0f), k = random(flat.kv_elements(), 2), v = random(flat.kv_elements(), 3);
+  const std::vector<std::int32_t> table = ka::scattered_page_table(paged, 7);
+  const std::set<std::int32_t> distinct(table.begin(), table.end());
+  ASSERT_EQ(distinct.size(), table.size());  // a permutation of the pool's pages
+  ASSERT_EQ(*distinct.rbegin(), static_cast<std::int32_t>(table.size()) - 1);
+  bool moved = false;
+  for (std::size_t i = 0; i < table.size(); ++i) moved |= table[i] != static_cast<std::int32_t>(i);
+  ASSERT_TRUE(moved);
+  // The same tokens stored page by page at the places the table names.
+  std::vector<float> kp(k.size()), vp(v.size());
+  const std::int64_t d = paged.head_dim, pps = paged.pages_per_sequence();
+  for (std::int64_t b = 0; b < paged.batch; ++b)
+    for (std::int64_t hk = 0; hk < paged.kv_heads; ++hk)
+      for (std::int64_t t = 0; t < paged.seq_kv; ++t)
+        for (std::int64_t c = 0; c < d; ++c) {
+          const std::int64_t page = table[std::size_t(b * pps + t / 16)];
+          const auto to = std::size_t(((page * paged.kv_heads + hk) * 16 + t % 16) * d + c);
+          const auto from = std::size_t(((b * paged.kv_heads + hk) * paged.seq_kv + t) * d + c);
+          kp[to] = k[from];
+          vp[to] = v[from];
+        }
+  const Plain want = plain_attention(flat, q, k, v);
+  for (ka::Algorithm a : {ka::Algorithm::Naive, ka::Algorithm::Flash}) {
+    for (bool use_pages : {false, true}) {
+      std::vector<float> o(q.size()), lse(std::size_t(paged.lse_elements()));
+      ka::Tensors t;
+      t.q = q.data();
+      t.k = use_pages ? kp.data() : k.data();
+      t.v = use_pages ? vp.data() : v.data();
+      t.o = o.data();
+      t.lse = lse.data();
+      t.page_table = table.data();
+      ka::decode(a, use_pages ? paged : flat, t, 2, threaded());
+      EXPECT_LT(max_rel(o, want.o), 2e-6) << (use_pages ? "paged" : "contiguous");
+      EXPECT_LT(max_rel(lse, want.lse), 2e-6);
+    }
+  }
+}
+
+// ---- the suite's verification ----
+
+TEST(AttentionVerify, AcceptsACorrectAnswerAndNamesTheFirstWrongEntry) {
+  sa::AttentionSpec spec;
+  spec.shape = shape(2, 4, 2, 40, 40, 8, true);
+  spec.direction = sa::Direction::ForwardBackward;
+  const ka::Shape& s = spec.shape;
+  std::vector<float> q(std::size_t(s.q_elements())), k(std::size_t(s.kv_elements())), v(k.size()), dout(q.size());
+  sa::fill_inputs(spec, q.data(), k.data(), v.data(), dout.data());
+  Outs r = run(ka::Algorithm::Flash, s, q, k, v, dout);
+  auto verify = [&]() {
+    return sa::verify_against_reference(spec, q.data(), k.data(), v.data(), dout.data(), nullptr,
+                                        sa::Outputs{r.o.data(), r.lse.data(), r.dq.data(), r.dk.data(), r.dv.data()},
+                                        1e-4);
+  };
+  const Verification ok = verify();
+  EXPECT_TRUE(ok.passed) << ok.detail;
+  EXPECT_GT(ok.checked, 0);
+  EXPECT_LT(ok.max_error, 0.5);
+  // The last unit (batch 1, KV head 1) owns query heads 6 and 7: break one of dK's entries there.
+  r.dk[r.dk.size() - 3] += 0.5f;
+  const Verification bad = verify();
+  EXPECT_FALSE(bad.passed);
+  EXPECT_NE(bad.detail.find("dK"), std::string::npos) << bad.detail;
+  EXPECT_NE(bad.detail.find("batch 1, KV head 1"), std::string::npos) << bad.detail;
+  // A NaN fails too.
+  r.dk[r.dk.size() - 3] -= 0.5f;
+  r.o[0] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_FALSE(verify().passed);
+}
+
+}  // namespace
+}  // namespace gpubench
