@@ -50,6 +50,14 @@ std::optional<Recompute> parse_recompute(const std::string& s) {
   return std::nullopt;
 }
 
+std::string to_string(Attention a) { return a == Attention::Fused ? "fused" : "unfused"; }
+
+std::optional<Attention> parse_attention(const std::string& s) {
+  if (s == "unfused") return Attention::Unfused;
+  if (s == "fused") return Attention::Fused;
+  return std::nullopt;
+}
+
 const ParamTensor& ParamLayout::at(const std::string& name) const {
   for (const ParamTensor& t : tensors) {
     if (t.name == name) return t;

@@ -22,6 +22,10 @@ enum class ModelKind { Mlp, Transformer };
 //   None  keeps every activation; Mlp recomputes fc1 and GELU of each block (from the stored
 //   LN2 output); Block keeps only each block's input and reruns the whole block forward.
 enum class Recompute { None, Mlp, Block };
+// How a transformer block computes attention: unfused materialises each head's [T x T]
+// probabilities (kept for the backward); fused runs the tiled kernel of kernels/attention and
+// keeps each row's log-sum-exp instead (the backward recomputes the probabilities tile by tile).
+enum class Attention { Unfused, Fused };
 
 struct ModelConfig {
   ModelKind kind = ModelKind::Transformer;
@@ -34,6 +38,7 @@ struct ModelConfig {
   std::int64_t vocab = 256;   // V: vocabulary (transformer) or classes (mlp)
   std::int64_t accum = 1;     // micro-steps per optimizer step
   Recompute recompute = Recompute::None;
+  Attention attention = Attention::Unfused;  // transformer
 
   std::int64_t ffn() const { return ffn_mult * hidden; }
   std::int64_t head_dim() const { return hidden / heads; }
@@ -48,6 +53,8 @@ std::string to_string(ModelKind k);
 std::string to_string(Recompute r);
 std::optional<ModelKind> parse_model(const std::string& s);
 std::optional<Recompute> parse_recompute(const std::string& s);
+std::string to_string(Attention a);
+std::optional<Attention> parse_attention(const std::string& s);
 
 // One named parameter tensor inside the flat parameter buffer.
 struct ParamTensor {

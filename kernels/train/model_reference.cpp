@@ -84,7 +84,11 @@ ReferenceModel<T>::ReferenceModel(const ModelConfig& c, std::uint64_t seed) : c_
     for (auto* v : {&a.ln1_out, &a.att, &a.x_mid, &a.ln2_out}) v->resize(sz(n * C));
     for (auto* v : {&a.ln1_mean, &a.ln1_rstd, &a.ln2_mean, &a.ln2_rstd}) v->resize(sz(n));
     a.qkv.resize(sz(n * 3 * C));
-    a.p.resize(sz(c.batch * H * T_ * T_));
+    if (c.attention == Attention::Fused) {
+      a.lse.resize(sz(c.batch * H * T_));
+    } else {
+      a.p.resize(sz(c.batch * H * T_ * T_));
+    }
   }
   mlps_.resize(sz(c.recompute == Recompute::None ? c.layers : 1));
   for (MlpActs& m : mlps_) {
@@ -98,7 +102,7 @@ ReferenceModel<T>::ReferenceModel(const ModelConfig& c, std::uint64_t seed) : c_
   dqkv_.resize(sz(n * 3 * C));
   dh_.resize(sz(n * F));
   datt_.resize(sz(n * C));
-  dscores_.resize(sz(T_ * T_));
+  if (c.attention == Attention::Unfused) dscores_.resize(sz(T_ * T_));
 }
 
 template <class T>
@@ -158,7 +162,7 @@ std::int64_t ReferenceModel<T>::memory_bytes() const {
                   dh_.size() + datt_.size() + dscores_.size();
   for (const BlockActs& a : blocks_) {
     for (const auto* v : {&a.ln1_out, &a.ln1_mean, &a.ln1_rstd, &a.qkv, &a.p, &a.att, &a.x_mid, &a.ln2_out,
-                          &a.ln2_mean, &a.ln2_rstd}) {
+                          &a.ln2_mean, &a.ln2_rstd, &a.lse}) {
       n += v->size();
     }
   }
@@ -206,16 +210,30 @@ void ReferenceModel<T>::block_forward(std::int64_t l, bool stop_before_fc2) {
   BlockActs& a = block(l);
   MlpActs& m = mlp(l);
   layernorm_forward(x(l), lw(l, "ln1.g"), lw(l, "ln1.b"), a.ln1_out.data(), a.ln1_mean.data(), a.ln1_rstd.data(), n, C);
-  linear_forward(a.ln1_out.data(), lw(l, "qkv.w"), lw(l, "qkv.b"), a.qkv.data(), n, C, 3 * C);
-  attention_forward(a.qkv.data(), a.p.data(), a.att.data(), c_.batch, c_.seq, C, c_.heads);
-  linear_forward(a.att.data(), lw(l, "proj.w"), lw(l, "proj.b"), a.x_mid.data(), n, C, C);
+  timed(&OpSeconds::dense, [&] {
+    linear_forward(a.ln1_out.data(), lw(l, "qkv.w"), lw(l, "qkv.b"), a.qkv.data(), n, C, 3 * C);
+  });
+  timed(&OpSeconds::attention, [&] {
+    if (c_.attention == Attention::Fused) {
+      fused_attention_forward(a.qkv.data(), a.lse.data(), a.att.data(), c_.batch, c_.seq, C, c_.heads);
+    } else {
+      attention_forward(a.qkv.data(), a.p.data(), a.att.data(), c_.batch, c_.seq, C, c_.heads);
+    }
+  });
+  timed(&OpSeconds::dense, [&] {
+    linear_forward(a.att.data(), lw(l, "proj.w"), lw(l, "proj.b"), a.x_mid.data(), n, C, C);
+  });
   residual_add(a.x_mid.data(), x(l), a.x_mid.data(), n * C);
   layernorm_forward(a.x_mid.data(), lw(l, "ln2.g"), lw(l, "ln2.b"), a.ln2_out.data(), a.ln2_mean.data(),
                     a.ln2_rstd.data(), n, C);
-  linear_forward(a.ln2_out.data(), lw(l, "fc1.w"), lw(l, "fc1.b"), m.h.data(), n, C, F);
+  timed(&OpSeconds::dense, [&] {
+    linear_forward(a.ln2_out.data(), lw(l, "fc1.w"), lw(l, "fc1.b"), m.h.data(), n, C, F);
+  });
   gelu_forward(m.h.data(), m.g.data(), n * F);
   if (stop_before_fc2) return;
-  linear_forward(m.g.data(), lw(l, "fc2.w"), lw(l, "fc2.b"), x(l + 1), n, F, C);
+  timed(&OpSeconds::dense, [&] {
+    linear_forward(m.g.data(), lw(l, "fc2.w"), lw(l, "fc2.b"), x(l + 1), n, F, C);
+  });
   residual_add(x(l + 1), a.x_mid.data(), x(l + 1), n * C);
 }
 
@@ -228,25 +246,42 @@ void ReferenceModel<T>::block_backward(std::int64_t l) {
   if (c_.recompute == Recompute::Block) {
     block_forward(l, /*stop_before_fc2=*/true);
   } else if (c_.recompute == Recompute::Mlp) {
-    linear_forward(a.ln2_out.data(), lw(l, "fc1.w"), lw(l, "fc1.b"), m.h.data(), n, C, F);
+    timed(&OpSeconds::dense, [&] {
+      linear_forward(a.ln2_out.data(), lw(l, "fc1.w"), lw(l, "fc1.b"), m.h.data(), n, C, F);
+    });
     gelu_forward(m.h.data(), m.g.data(), n * F);
   }
   // x_{l+1} = x_mid + fc2(gelu(fc1(LN2(x_mid))))
-  linear_backward(m.g.data(), lw(l, "fc2.w"), dx_.data(), dh_.data(), ldw(l, "fc2.w"), ldw(l, "fc2.b"), n, F, C);
+  timed(&OpSeconds::dense, [&] {
+    linear_backward(m.g.data(), lw(l, "fc2.w"), dx_.data(), dh_.data(), ldw(l, "fc2.w"), ldw(l, "fc2.b"), n, F, C);
+  });
   tick();
   gelu_backward(m.h.data(), dh_.data(), dh_.data(), n * F);
-  linear_backward(a.ln2_out.data(), lw(l, "fc1.w"), dh_.data(), dtmp_.data(), ldw(l, "fc1.w"), ldw(l, "fc1.b"), n, C, F);
+  timed(&OpSeconds::dense, [&] {
+    linear_backward(a.ln2_out.data(), lw(l, "fc1.w"), dh_.data(), dtmp_.data(), ldw(l, "fc1.w"), ldw(l, "fc1.b"), n, C, F);
+  });
   tick();
   layernorm_backward(dtmp_.data(), a.x_mid.data(), a.ln2_mean.data(), a.ln2_rstd.data(), lw(l, "ln2.g"), dx_.data(),
                      ldw(l, "ln2.g"), ldw(l, "ln2.b"), n, C);
   // x_mid = x_l + proj(attn(qkv(LN1(x_l))))
-  linear_backward(a.att.data(), lw(l, "proj.w"), dx_.data(), datt_.data(), ldw(l, "proj.w"), ldw(l, "proj.b"), n, C, C);
+  timed(&OpSeconds::dense, [&] {
+    linear_backward(a.att.data(), lw(l, "proj.w"), dx_.data(), datt_.data(), ldw(l, "proj.w"), ldw(l, "proj.b"), n, C, C);
+  });
   tick();
-  attention_backward(datt_.data(), a.qkv.data(), a.p.data(), dqkv_.data(), dscores_.data(), c_.batch, c_.seq, C,
-                     c_.heads);
+  timed(&OpSeconds::attention, [&] {
+    if (c_.attention == Attention::Fused) {
+      fused_attention_backward(datt_.data(), a.qkv.data(), a.att.data(), a.lse.data(), dqkv_.data(), c_.batch, c_.seq,
+                               C, c_.heads);
+    } else {
+      attention_backward(datt_.data(), a.qkv.data(), a.p.data(), dqkv_.data(), dscores_.data(), c_.batch, c_.seq, C,
+                         c_.heads);
+    }
+  });
   tick();
-  linear_backward(a.ln1_out.data(), lw(l, "qkv.w"), dqkv_.data(), dtmp_.data(), ldw(l, "qkv.w"), ldw(l, "qkv.b"), n, C,
-                  3 * C);
+  timed(&OpSeconds::dense, [&] {
+    linear_backward(a.ln1_out.data(), lw(l, "qkv.w"), dqkv_.data(), dtmp_.data(), ldw(l, "qkv.w"), ldw(l, "qkv.b"), n, C,
+                    3 * C);
+  });
   layernorm_backward(dtmp_.data(), x(l), a.ln1_mean.data(), a.ln1_rstd.data(), lw(l, "ln1.g"), dx_.data(),
                      ldw(l, "ln1.g"), ldw(l, "ln1.b"), n, C);
 }
@@ -257,7 +292,9 @@ double ReferenceModel<T>::forward_transformer(const Batch& b) {
   embedding_forward(b.tokens.data(), w("wte"), w("wpe"), x(0), c_.batch, c_.seq, C);
   for (std::int64_t l = 0; l < c_.layers; ++l) block_forward(l, false);
   layernorm_forward(x(c_.layers), w("lnf.g"), w("lnf.b"), lnf_out_.data(), lnf_mean_.data(), lnf_rstd_.data(), n, C);
-  gemm<T>(false, true, n, V, C, T(1), lnf_out_.data(), C, w("wte"), C, T(0), logits_.data(), V);  // x wte^T
+  timed(&OpSeconds::dense, [&] {
+    gemm<T>(false, true, n, V, C, T(1), lnf_out_.data(), C, w("wte"), C, T(0), logits_.data(), V);  // x wte^T
+  });
   return cross_entropy_forward(logits_.data(), b.targets.data(), n, V);
 }
 
@@ -266,10 +303,12 @@ void ReferenceModel<T>::backward_transformer(const Batch& b, double grad_scale) 
   const std::int64_t n = c_.rows(), C = c_.hidden, V = c_.vocab;
   T* dlogits = logits_.data();
   cross_entropy_backward(dlogits, b.targets.data(), n, V, grad_scale);
-  gemm<T>(false, false, n, C, V, T(1), dlogits, V, w("wte"), C, T(0), dtmp_.data(), C);  // dxf = dlogits wte
-  gemm<T>(true, false, V, C, n, T(1), dlogits, V, lnf_out_.data(), C, T(1), dw("wte"), C);  // dwte += dlogits^T xf
-  watermark_ = layout_.total;  // nothing complete yet
-  tick();
+  timed(&OpSeconds::dense, [&] {
+    gemm<T>(false, false, n, C, V, T(1), dlogits, V, w("wte"), C, T(0), dtmp_.data(), C);  // dxf = dlogits wte
+    gemm<T>(true, false, V, C, n, T(1), dlogits, V, lnf_out_.data(), C, T(1), dw("wte"), C);  // dwte += dlogits^T xf
+    watermark_ = layout_.total;  // nothing complete yet
+    tick();
+  });
   std::fill(dx_.begin(), dx_.end(), T(0));
   layernorm_backward(dtmp_.data(), x(c_.layers), lnf_mean_.data(), lnf_rstd_.data(), w("lnf.g"), dx_.data(),
                      dw("lnf.g"), dw("lnf.b"), n, C);

@@ -10,6 +10,7 @@
 //   double loss = model.forward(batch);
 //   model.backward(batch, 1.0);
 //   model.optimizer_step(AdamW{});
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -31,6 +32,13 @@ Batch make_batch(const ModelConfig& c, std::uint64_t seed);
 // deviation 0.02 (GPT-2's init; 1/sqrt(in) for the mlp so its signal neither dies nor grows),
 // LayerNorm gains 1, biases and LayerNorm shifts 0.
 std::vector<double> initial_params(const ModelConfig& c, std::uint64_t seed);
+
+// Host seconds a transformer step spent in attention and in the dense matrix products (the
+// linear layers and the LM head); the rest of the step is everything else (norms, GELU,
+// residuals, the loss, AdamW).
+struct OpSeconds {
+  double attention = 0, dense = 0;
+};
 
 template <class T>
 class ReferenceModel {
@@ -65,6 +73,9 @@ class ReferenceModel {
   // Data-parallel steps start a bucket's collective from it while backward goes on.
   using GradReadyHook = std::function<void(std::int64_t watermark)>;
   void set_grad_ready_hook(GradReadyHook hook) { ready_ = std::move(hook); }
+  // While set (not null), forward and backward add their attention and dense-product time to
+  // `seconds` (a clock read around each call: for steps timed apart, not the measured ones).
+  void set_op_seconds(OpSeconds* seconds) { op_seconds_ = seconds; }
 
   // Extends the flat parameter, gradient and moment buffers with zeros to `elements` (>= the
   // layout's total): zero1's reduce-scatter needs a count divisible by the ranks. A padding
@@ -79,6 +90,7 @@ class ReferenceModel {
   // block is recomputed).
   struct BlockActs {
     std::vector<T> ln1_out, ln1_mean, ln1_rstd, qkv, p, att, x_mid, ln2_out, ln2_mean, ln2_rstd;
+    std::vector<T> lse;  // fused attention: each row's log-sum-exp [B, H, T] (instead of p)
   };
   struct MlpActs {
     std::vector<T> h, g;  // fc1 output and its GELU
@@ -107,10 +119,21 @@ class ReferenceModel {
   void tick() {
     if (ready_) ready_(watermark_);
   }
+  template <class F>
+  void timed(double OpSeconds::*slot, F&& f) {
+    if (op_seconds_ == nullptr) {
+      f();
+      return;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    op_seconds_->*slot += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
 
   ModelConfig c_;
   ParamLayout layout_;
   GradReadyHook ready_;
+  OpSeconds* op_seconds_ = nullptr;
   std::int64_t watermark_ = 0;  // the last one reported
   std::vector<T> p_, g_, m_, v_;
   std::int64_t t_ = 0;

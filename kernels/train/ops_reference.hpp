@@ -68,6 +68,16 @@ template <class T>
 void attention_backward(const T* dout, const T* qkv, const T* p, T* dqkv, T* scratch, idx batch, idx t, idx c,
                         idx heads);
 
+// The same attention without the [T x T] probabilities (fused_attention.cpp): per (batch, head)
+// the tiled online-softmax kernel of kernels/attention (float) or its materialised reference
+// (double, the oracle), keeping each row's log-sum-exp lse[B, H, T]; the backward recomputes the
+// probabilities from it and reads the forward's output `out`.
+template <class T>
+void fused_attention_forward(const T* qkv, T* lse, T* out, idx batch, idx t, idx c, idx heads);
+template <class T>
+void fused_attention_backward(const T* dout, const T* qkv, const T* out, const T* lse, T* dqkv, idx batch, idx t,
+                              idx c, idx heads);
+
 // Softmax cross-entropy, mean over the n rows: loss = -(1/n) sum_i log softmax(logits_i)[y_i].
 // Overwrites logits with the probabilities; returns the loss (accumulated in double).
 template <class T>

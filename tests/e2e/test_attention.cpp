@@ -119,5 +119,35 @@ TEST_F(Attention, WhatTheCpuCannotRunIsSkippedWithTheReason) {
   EXPECT_NE((plan.out + plan.err).find("cuDNN"), std::string::npos) << plan.out << plan.err;
 }
 
+// The train suite's attention axis: both verified, the fused one against the unfused reference;
+// the mlp has no attention and is planned once, at attention=none.
+TEST_F(Attention, TrainStepRunsFusedAndUnfusedBothVerified) {
+  const fs::path out = dir / "T.json";
+  const Output o = gpubench(fmt::format(
+      "run --device cpu --suite train -a model=transformer -a attention=unfused,fused -q --out {}", out.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto es = entries(out);
+  ASSERT_EQ(es.size(), 2u);
+  for (const auto& g : es) {
+    EXPECT_EQ(g["status"], "ok") << g.dump();
+    EXPECT_TRUE(g["verification"]["passed"].get<bool>());
+    const auto& split = g["details"]["step_split"];  // attention, dense products, the rest
+    EXPECT_GT(split["attention_fraction"].get<double>(), 0) << g["details"].dump();
+    EXPECT_GT(split["dense_gemm_fraction"].get<double>(), 0);
+    EXPECT_NEAR(split["attention_fraction"].get<double>() + split["dense_gemm_fraction"].get<double>() +
+                    split["other_fraction"].get<double>(),
+                1.0, 1e-9);
+    if (g["axes"]["attention"] == "fused") {
+      EXPECT_NE(g["verification"]["method"].get<std::string>().find("fused attention vs double reference, unfused"),
+                std::string::npos)
+          << g["verification"]["method"];
+    }
+  }
+  const Output plan = gpubench("run --dry-run --device cpu --suite train -a model=mlp -a attention=unfused,fused");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("attention=none"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("dry-run: 1 to run"), std::string::npos) << plan.out;
+}
+
 }  // namespace
 }  // namespace gpubench::e2e

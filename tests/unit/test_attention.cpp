@@ -12,7 +12,10 @@
 
 #include "bench/suites/attention/attention.hpp"
 #include "kernels/attention/attention_host.hpp"
+#include "bench/suites/train/train.hpp"
+#include "bench/suites/train/verify.hpp"
 #include "kernels/common/random.hpp"
+#include "kernels/train/model_reference.hpp"
 
 namespace gpubench {
 namespace {
@@ -350,6 +353,53 @@ TEST(AttentionVerify, AcceptsACorrectAnswerAndNamesTheFirstWrongEntry) {
   r.dk[r.dk.size() - 3] -= 0.5f;
   r.o[0] = std::numeric_limits<float>::quiet_NaN();
   EXPECT_FALSE(verify().passed);
+}
+
+// ---- the train step's fused attention ----
+
+// A transformer step with fused attention (float, the tiled kernel) against the unfused step in
+// double, at a sequence longer than two key tiles so the online softmax rescales across tiles:
+// the loss and every gradient within the train suite's tolerances; and it keeps no [T x T].
+TEST(TrainFusedAttention, MatchesTheUnfusedStepAndKeepsNoScores) {
+  kernels::train::ModelConfig c;
+  c.layers = 1;
+  c.hidden = 32;
+  c.heads = 2;
+  c.seq = 2 * ka::kTileKv + 20;
+  c.batch = 1;
+  c.vocab = 64;
+  c.attention = kernels::train::Attention::Fused;
+  kernels::train::ModelConfig unfused = c;
+  unfused.attention = kernels::train::Attention::Unfused;
+  kernels::train::ReferenceModel<float> fused(c, 3);
+  kernels::train::ReferenceModel<double> exact(unfused, 3);
+  const std::vector<kernels::train::Batch> micro{kernels::train::make_batch(c, 5)};
+  const double loss_f = fused.train_step(micro, {}), loss_d = exact.train_step(micro, {});
+  EXPECT_NEAR(loss_f, loss_d, 1e-4 * (1 + std::abs(loss_d)));
+  const std::vector<double> got(fused.grads().begin(), fused.grads().end());
+  const Verification v = suites::train::compare_gradients(got, exact.grads(), exact.layout(), suites::train::GradTolerance{});
+  EXPECT_TRUE(v.passed) << v.detail;
+  EXPECT_GT(v.checked, 0);
+  // The unfused model holds batch x heads x T x T probabilities (and a T x T scratch) more.
+  kernels::train::ReferenceModel<float> plain(unfused, 3);
+  const double scores = double(c.batch * c.heads * c.seq * c.seq + c.seq * c.seq) * sizeof(float);
+  EXPECT_GT(double(plain.memory_bytes() - fused.memory_bytes()), 0.9 * scores);
+}
+
+// The split of a step: per step, the rest is what attention and the products leave, fractions
+// sum to 1, and clock noise cannot make a part negative.
+TEST(TrainFusedAttention, StepSplitIsPerStepAndSumsToOne) {
+  const auto j = suites::train::step_split(0.6, 1.0, 2.0, 2, "test");
+  EXPECT_DOUBLE_EQ(j["attention_s"].get<double>(), 0.3);
+  EXPECT_DOUBLE_EQ(j["dense_gemm_s"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(j["other_s"].get<double>(), 0.2);
+  EXPECT_DOUBLE_EQ(j["attention_fraction"].get<double>() + j["dense_gemm_fraction"].get<double>() +
+                       j["other_fraction"].get<double>(),
+                   1.0);
+  const auto over = suites::train::step_split(1.5, 1.0, 2.0, 1, "test");  // parts measured above the total
+  EXPECT_DOUBLE_EQ(over["other_s"].get<double>(), 0.0);
+  EXPECT_GE(over["dense_gemm_s"].get<double>(), 0.0);
+  EXPECT_TRUE(suites::train::step_split(1, 1, 0, 2, "test").empty());
 }
 
 }  // namespace

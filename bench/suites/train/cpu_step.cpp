@@ -59,7 +59,9 @@ class CpuStepCase final : public HostCase {
     if (!v.passed) return v;
     // The benchmark's own configuration: its first loss in float against double.
     if (estimated_bytes(c_, sizeof(double)) <= kFullCheckBytes) {
-      ReferenceModel<double> exact(c_, kModelSeed);
+      ModelConfig unfused = c_;  // the oracle: attention materialised, as verify_tiny_step_cpu
+      unfused.attention = kernels::train::Attention::Unfused;
+      ReferenceModel<double> exact(unfused, kModelSeed);
       const double want = exact.forward(micro_.front());
       const double got = model_->forward(micro_.front());
       const double err = std::abs(got - want) / (kLossTolerance * (1 + std::abs(want)));
@@ -75,9 +77,13 @@ class CpuStepCase final : public HostCase {
       v.method += "; benchmark configuration too large for a double loss check";
     }
     // The phase split, from steps timed phase by phase (outside the measured runs).
+    // The same steps also split the time ml-engineering's way: attention, dense products, the rest.
     phase_s_ = {0, 0, 0};
+    ops_ = {};
+    model_->set_op_seconds(&ops_);
     std::vector<double> steps;
     for (int i = 0; i < kPhaseSteps; ++i) steps.push_back(step(true));
+    model_->set_op_seconds(nullptr);
     // The gradient bucket timeline (docs/results-format.md): when each bucket's gradients are
     // complete in the last micro-step's backward, from one more step.
     const BucketPlan plan = plan_buckets(model_->layout(), bucket_mb_, sizeof(float), DpMode::None, 1);
@@ -102,6 +108,11 @@ class CpuStepCase final : public HostCase {
     std::sort(steps.begin(), steps.end());
     timeline_ = timeline_details(plan, bucket_mb_, ready, backward_s, steps[steps.size() / 2], model_->layout().count,
                                  std::nullopt);
+    if (c_.kind == kernels::train::ModelKind::Transformer) {
+      const double total = phase_s_[0] + phase_s_[1] + phase_s_[2];
+      timeline_["step_split"] = step_split(ops_.attention, ops_.dense, total, kPhaseSteps,
+                                           "host clock around each attention and dense-product call");
+    }
     return v;
   }
 
@@ -165,6 +176,7 @@ class CpuStepCase final : public HostCase {
   std::unique_ptr<ReferenceModel<float>> model_;
   std::vector<Batch> micro_;
   std::array<double, 3> phase_s_{};  // forward, backward, optimizer
+  kernels::train::OpSeconds ops_;    // attention and dense products over the same steps
 };
 
 }  // namespace

@@ -38,6 +38,11 @@ std::vector<AxisSpec> train_axes() {
        "data parallel across the ranks of mpirun/srun: none (one device), ddp (all-reduce of gradient buckets), "
        "zero1 (reduce-scatter, sharded AdamW, all-gather)",
        {"none", "ddp", "zero1"}, 1},
+      {"attention", AxisKind::Enum,
+       "transformer attention: fused (tiled online softmax, no [T x T] probabilities kept; the CPU's FlashAttention "
+       "kernel, cuDNN SDPA on CUDA once built) or unfused (scores materialised per head); none: the mlp (set by the "
+       "suite)",
+       {"fused", "unfused", "none"}, 1},
       {"bucket_mb", AxisKind::Text, "gradient bucket cap in MiB (PyTorch DDP's bucket_cap_mb; default 25)", {}, 1,
        [](std::string_view w) { return bucket_mb_error(w); }},
   };
@@ -102,11 +107,13 @@ std::vector<Preset> train_presets() {
       {"llama7b-block", named("1", "4096", "32", "4096", "32000", "2", kAllPrecisions),
        named("1", "4096", "32", "4096", "32000", "1", "fp32")},
   };
-  // Every preset is one device unless --axis dp=ddp|zero1 asks for data parallel.
+  // Every preset is one device unless --axis dp=ddp|zero1 asks for data parallel. Attention is
+  // fused where gpubench has a fused kernel (the CPU; CUDA once the cuDNN provider is built).
   for (Preset& p : presets) {
     for (auto* values : {&p.cuda, &p.cpu}) {
       values->emplace_back("dp", "none");
       values->emplace_back("bucket_mb", "25");
+      values->emplace_back("attention", values == &p.cpu ? "fused" : "unfused");
     }
   }
   return presets;

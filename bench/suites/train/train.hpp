@@ -35,6 +35,10 @@ std::vector<Preset> train_presets();
 
 // Metrics of one step of `c`: model and hardware FLOPs, tokens or samples, the peak key.
 Metrics step_metrics(const ModelConfig& c, Precision p);
+// details.step_split: a transformer step's time in attention, in the dense products and in
+// everything else, per step, from `steps` steps timed apart (totals in seconds) and how it was
+// measured; the fractions sum to 1. The split ml-engineering's "when to upgrade" uses.
+nlohmann::ordered_json step_split(double attention_s, double dense_s, double total_s, int steps, const std::string& source);
 
 std::unique_ptr<Suite> make_suite();
 // Versions of OpenBLAS and cuBLASLt, for the results context (cpu_step.cpp).

@@ -45,9 +45,17 @@ class TrainSuite final : public Suite {
   std::vector<AxisSpec> axes() const override { return train_axes(); }
   std::vector<Preset> presets() const override { return train_presets(); }
 
-  // The mlp has no blocks to recompute: those points mean nothing and are dropped.
+  // The mlp has no attention: its points say attention=none (equal points are planned once).
+  Point resolve(const DeviceInfo&, Point point) const override {
+    if (point.text("model") == "mlp") point.set("attention", std::string("none"));
+    return point;
+  }
+
+  // The mlp has no blocks to recompute, and a transformer has attention: those points mean
+  // nothing and are dropped.
   bool applies(const DeviceInfo&, const Point& point) const override {
-    return !(point.text("model") == "mlp" && point.text("recompute") != "none");
+    if (point.text("model") == "mlp") return point.text("recompute") == "none";
+    return point.text("attention") != "none";
   }
 
   std::optional<std::string> unsupported(const DeviceInfo& device, const Point& point) const override {
@@ -58,6 +66,10 @@ class TrainSuite final : public Suite {
       if (p != Precision::FP32) return fmt::format("the CPU reference trains in fp32 only (not {})", to_string(p));
       if (searches_batch(point)) return "micro_batch=0 searches device memory: CUDA devices only";
       return std::nullopt;
+    }
+    if (config_from(point).attention == kernels::train::Attention::Fused) {
+      return "attention=fused on CUDA devices runs cuDNN's fused SDPA, which this build of gpubench does not have yet "
+             "(attention=unfused runs)";
     }
     if (device.cc_major < 8) {
       return fmt::format("compute capability {}.{}: gpubench targets sm_80 and newer", device.cc_major, device.cc_minor);
@@ -121,6 +133,12 @@ ModelConfig config_from(const Point& point) {
   c.vocab = point.integer("vocab");
   c.accum = point.integer("accum");
   c.recompute = *kernels::train::parse_recompute(point.text("recompute"));
+  // Points built by hand (tests, tune) may leave the axis out: unfused, as before it existed.
+  for (const auto& [name, value] : point.values()) {
+    if (name == "attention" && std::holds_alternative<std::string>(value)) {
+      c.attention = kernels::train::parse_attention(std::get<std::string>(value)).value_or(kernels::train::Attention::Unfused);
+    }
+  }
   if (auto e = kernels::train::config_error(c)) throw UsageError(fmt::format("train {}: {}", point.label(), *e));
   // Token ids and the cblas dimensions are 32-bit (each factor is checked first so the
   // products cannot overflow).
@@ -136,6 +154,24 @@ ModelConfig config_from(const Point& point) {
 }
 
 bool searches_batch(const Point& point) { return point.integer("micro_batch") == 0; }
+
+nlohmann::ordered_json step_split(double attention_s, double dense_s, double total_s, int steps,
+                                  const std::string& source) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  if (!(total_s > 0) || steps <= 0) return j;
+  attention_s = std::clamp(attention_s, 0.0, total_s);
+  dense_s = std::clamp(dense_s, 0.0, total_s - attention_s);
+  const double other_s = total_s - attention_s - dense_s;
+  j["attention_s"] = attention_s / steps;
+  j["dense_gemm_s"] = dense_s / steps;
+  j["other_s"] = other_s / steps;
+  j["attention_fraction"] = attention_s / total_s;
+  j["dense_gemm_fraction"] = dense_s / total_s;
+  j["other_fraction"] = other_s / total_s;
+  j["steps"] = steps;
+  j["source"] = source;
+  return j;
+}
 
 Metrics step_metrics(const ModelConfig& c, Precision p) {
   const kernels::train::StepFlops f = kernels::train::step_flops(c);

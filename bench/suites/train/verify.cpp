@@ -58,8 +58,11 @@ double estimated_bytes(const ModelConfig& c, std::size_t element_bytes) {
     params += T * C + L * (9 * C + F) + 2 * C;
     const double blocks = c.recompute == Recompute::Block ? 1 : L;
     const double mlps = c.recompute == Recompute::None ? L : 1;
-    acts += blocks * (8 * n * C + 4 * n + static_cast<double>(c.batch) * H * T * T) + mlps * 2 * n * F + 3 * n * C +
-            n * F + T * T;
+    // Unfused attention keeps each head's [T x T] probabilities and a [T x T] scratch; fused
+    // keeps one log-sum-exp per row.
+    const bool fused = c.attention == kernels::train::Attention::Fused;
+    const double kept = static_cast<double>(c.batch) * H * T * (fused ? 1 : T);
+    acts += blocks * (8 * n * C + 4 * n + kept) + mlps * 2 * n * F + 3 * n * C + n * F + (fused ? 0 : T * T);
   }
   return (4 * params + acts) * static_cast<double>(element_bytes);
 }
@@ -90,15 +93,19 @@ Verification compare_gradients(const std::vector<double>& got, const std::vector
 Verification verify_tiny_step_cpu(const ModelConfig& c) {
   const ModelConfig t = tiny_config(c);
   kernels::train::ReferenceModel<float> f(t, kModelSeed);
-  kernels::train::ReferenceModel<double> d(t, kModelSeed);
+  // The oracle computes attention unfused: a fused step is checked against the unfused one.
+  ModelConfig unfused = t;
+  unfused.attention = kernels::train::Attention::Unfused;
+  kernels::train::ReferenceModel<double> d(unfused, kModelSeed);
   std::vector<kernels::train::Batch> micro;
   for (std::int64_t i = 0; i < t.accum; ++i) micro.push_back(kernels::train::make_batch(t, kBatchSeed + i));
   const double loss_f = f.train_step(micro, {});
   const double loss_d = d.train_step(micro, {});
   const std::vector<double> got(f.grads().begin(), f.grads().end());
   Verification v = compare_gradients(got, d.grads(), d.layout(), GradTolerance{});
-  v.method = fmt::format("tiny {} step (float vs double reference): loss and all {} gradients", to_string(t.kind),
-                         d.layout().count);
+  v.method = fmt::format("tiny {} step (float{} vs double reference{}): loss and all {} gradients", to_string(t.kind),
+                         t.attention == kernels::train::Attention::Fused ? ", fused attention" : "",
+                         t.kind == ModelKind::Transformer ? ", unfused attention" : "", d.layout().count);
   const double err = std::abs(loss_f - loss_d) / (kLossTolerance * (1 + std::abs(loss_d)));
   ++v.checked;
   v.max_error = std::max(v.max_error, err);
