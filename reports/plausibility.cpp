@@ -82,6 +82,7 @@ std::optional<Figure> make_figure(const std::string& name, const std::string& su
     auto it = axes.find("size");
     if (it != axes.end() && it->is_number_integer()) f.size = it->template get<std::int64_t>();
   }
+  f.footprint = positive_number(metrics, "footprint_bytes");
   f.datasheet = positive_number(metrics, "peak");
   if (!f.datasheet && datasheet && device.rfind("cuda", 0) == 0) f.datasheet = datasheet(device_name, f.peak_key);
   f.clock_scale = clocks.scale(device, device_name, f.peak_key);
@@ -255,6 +256,7 @@ Judgement judge(const std::vector<Figure>& figures, const std::vector<Ceiling>& 
     for (std::size_t ci = 0; ci < ceilings.size(); ++ci) {
       const Ceiling& c = ceilings[ci];
       if (c.device != f.device || c.key != f.peak_key || sets_ceiling(f, c)) continue;
+      if (c.key == "memory_bandwidth" && f.footprint && c.size && *f.footprint < static_cast<double>(*c.size)) continue;
       if (f.rate <= c.rate * (1 + kCeilingMargin)) continue;
       j.figures[fi].push_back(fmt::format("{}{} is {} of the {} ceiling the memory suite measured on {} ({}, {})",
                                           kAboveCeiling, rate_text(f.rate, f.unit), pct(f.rate, c.rate), c.key,

@@ -65,6 +65,10 @@ struct Figure {
   // assumes; 1 when either is unknown or the device cannot boost above it).
   double clock_scale = 1;
   std::optional<std::int64_t> size;  // axes.size, when the case has one
+  // metrics.footprint_bytes: the memory the case's buffers occupy. A memory-bandwidth figure of
+  // another suite (an attention decode) whose buffers are smaller than one array of the memory
+  // suite's DRAM ceiling may be served by the caches: that ceiling does not bound it.
+  std::optional<double> footprint;
   bool judged = true;                // false: a memory-bandwidth figure the caches may hold
 };
 

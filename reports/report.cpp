@@ -1,5 +1,5 @@
 // `gpubench report` (see report.hpp). The sections, in order: notes, warnings, scorecard, one
-// section per suite, time and cost to train, rooflines, findings, environment, problems.
+// section per suite, attention, time and cost to train, rooflines, findings, environment, problems.
 #include "reports/report.hpp"
 
 #include <algorithm>
@@ -23,6 +23,7 @@
 #include "reports/json_error.hpp"
 #include "reports/plausibility.hpp"
 #include "reports/reference.hpp"
+#include "reports/attention_section.hpp"
 #include "reports/scaling_section.hpp"
 #include "reports/stats.hpp"
 #include "reports/tuning.hpp"
@@ -623,7 +624,8 @@ void roofline_section(Document& doc, const Model& m) {
 
 // ---------------------------------------------------------------- findings
 
-// Axes that are tuning knobs; the documented names (docs/results-format.md).
+// Axes that are tuning knobs; the documented names (docs/results-format.md). (The train suite's
+// `attention` has its own finding: attention_section.hpp.)
 constexpr const char* kKnobs[] = {"dtype",     "precision", "provider",   "algo",   "algorithm", "micro_batch",
                                   "grad_accum", "accumulation", "workers", "pinned", "fused",     "fusion",
                                   "recompute", "layout"};
@@ -1180,6 +1182,7 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   mamf_section(body, files);
   scorecard(body, m);
   for (const auto& s : m.j.suites) suite_section(body, m, s);
+  attention_section(body, files);
   train_section(body, m);
   scaling_section(body, files);
   roofline_section(body, m);
@@ -1192,6 +1195,7 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   tuned_finding(body, m, findings);
   stall_finding(body, m, findings);
   scaling_finding(body, files, findings);
+  attention_finding(body, files, findings);
   suspect_finding(body, m, findings);
   flagged_finding(body, m, findings);
   published_finding(body, m, findings);

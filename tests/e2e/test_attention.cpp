@@ -79,6 +79,17 @@ TEST_F(Attention, CausalCasesCountHalfTheFlopsOfTheSameShape) {
   EXPECT_DOUBLE_EQ(flops["flash/bwd/0"], 2.5 * flops["flash/fwd/0"]);
 }
 
+// Every preset plans on the CPU and on an H200 (a preset that crossed heads with a kv_heads
+// that does not divide them would be a usage error).
+TEST_F(Attention, EveryPresetPlans) {
+  for (const char* preset : {"quick", "standard", "full", "decode"}) {
+    for (const char* where : {"--device cpu", "--assume h200"}) {
+      const Output o = gpubench(fmt::format("run --dry-run --suite attention --preset {} {}", preset, where));
+      EXPECT_EQ(o.code, 0) << preset << " " << where << ": " << o.err;
+    }
+  }
+}
+
 // One line naming the axis, exit 2, nothing run.
 TEST_F(Attention, ImpossibleShapesAreUsageErrorsNamingTheAxis) {
   struct Bad {

@@ -94,6 +94,27 @@ TEST(Plausibility, JudgingAgainRetractsItsOwnReasonsAndKeepsOthers) {
   EXPECT_FALSE(doc["gpubench"]["summaries"]["memory"]["devices"]["cpu"]["peak"]["fp32"].contains("suspect"));
 }
 
+// An attention decode whose KV cache is smaller than one array of the DRAM ceiling's triad may be
+// read from the caches, above DRAM speed, legitimately; one that is not small is judged.
+TEST(Plausibility, ABandwidthFigureTheCachesHoldIsNotHeldToTheDramCeiling) {
+  OJ doc;
+  doc["context"] = {{"host_name", "test"}, {"gpubench", {{"schema_version", 1}}}};
+  auto decode = [](double footprint) {
+    return entry("attention/decode", "attention", "cpu", {{"phase", "decode"}, {"seq_kv", 512}},
+                 {{"bytes", 1e6}, {"gbps", 30.0}, {"peak_key", "memory_bandwidth"}, {"footprint_bytes", footprint}});
+  };
+  doc["benchmarks"] = OJ::array({entry("memory/test=triad", "memory", "cpu", {{"test", "triad"}, {"size", 67108864}},
+                                       {{"gbps", 12.0}, {"peak_key", "memory_bandwidth"}}),
+                                 decode(524288.0), decode(2.1e9)});
+  doc["gpubench"]["summaries"]["memory"] = {
+      {"devices",
+       {{"cpu", {{"device_name", "Test CPU"}, {"memory_bandwidth", {{"gbps", 12.0}, {"test", "triad"}, {"size", 67108864}}}}}}}};
+  pl::mark_document(doc, nullptr);
+  EXPECT_FALSE(doc["benchmarks"][1]["gpubench"].contains("suspect")) << doc["benchmarks"][1].dump();
+  ASSERT_TRUE(doc["benchmarks"][2]["gpubench"].contains("suspect"));
+  EXPECT_EQ(suspect_of(doc, 2)[0].get<std::string>().rfind(pl::kAboveCeiling, 0), 0u);
+}
+
 TEST(Plausibility, WithinTheMarginsNothingIsSuspect) {
   OJ doc = cpu_document();
   doc["benchmarks"][1]["gpubench"]["metrics"]["tflops"] = 0.118 * 1.049;  // within 5% of the ceiling

@@ -80,11 +80,12 @@ class AttentionSuite final : public Suite {
                 {"heads", "16"}, {"seq_q", "512:16384:x2"}, {"head_dim", "64,128"}},
                {{"direction", "fwd,bwd"}, {"causal", "0,1"}, {"tokens", "4096"}, {"heads", "8"},
                 {"seq_q", "512:4096:x2"}, {"head_dim", "64,128"}}),
+        // (Presets cross heads and kv_heads: every kv_heads value must divide every heads value.)
         preset("full",
                {{"dtype", "bf16,fp16"}, {"direction", "fwd,bwd,fwd_bwd"}, {"causal", "0,1"}, {"tokens", "16384,32768"},
-                {"heads", "16,32"}, {"kv_heads", "@heads,8"}, {"seq_q", "512:16384:x2"}, {"head_dim", "64,128,256"}},
+                {"heads", "32"}, {"kv_heads", "32,8"}, {"seq_q", "512:16384:x2"}, {"head_dim", "64,128,256"}},
                {{"direction", "fwd,bwd,fwd_bwd"}, {"causal", "0,1"}, {"tokens", "4096"}, {"heads", "8"},
-                {"kv_heads", "@heads,2"}, {"seq_q", "256:4096:x2"}, {"head_dim", "64,128"}}),
+                {"kv_heads", "8,2"}, {"seq_q", "256:4096:x2"}, {"head_dim", "64,128"}}),
         // Decode over a KV cache: context lengths, batches, contiguous and paged.
         preset("decode",
                {{"dtype", "bf16"}, {"phase", "decode"}, {"batch", "1,16,64"}, {"heads", "32"}, {"kv_heads", "8"},

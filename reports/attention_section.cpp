@@ -1,0 +1,211 @@
+// The report's attention section and finding (reports/attention_section.hpp).
+#include "reports/attention_section.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "reports/cases.hpp"
+
+namespace gpubench::reports {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string text(const nlohmann::json& axes, const char* key) {
+  if (!axes.contains(key)) return "";
+  const auto& v = axes[key];
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// One device of one file: "NVIDIA H200 (cuda:0)", with the file's name when several files are read.
+std::string device_label(const ResultsFile& f, const ResultEntry& e, bool several_files) {
+  std::string label = fmt::format("{} ({})", e.device_name.empty() ? e.device : e.device_name, e.device);
+  if (several_files) label += " [" + f.path.filename().string() + "]";
+  return label;
+}
+
+struct Point {
+  std::string device;  // device_label
+  double x = 0;        // seq_q (prefill) or seq_kv (decode)
+  double rate = 0;     // TFLOP/s or GB/s
+  std::optional<double> pct_peak, pct_ceiling;
+  std::vector<std::string> row;  // the table's leading cells (axes)
+};
+
+// Groups of points drawn on one chart (key: the axes held fixed), in the order first seen.
+struct Groups {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<Point>> points;
+  void add(const std::string& key, Point p) {
+    if (!points.count(key)) order.push_back(key);
+    points[key].push_back(std::move(p));
+  }
+};
+
+LineChart chart(const std::string& title, const std::string& unit, const std::vector<Point>& points) {
+  std::set<double> xs;
+  std::vector<std::string> devices;
+  for (const Point& p : points) {
+    xs.insert(p.x);
+    if (std::find(devices.begin(), devices.end(), p.device) == devices.end()) devices.push_back(p.device);
+  }
+  LineChart c;
+  c.title = title;
+  c.unit = unit;
+  for (double x : xs) c.x_labels.push_back(fmt::format("{:g}", x));
+  auto series = [&](const std::string& device) {
+    std::vector<double> v(xs.size(), kNaN);
+    for (const Point& p : points) {
+      if (p.device != device) continue;
+      v[static_cast<std::size_t>(std::distance(xs.begin(), xs.find(p.x)))] = p.rate;
+    }
+    return v;
+  };
+  c.values = series(devices.front());
+  c.values_label = devices.front();
+  for (std::size_t i = 1; i < devices.size(); ++i) c.series.push_back({devices[i], series(devices[i]), false, false});
+  return c;
+}
+
+std::string pct(std::optional<double> v) { return v ? decimal(*v, 1) + "%" : std::string(); }
+
+}  // namespace
+
+void attention_section(Document& doc, const std::vector<ResultsFile>& files) {
+  Groups prefill, decode;
+  for (const ResultsFile& f : files) {
+    for (const ResultEntry& e : f.entries) {
+      if (e.suite != "attention" || e.run_type != "iteration" || e.status != "ok") continue;
+      const nlohmann::json& a = e.axes;
+      const bool is_decode = text(a, "phase") == "decode";
+      Point p;
+      p.device = device_label(f, e, files.size() > 1);
+      p.pct_peak = number_at(e.metrics, {"pct_of_peak"});
+      const std::string heads = fmt::format("{}/{}", text(a, "heads"), text(a, "kv_heads"));
+      if (is_decode) {
+        const auto gbps = number_at(e.metrics, {"gb_per_s"});
+        if (!gbps) continue;
+        p.rate = *gbps;
+        p.x = number_at(a, {"seq_kv"}).value_or(0);
+        // The same file's memory suite: its DRAM ceiling on this device.
+        if (auto ceiling = number_at(f.summaries, {"memory", "devices", e.device.c_str(), "memory_bandwidth", "gbps"});
+            ceiling && *ceiling > 0) {
+          p.pct_ceiling = 100 * p.rate / *ceiling;
+        }
+        p.row = {p.device, text(a, "provider"), text(a, "dtype"), text(a, "batch"), heads, text(a, "head_dim"),
+                 text(a, "page_size"), fmt::format("{:g}", p.x)};
+        decode.add(fmt::format("{} {}, batch {}, heads {}, d {}, page {}", text(a, "provider"), text(a, "dtype"),
+                               text(a, "batch"), heads, text(a, "head_dim"), text(a, "page_size")),
+                   std::move(p));
+      } else {
+        const auto tflops = number_at(e.metrics, {"tflops"});
+        if (!tflops) continue;
+        p.rate = *tflops;
+        p.x = number_at(a, {"seq_q"}).value_or(0);
+        const std::string causal = text(a, "causal") == "1" ? "causal" : "non-causal";
+        p.row = {p.device, text(a, "provider"), text(a, "dtype"), text(a, "direction"), text(a, "head_dim"), causal,
+                 heads, text(a, "batch"), fmt::format("{:g}", p.x)};
+        prefill.add(fmt::format("{} {} {}, d {}, {}, heads {}", text(a, "provider"), text(a, "dtype"),
+                                text(a, "direction"), text(a, "head_dim"), causal, heads),
+                    std::move(p));
+      }
+    }
+  }
+  if (prefill.order.empty() && decode.order.empty()) return;
+  doc.heading("Attention");
+  doc.paragraph("Prefill in TFLOP/s as FlashAttention's benchmark counts them (4·b·h·s_q·s_kv·d forward, halved when "
+                "causal, backward 2.5x), against the sequence length; decode in GB/s of KV cache (and Q, O, page table) "
+                "read per step, against the cached context, beside the datasheet bandwidth and the same file's "
+                "measured memory ceiling (docs/suite-attention.md).");
+  if (!prefill.order.empty()) {
+    doc.heading("Prefill", 3);
+    Table t;
+    for (const char* c : {"device", "provider", "dtype", "direction", "d", "mask", "heads/kv", "batch", "seq"}) t.add_column(c);
+    for (const char* c : {"TFLOP/s", "% peak"}) t.add_column(c, true);
+    for (const std::string& key : prefill.order) {
+      std::vector<Point> points = prefill.points[key];
+      std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+      for (const Point& p : points) {
+        auto row = p.row;
+        row.push_back(sig3(p.rate));
+        row.push_back(pct(p.pct_peak));
+        t.rows.push_back(std::move(row));
+      }
+    }
+    doc.table(std::move(t));
+    for (const std::string& key : prefill.order) {
+      if (prefill.points[key].size() >= 2) doc.chart(chart("TFLOP/s vs sequence length: " + key, "TFLOP/s", prefill.points[key]));
+    }
+  }
+  if (!decode.order.empty()) {
+    doc.heading("Decode", 3);
+    Table t;
+    for (const char* c : {"device", "provider", "dtype", "batch", "heads/kv", "d", "page", "context"}) t.add_column(c);
+    for (const char* c : {"GB/s", "% datasheet", "% measured ceiling"}) t.add_column(c, true);
+    for (const std::string& key : decode.order) {
+      std::vector<Point> points = decode.points[key];
+      std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+      for (const Point& p : points) {
+        auto row = p.row;
+        row.push_back(sig3(p.rate));
+        row.push_back(pct(p.pct_peak));
+        row.push_back(pct(p.pct_ceiling));
+        t.rows.push_back(std::move(row));
+      }
+    }
+    doc.table(std::move(t));
+    for (const std::string& key : decode.order) {
+      if (decode.points[key].size() >= 2) doc.chart(chart("GB/s vs cached context: " + key, "GB/s", decode.points[key]));
+    }
+  }
+}
+
+void attention_finding(Document& doc, const std::vector<ResultsFile>& files, bool& heading) {
+  // key: file, device and every axis but attention -> attention value -> entry
+  std::map<std::string, std::map<std::string, const ResultEntry*>> pairs;
+  std::map<std::string, std::string> labels;
+  for (const ResultsFile& f : files) {
+    for (const ResultEntry& e : f.entries) {
+      if (e.suite != "train" || e.run_type != "iteration" || e.status != "ok" || !e.axes.contains("attention")) continue;
+      const std::string attention = text(e.axes, "attention");
+      if (attention != "fused" && attention != "unfused") continue;
+      std::string rest;
+      for (const std::string& axis : e.axis_names) {
+        if (axis != "attention") rest += axis + "=" + text(e.axes, axis.c_str()) + " ";
+      }
+      const std::string key = f.path.string() + "|" + e.device + "|" + rest;
+      pairs[key][attention] = &e;
+      labels[key] = fmt::format("{} on {}", rest.empty() ? std::string() : rest.substr(0, rest.size() - 1),
+                                device_label(f, e, files.size() > 1));
+    }
+  }
+  std::vector<std::string> items;
+  for (const auto& [key, by] : pairs) {
+    if (by.size() != 2) continue;
+    const ResultEntry& fused = *by.at("fused");
+    const ResultEntry& unfused = *by.at("unfused");
+    const auto f = number_at(fused.metrics, {"tokens_per_s"}), u = number_at(unfused.metrics, {"tokens_per_s"});
+    if (!f || !u || *u <= 0) continue;
+    std::string share;
+    const auto fs = number_at(fused.details, {"step_split", "attention_fraction"});
+    const auto us = number_at(unfused.details, {"step_split", "attention_fraction"});
+    if (fs && us) share = fmt::format("; attention takes {:.0f}% of the step fused, {:.0f}% unfused", 100 * *fs, 100 * *us);
+    const double ratio = *f / *u;
+    items.push_back(fmt::format("{}: fused attention {} unfused, {:.2f}x ({} against {} tokens/s){}.", labels[key],
+                                ratio >= 1 ? "beats" : "is slower than", ratio, sig3(*f), sig3(*u), share));
+  }
+  if (items.empty()) return;
+  if (!heading) doc.heading("Findings"), heading = true;
+  doc.heading("Fused attention in the training step", 3);
+  doc.paragraph("Train cases that differ only in attention=fused|unfused (fused: the tiled online-softmax kernel, no "
+                "[T x T] probabilities kept).");
+  doc.list(std::move(items));
+}
+
+}  // namespace gpubench::reports
