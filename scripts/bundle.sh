@@ -96,7 +96,9 @@ done
 # CUDA major version gpubench was built with (profilers/cupti/cupti_api.cpp).
 cuda_major=$("$bin" version | sed -n 's/.*CUDA runtime \([0-9]*\)\..*/\1/p' | head -n1)
 [ -n "$cuda_major" ] || die "bundle.sh: '$bin version' names no CUDA runtime version"
-optional=("libcupti.so.$cuda_major" libnvperf_host.so libnvperf_target.so)
+# cuDNN: the attention suite's cudnn provider loads it at run time (a host without it skips those
+# cases with the reason); the launcher finds it in the toolkit's folders or pip's nvidia/cudnn/lib.
+optional=("libcupti.so.$cuda_major" libnvperf_host.so libnvperf_target.so libcudnn.so.9)
 {
   if [ "$with_cuda" = 1 ]; then
     echo "# CUDA libraries gpubench-$version loads: copied into lib/ (--with-cuda-libs); the launcher checks them."

@@ -66,12 +66,22 @@ ensure_sass_tools() {
     log "cuobjdump/nvdisasm not installed (pip failed): the peak SASS check will be skipped"
 }
 
+# The cuDNN frontend's headers (PyPI nvidia-cudnn-frontend) in build/deps/cudnn_frontend: the
+# attention suite's cuDNN provider is built with them (cudnn.h comes with the toolkit). Optional:
+# without them the build has no cuDNN provider and says so.
+ensure_cudnn_frontend() {
+  [ -f "$GPUBENCH_ROOT/build/deps/cudnn_frontend/include/cudnn_frontend.h" ] && return 0
+  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$GPUBENCH_ROOT/build/deps/cudnn_frontend" \
+    nvidia-cudnn-frontend==1.32.0 >/dev/null 2>&1 || log "cuDNN frontend not installed (pip failed): no cuDNN attention provider"
+}
+
 # build_preset NAME [extra cmake -D...]: configure (once) and build; prints the build folder.
 build_preset() {
   local preset="$1"; shift
   find_cuda
   ensure_nvml_header
   ensure_sass_tools
+  ensure_cudnn_frontend
   if command -v ccache >/dev/null; then
     export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
   fi

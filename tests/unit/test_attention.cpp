@@ -12,6 +12,7 @@
 
 #include "bench/suites/attention/attention.hpp"
 #include "kernels/attention/attention_host.hpp"
+#include "kernels/attention/sdpa_plan.hpp"
 #include "bench/suites/train/train.hpp"
 #include "bench/suites/train/verify.hpp"
 #include "kernels/common/random.hpp"
@@ -353,6 +354,84 @@ TEST(AttentionVerify, AcceptsACorrectAnswerAndNamesTheFirstWrongEntry) {
   r.dk[r.dk.size() - 3] -= 0.5f;
   r.o[0] = std::numeric_limits<float>::quiet_NaN();
   EXPECT_FALSE(verify().passed);
+}
+
+// ---- the cuDNN graph as data (sdpa_plan.hpp) ----
+
+std::vector<std::int64_t> v64(std::initializer_list<std::int64_t> l) { return l; }
+
+TEST(SdpaPlan, ForwardTensorsAreTheCpuLayoutsWithFixedUids) {
+  const ka::Shape s = shape(2, 16, 4, 512, 1024, 128, true);
+  const ka::SdpaPlan p = ka::sdpa_forward_plan(s);
+  EXPECT_FALSE(p.backward);
+  EXPECT_FALSE(p.paged);
+  EXPECT_TRUE(p.causal_bottom_right);
+  EXPECT_FLOAT_EQ(p.attn_scale, 1.0f / std::sqrt(128.0f));
+  const ka::SdpaTensor& q = p.tensor(ka::kUidQ);
+  EXPECT_EQ(q.dim, v64({2, 16, 512, 128}));
+  EXPECT_EQ(q.stride, v64({16 * 512 * 128, 512 * 128, 128, 1}));
+  const ka::SdpaTensor& k = p.tensor(ka::kUidK);  // grouped-query: 4 KV heads
+  EXPECT_EQ(k.dim, v64({2, 4, 1024, 128}));
+  EXPECT_EQ(k.stride, v64({4 * 1024 * 128, 1024 * 128, 128, 1}));
+  EXPECT_EQ(k.elements(), s.kv_elements());
+  EXPECT_EQ(p.tensor(ka::kUidV).dim, k.dim);
+  EXPECT_EQ(p.tensor(ka::kUidO).dim, q.dim);
+  const ka::SdpaTensor& stats = p.tensor(ka::kUidStats);
+  EXPECT_EQ(stats.dim, v64({2, 16, 512, 1}));
+  EXPECT_EQ(stats.kind, ka::SdpaTensorKind::Float);
+  EXPECT_EQ(stats.elements(), s.lse_elements());
+  EXPECT_EQ(p.inputs.size(), 3u);
+  EXPECT_EQ(p.outputs.size(), 2u);
+  EXPECT_THROW((void)p.tensor(ka::kUidDQ), std::out_of_range);
+  // Every UID once.
+  std::set<std::int64_t> uids;
+  for (const auto* list : {&p.inputs, &p.outputs})
+    for (const auto& t : *list) EXPECT_TRUE(uids.insert(t.uid).second) << t.name;
+}
+
+TEST(SdpaPlan, BackwardReadsTheForwardsOutputsAndWritesTheGradients) {
+  const ka::Shape s = shape(1, 8, 2, 256, 256, 64, false);
+  const ka::SdpaPlan p = ka::sdpa_backward_plan(s);
+  EXPECT_TRUE(p.backward);
+  std::set<std::int64_t> in, out;
+  for (const auto& t : p.inputs) in.insert(t.uid);
+  for (const auto& t : p.outputs) out.insert(t.uid);
+  EXPECT_EQ(in, (std::set<std::int64_t>{ka::kUidQ, ka::kUidK, ka::kUidV, ka::kUidO, ka::kUidDO, ka::kUidStats}));
+  EXPECT_EQ(out, (std::set<std::int64_t>{ka::kUidDQ, ka::kUidDK, ka::kUidDV}));
+  EXPECT_EQ(p.tensor(ka::kUidDK).dim, v64({1, 2, 256, 64}));
+  EXPECT_EQ(p.tensor(ka::kUidDQ).dim, v64({1, 8, 256, 64}));
+  EXPECT_THROW((void)ka::sdpa_backward_plan(shape(1, 8, 2, 1, 256, 64, false, 16)), std::invalid_argument);
+}
+
+// The paged cache cuDNN reads is the CPU decode's: container [pages][kv_heads][page][d] and a
+// [batch][1][pages per sequence][1] int32 table, so the address cuDNN computes for token t of
+// sequence b (table[b][t / page] * stride0 + h * stride1 + (t % page) * stride2) is KvRows::row's.
+TEST(SdpaPlan, PagedDecodeLayoutIsTheCpuPagePool) {
+  const ka::Shape s = shape(3, 8, 2, 1, 96, 16, false, 16);
+  const ka::SdpaPlan p = ka::sdpa_forward_plan(s);
+  ASSERT_TRUE(p.paged);
+  EXPECT_EQ(p.max_seq_len_kv, 96);
+  const ka::SdpaTensor& k = p.tensor(ka::kUidK);
+  EXPECT_EQ(k.dim, v64({3 * 6, 2, 16, 16}));
+  EXPECT_EQ(k.elements(), s.kv_elements());  // the pool holds exactly the cache
+  const ka::SdpaTensor& table = p.tensor(ka::kUidPageTableK);
+  EXPECT_EQ(table.dim, v64({3, 1, 6, 1}));
+  EXPECT_EQ(table.stride, v64({6, 6, 1, 1}));
+  EXPECT_EQ(table.kind, ka::SdpaTensorKind::Int32);
+  EXPECT_EQ(p.tensor(ka::kUidPageTableV).dim, table.dim);
+  EXPECT_EQ(p.tensor(ka::kUidSeqKv).dim, v64({3, 1, 1, 1}));
+  const std::vector<std::int32_t> pages = ka::scattered_page_table(s, 7);
+  std::vector<float> pool(static_cast<std::size_t>(s.kv_elements()));
+  for (std::int64_t b = 0; b < 3; ++b) {
+    for (std::int64_t h = 0; h < 2; ++h) {
+      const ka::KvRows<float> rows{pool.data(), 16, 2, h, 16, pages.data() + b * 6};
+      for (std::int64_t t : {0, 15, 16, 95}) {
+        const std::int64_t page = pages[static_cast<std::size_t>(b * table.stride[0] + (t / 16) * table.stride[2])];
+        const std::int64_t at = page * k.stride[0] + h * k.stride[1] + (t % 16) * k.stride[2];
+        EXPECT_EQ(rows.row(t), pool.data() + at) << "b " << b << " h " << h << " t " << t;
+      }
+    }
+  }
 }
 
 // ---- the train step's fused attention ----

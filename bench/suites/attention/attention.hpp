@@ -5,6 +5,7 @@
 // case is verified against a double-precision reference first. docs/suite-attention.md.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,14 @@ Verification verify_against_reference(const AttentionSpec& s, const float* q, co
                                       double tolerance);
 
 std::unique_ptr<Case> make_cpu_case(const AttentionSpec& spec);
+
+// The `cudnn` provider (attention_cudnn.cpp with the cuDNN frontend, else attention_cudnn_none.cpp):
+// why it cannot run in this process (not built; libcudnn.so.9 not loadable), the loaded cuDNN's
+// version, and its case (fp16/bf16 on a CUDA device).
+bool cudnn_built();
+std::optional<std::string> cudnn_unavailable();
+std::string cudnn_version_text();
+std::unique_ptr<Case> make_cudnn_case(const DeviceInfo& device, const AttentionSpec& spec);
 std::unique_ptr<Suite> make_suite();
 
 }  // namespace gpubench::suites::attention

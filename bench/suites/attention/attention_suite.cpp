@@ -70,7 +70,7 @@ class AttentionSuite final : public Suite {
         preset("quick",
                {{"dtype", "bf16"}, {"phase", "prefill,decode"}, {"direction", "fwd,bwd"}, {"causal", "0,1"},
                 {"batch", "2"}, {"heads", "16"}, {"kv_heads", "16"}, {"seq_q", "1,4096"}, {"seq_kv", "4096"},
-                {"head_dim", "128"}, {"page_size", "0"}},
+                {"head_dim", "128"}, {"page_size", "16"}},
                {{"phase", "prefill,decode"}, {"direction", "fwd,bwd"}, {"causal", "0,1"}, {"batch", "1"},
                 {"heads", "4"}, {"kv_heads", "2"}, {"seq_q", "1,512"}, {"seq_kv", "512"}, {"page_size", "16"}}),
         // FlashAttention's benchmark grid (benchmarks/benchmark_attn.py): batch x seq = 16k tokens,
@@ -150,31 +150,47 @@ class AttentionSuite final : public Suite {
 
   std::optional<std::string> unsupported(const DeviceInfo& device, const Point& point) const override {
     const std::string dtype = point.text("dtype");
-    if (!device.is_cuda() && dtype != "fp32") {
-      return fmt::format("the CPU providers compute in fp32 (dtype={} is for CUDA devices)", dtype);
+    if (!device.is_cuda()) {
+      if (dtype != "fp32") return fmt::format("the CPU providers compute in fp32 (dtype={} is for CUDA devices)", dtype);
+      return std::nullopt;
+    }
+    if (dtype == "fp32") return "cuDNN's fused SDPA takes fp16 or bf16 (fp32 runs on the CPU providers)";
+    if (dtype == "fp8-e4m3") {
+      return "fp8 attention through cuDNN (its descale, scale and amax tensors) is not built in gpubench yet";
+    }
+    if (device.cc_major < 8) {
+      return fmt::format("compute capability {}.{}: cuDNN's fused SDPA needs sm_80 or newer", device.cc_major,
+                         device.cc_minor);
+    }
+    const std::int64_t d = point.integer("head_dim");
+    if (d % 8 != 0 || d > 256) return fmt::format("head_dim={}: cuDNN's fused SDPA takes multiples of 8 up to 256", d);
+    return cudnn_unavailable();
+  }
+
+  // A build without the cuDNN frontend has no CUDA provider: said once per device.
+  std::optional<std::string> not_applicable(const DeviceInfo& device) const override {
+    if (device.is_cuda() && !cudnn_built()) {
+      return "attention on CUDA devices runs through cuDNN's fused SDPA, and " + *cudnn_unavailable() +
+             "; run the CPU providers with --device cpu";
     }
     return std::nullopt;
   }
 
-  // The CUDA provider (cuDNN's fused SDPA) is not in this build: say so once per device.
-  std::optional<std::string> not_applicable(const DeviceInfo& device) const override {
-    if (device.is_cuda()) {
-      return "attention on CUDA devices runs through cuDNN's fused SDPA, which this build of gpubench does not have "
-             "yet; run the CPU providers with --device cpu";
-    }
-    return std::nullopt;
+  nlohmann::ordered_json libraries() const override {
+    return {{"cudnn", cudnn_built() ? cudnn_version_text() : std::string("not built")}};
   }
 
   std::optional<std::string> plan_note(const DeviceInfo& device, const Point& point) const override {
-    if (device.is_cuda()) return std::nullopt;
+    if (device.is_cuda()) return std::string("cuDNN fused SDPA (flash attention)");
     const AttentionSpec s = spec_from(point);
     return fmt::format("{:.3g} GFLOP per run{}", run_flops(s) / 1e9,
                        s.decode ? fmt::format(", {:.3g} MB read", ka::decode_bytes(s.shape, 4) / 1e6) : std::string());
   }
 
   std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const override {
-    (void)device;
-    return make_cpu_case(spec_from(point));
+    const AttentionSpec spec = spec_from(point);
+    if (device.is_cuda()) return make_cudnn_case(device, spec);
+    return make_cpu_case(spec);
   }
 };
 
