@@ -10,6 +10,7 @@
 #include "bench/core/harness.hpp"
 #include "bench/core/measure.hpp"
 #include "bench/core/plan.hpp"
+#include "bench/tune/dataload_tune.hpp"
 #include "profilers/profile.hpp"
 #include "reports/outputs.hpp"
 #include "reports/scaling.hpp"
@@ -152,6 +153,15 @@ struct TuneOptions {
   bool dry_run = false;
 };
 TuneOptions parse_tune_options(const std::vector<std::string>& args);
+
+// `gpubench tune dataload` (parse_tune.cpp): the options, their values checked (not yet the
+// files they name).
+struct TuneDataloadCli {
+  bool help = false;
+  std::string help_text;
+  tune::DataloadTuneOptions options;
+};
+TuneDataloadCli parse_tune_dataload_options(const std::vector<std::string>& args);
 
 // `gpubench scaling` (cmd_scaling.cpp).
 struct ScalingCli {

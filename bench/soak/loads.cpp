@@ -35,12 +35,6 @@ std::vector<std::string> gemm_axes(const DeviceInfo& device, const std::string& 
 
 }  // namespace
 
-std::vector<std::string> parse_load(const std::string& text) {
-  if (text == "gemm" || text == "memory" || text == "train") return {text};
-  if (text == "mixed") return {"gemm", "memory", "train"};
-  throw UsageError(fmt::format("--load '{}': expected gemm, memory, train or mixed", text));
-}
-
 std::string choose_gemm_dtype(const DeviceInfo& device, const PeakLookup& peak, std::string* why) {
   if (!device.is_cuda()) {
     if (why) *why = "CPU: OpenBLAS sgemm";

@@ -151,8 +151,6 @@ std::vector<Trend> trends(const std::vector<Sample>& series, const Thresholds& t
   return out;
 }
 
-double default_warmup_s(double duration_s) { return std::min(60.0, 0.1 * duration_s); }
-
 Verdict judge(const std::vector<Sample>& series, const Thresholds& t) {
   Verdict v;
   judge_drop(series, t, v);

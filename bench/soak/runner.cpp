@@ -413,28 +413,4 @@ std::vector<Sample> Soak::run_phase(double duration_s, double interval_s, const 
   return series;
 }
 
-double parse_duration(const std::string& text, const char* option) {
-  // A number in the command line's one syntax (bench/core/numbers.hpp) and an optional unit.
-  std::string number = text, unit;
-  for (const char* u : {"ms", "s", "m", "h"}) {
-    const std::string_view suffix(u);
-    if (number.size() > suffix.size() && number.compare(number.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      unit = u;
-      number.resize(number.size() - suffix.size());
-      break;
-    }
-  }
-  const std::optional<double> n = read_real(number);
-  if (!n) {
-    throw UsageError(fmt::format("{} '{}': expected a number of seconds, or one with a unit ms, s, m or h (30s, 10m, 2h)",
-                                 option, text));
-  }
-  double v = *n;
-  if (unit == "ms") v /= 1000;
-  else if (unit == "m") v *= 60;
-  else if (unit == "h") v *= 3600;
-  if (!std::isfinite(v) || !(v > 0)) throw UsageError(fmt::format("{} '{}': must be above 0", option, text));
-  return v;
-}
-
 }  // namespace gpubench::soak

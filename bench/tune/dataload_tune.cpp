@@ -35,7 +35,6 @@ namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 namespace dl = suites::dataload;
 
-constexpr double kMaxBudgetS = 86400;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -50,50 +49,7 @@ int local_ranks(const LaunchInfo& launch) {
 }
 
 void check_options(const DataloadTuneOptions& o) {
-  if (!(o.budget_s > 0 && o.budget_s <= kMaxBudgetS)) {
-    throw UsageError(fmt::format("--budget {}: expected seconds above 0, at most {}", o.budget_s, kMaxBudgetS));
-  }
-  if (!(o.max_stall > 0 && o.max_stall < 1)) {
-    throw UsageError(fmt::format("--max-stall {}: expected a percentage above 0 and below 100", o.max_stall * 100));
-  }
-  if (o.batch < 1 || o.batch > 4096) throw UsageError(fmt::format("--batch {}: expected 1 to 4096", o.batch));
-  if (o.max_workers < 0 || o.max_workers > 1024) {
-    throw UsageError(fmt::format("--max-workers {}: expected 1 to 1024 (0: every CPU)", o.max_workers));
-  }
-  if (o.default_workers < 1 || o.default_workers > 1024) {
-    throw UsageError(fmt::format("--default-workers {}: expected 1 to 1024", o.default_workers));
-  }
-  if (o.max_scale != 1 && o.max_scale != 2 && o.max_scale != 4 && o.max_scale != 8) {
-    throw UsageError(fmt::format("--max-scale {}: expected 1, 2, 4 or 8 (libjpeg-turbo's DCT scaling)", o.max_scale));
-  }
-  if (o.io != "cached" && o.io != "cold") throw UsageError(fmt::format("--io '{}': expected cached or cold", o.io));
-  const bool train = o.consumer.rfind("train-", 0) == 0;
-  if (o.consumer != "spin" && o.consumer != "train-768" && o.consumer != "train-3072" && o.consumer != "train-9408") {
-    throw UsageError(fmt::format("--consumer '{}': expected spin, train-768, train-3072 or train-9408", o.consumer));
-  }
-  if ((o.step_time_s ? 1 : 0) + (o.consumer_rate ? 1 : 0) + (o.consumer_from.empty() ? 0 : 1) > 1) {
-    throw UsageError("--step-time, --consumer-rate and --consumer-from: give one of them");
-  }
-  if (train && (o.step_time_s || o.consumer_rate || !o.consumer_from.empty())) {
-    throw UsageError(fmt::format(
-        "--consumer {}: the train step takes its own time; drop --step-time/--consumer-rate/--consumer-from", o.consumer));
-  }
-  if (o.step_time_s && !(*o.step_time_s >= 1e-6 && *o.step_time_s <= 60)) {
-    throw UsageError(fmt::format("--step-time {}: expected seconds from 0.000001 to 60", *o.step_time_s));
-  }
-  if (o.consumer_rate) {
-    const double step = o.batch / *o.consumer_rate;
-    if (!(*o.consumer_rate > 0) || !(step >= 1e-6 && step <= 60)) {
-      throw UsageError(fmt::format("--consumer-rate {}: expected samples/s giving a step of 1 us to 60 s for --batch {}",
-                                   *o.consumer_rate, o.batch));
-    }
-  }
-  if (!o.device.empty() && o.device != "cpu" && o.device.rfind("cuda:", 0) != 0) {
-    throw UsageError(fmt::format("--device '{}': expected cpu or cuda:N (one device)", o.device));
-  }
-  if (o.device == "cpu" && o.consumer == "train-9408") {
-    throw UsageError("--consumer train-9408 on the CPU: a 363M-parameter model; use train-768 or train-3072");
-  }
+  check_dataload_option_values(o);
   if (!o.dataset.empty()) {
     try {
       (void)dl::open_dataset(o.dataset);
@@ -588,18 +544,10 @@ int tune_dataload(const DataloadTuneOptions& o) {
   // Never a recommendation that the final measured slower than the default, or that misses the
   // stall target the default meets: the default is recommended then, and the file says why.
   if (!same && !t.recommended.is_null() && !t.default_config.is_null()) {
-    const double rec = t.recommended.value("samples_per_s", 0.0), def = t.default_config.value("samples_per_s", 0.0);
-    const bool rec_meets = t.recommended.value("meets_max_stall", false), def_meets = t.default_config.value("meets_max_stall", false);
-    std::string why;
-    if (def > 0 && rec < def) {
-      why = fmt::format("the search's best measured {:.0f} samples/s in the final, the default {:.0f}", rec, def);
-    } else if (def_meets && !rec_meets) {
-      why = "the search's best missed the stall target in the final, which the default met";
-    }
-    if (!why.empty()) {
+    if (const auto why = default_beats_recommendation(t.recommended, t.default_config)) {
       Json searched = t.recommended;
       t.recommended = t.default_config;
-      t.recommended["note"] = "the default is recommended: " + why;
+      t.recommended["note"] = "the default is recommended: " + *why;
       t.recommended["searched_best"] = searched;
       same_after_final = true;
     }

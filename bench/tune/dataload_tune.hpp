@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 namespace gpubench::tune {
 
 struct DataloadTuneOptions {
@@ -40,6 +42,20 @@ std::pair<double, std::string> train_consumer_rate(const std::string& results_pa
 
 // The default consumer when neither a step time, a rate nor a train consumer is given.
 inline constexpr double kDefaultStepTimeS = 0.05;
+
+// The most --budget may be (seconds).
+inline constexpr double kMaxDataloadBudgetS = 86400;
+
+// Throws UsageError naming the option for a value out of its range or a contradiction between
+// options (dataload_options.cpp). Pure: no file is opened (tune_dataload checks --dataset and
+// --out itself).
+void check_dataload_option_values(const DataloadTuneOptions& o);
+
+// The final's rule: never a recommendation that the final measured slower than the default, or
+// that misses the stall target the default meets. Given the two final measurements
+// (samples_per_s, meets_max_stall), why the default must be recommended instead, or nullopt.
+std::optional<std::string> default_beats_recommendation(const nlohmann::ordered_json& recommended,
+                                                        const nlohmann::ordered_json& default_config);
 
 // Throws UsageError for bad options (before anything runs); returns the exit code: 0 with a
 // recommendation, 1 when none could be made (every configuration failed).

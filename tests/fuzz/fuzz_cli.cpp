@@ -1,7 +1,7 @@
 // libFuzzer target: command-line parsing of `gpubench run`, `list`, `report`, `compare`, `history`.
 //
 // Input: an argument vector, arguments separated by NUL bytes; the first is the command
-// (run, list, report, compare, history, scaling, tune-train, tune-gemm or numbers; anything else is ignored), the rest its arguments, as main() passes
+// (run, list, report, compare, history, scaling, soak, tune-train, tune-gemm, tune-dataload or numbers; anything else is ignored), the rest its arguments, as main() passes
 // them. The target takes the commands' real path up to the point where they would touch the
 // machine: parse_run_options / parse_list_options / parse_report_options (Boost.Program_options,
 // the numeric checks, parse_benchmark_flags with benchmark::Initialize), then for run and list
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "apps/gpubench/options.hpp"
+#include "apps/gpubench/parse_soak.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/core/numbers.hpp"
 #include "bench/core/paths.hpp"
@@ -164,6 +165,21 @@ void fuzz_scaling(const std::vector<std::string>& args) {
   for (int g : o.model.gpus) require(g >= 1 && g <= (1 << 24), "scaling's GPU counts are in range");
 }
 
+// The promises of docs/soak.md's options: every duration in range and consistent.
+void fuzz_soak(const std::vector<std::string>& args) {
+  const app::SoakOptions o = app::parse_soak_options(args);
+  if (o.help) return;
+  const auto& s = o.settings;
+  require(s.duration_s > 0 && s.duration_s <= 30 * 86400.0, "soak's duration is in range");
+  require(s.interval_s >= 0.05 && s.interval_s <= 3600 && s.interval_s <= s.duration_s, "soak's interval is in range");
+  require(s.verify_every_s >= 1, "soak verifies at most every second");
+  require(s.thresholds.warmup_s >= 0 && s.thresholds.warmup_s < s.duration_s, "soak's warm-up is shorter than it");
+  require(s.thresholds.max_drop_pct >= 0 && s.thresholds.max_drop_pct <= 100, "soak's --max-drop is a percentage");
+  require(!o.loads.empty() && o.loads.size() <= 3, "soak has one to three loads");
+  require(o.rank_timeout_s > 0 && o.rank_timeout_s <= 86400, "soak's rank timeout is in range");
+  require(!o.out_given || !o.out.empty(), "soak's --out is not empty");
+}
+
 void fuzz_tune_train(const std::vector<std::string>& args) {
   const app::TuneTrainOptions o = app::parse_tune_train_options(args);
   if (o.help) return;
@@ -178,6 +194,19 @@ void fuzz_tune_gemm(const std::vector<std::string>& args) {
   if (o.help) return;
   require(o.target == "gemm", "tune gemm's target is gemm");
   require(o.lt_candidates >= 1 && o.lt_candidates <= 1024, "tune gemm's --lt-candidates is in range");
+}
+
+void fuzz_tune_dataload(const std::vector<std::string>& args) {
+  const app::TuneDataloadCli cli = app::parse_tune_dataload_options(args);
+  if (cli.help) return;
+  const auto& o = cli.options;
+  require(o.budget_s > 0 && o.budget_s <= 86400, "tune dataload's budget is in range");
+  require(o.max_stall > 0 && o.max_stall < 1, "tune dataload's --max-stall is a share below 1");
+  require(o.batch >= 1 && o.batch <= 4096, "tune dataload's batch is in range");
+  require(o.max_workers >= 0 && o.default_workers >= 1, "tune dataload's workers are in range");
+  require(!o.step_time_s || (*o.step_time_s >= 1e-6 && *o.step_time_s <= 60), "tune dataload's step time is in range");
+  const int consumers = (o.step_time_s ? 1 : 0) + (o.consumer_rate ? 1 : 0) + (o.consumer_from.empty() ? 0 : 1);
+  require(consumers <= 1, "tune dataload takes one consumer");
 }
 
 // The command line's one number and list syntax (bench/core/numbers.hpp, issue 26): what it
@@ -233,8 +262,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       fuzz_numbers(args);
     } else if (command == "scaling") {
       fuzz_scaling(args);
+    } else if (command == "soak") {
+      fuzz_soak(args);
     } else if (command == "tune-train") {
       fuzz_tune_train(args);
+    } else if (command == "tune-dataload") {
+      fuzz_tune_dataload(args);
     } else if (command == "tune-gemm") {
       fuzz_tune_gemm(args);
     }
