@@ -123,47 +123,37 @@ void attention_section(Document& doc, const std::vector<ResultsFile>& files) {
                 "causal, backward 2.5x), against the sequence length; decode in GB/s of KV cache (and Q, O, page table) "
                 "read per step, against the cached context, beside the datasheet bandwidth and the same file's "
                 "measured memory ceiling (docs/suite-attention.md).");
-  if (!prefill.order.empty()) {
-    doc.heading("Prefill", 3);
+  // One sub-section: a table (a row per point, in x order within each group) and a chart per
+  // group with two or more points; `ceiling` adds the % of the measured memory ceiling.
+  auto part = [&](const char* title, Groups& groups, std::vector<const char*> axes, const char* unit, bool ceiling,
+                  const std::string& chart_title) {
+    if (groups.order.empty()) return;
+    doc.heading(title, 3);
     Table t;
-    for (const char* c : {"device", "provider", "dtype", "direction", "d", "mask", "heads/kv", "batch", "seq"}) t.add_column(c);
-    for (const char* c : {"TFLOP/s", "% peak"}) t.add_column(c, true);
-    for (const std::string& key : prefill.order) {
-      std::vector<Point> points = prefill.points[key];
+    for (const char* c : axes) t.add_column(c);
+    t.add_column(unit, true);
+    t.add_column(ceiling ? "% datasheet" : "% peak", true);
+    if (ceiling) t.add_column("% measured ceiling", true);
+    for (const std::string& key : groups.order) {
+      std::vector<Point>& points = groups.points[key];
       std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
       for (const Point& p : points) {
         auto row = p.row;
         row.push_back(sig3(p.rate));
         row.push_back(pct(p.pct_peak));
+        if (ceiling) row.push_back(pct(p.pct_ceiling));
         t.rows.push_back(std::move(row));
       }
     }
     doc.table(std::move(t));
-    for (const std::string& key : prefill.order) {
-      if (prefill.points[key].size() >= 2) doc.chart(chart("TFLOP/s vs sequence length: " + key, "TFLOP/s", prefill.points[key]));
+    for (const std::string& key : groups.order) {
+      if (groups.points[key].size() >= 2) doc.chart(chart(chart_title + key, unit, groups.points[key]));
     }
-  }
-  if (!decode.order.empty()) {
-    doc.heading("Decode", 3);
-    Table t;
-    for (const char* c : {"device", "provider", "dtype", "batch", "heads/kv", "d", "page", "context"}) t.add_column(c);
-    for (const char* c : {"GB/s", "% datasheet", "% measured ceiling"}) t.add_column(c, true);
-    for (const std::string& key : decode.order) {
-      std::vector<Point> points = decode.points[key];
-      std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
-      for (const Point& p : points) {
-        auto row = p.row;
-        row.push_back(sig3(p.rate));
-        row.push_back(pct(p.pct_peak));
-        row.push_back(pct(p.pct_ceiling));
-        t.rows.push_back(std::move(row));
-      }
-    }
-    doc.table(std::move(t));
-    for (const std::string& key : decode.order) {
-      if (decode.points[key].size() >= 2) doc.chart(chart("GB/s vs cached context: " + key, "GB/s", decode.points[key]));
-    }
-  }
+  };
+  part("Prefill", prefill, {"device", "provider", "dtype", "direction", "d", "mask", "heads/kv", "batch", "seq"},
+       "TFLOP/s", false, "TFLOP/s vs sequence length: ");
+  part("Decode", decode, {"device", "provider", "dtype", "batch", "heads/kv", "d", "page", "context"}, "GB/s", true,
+       "GB/s vs cached context: ");
 }
 
 void attention_finding(Document& doc, const std::vector<ResultsFile>& files, bool& heading) {
