@@ -32,6 +32,7 @@
 #include "bench/core/errors.hpp"
 #include "bench/mpi/session.hpp"
 #include "bench/suites/collectives/collectives.hpp"
+#include "bench/suites/train/cuda_step_common.hpp"
 #include "bench/suites/train/dp.hpp"
 #include "bench/suites/train/dp_gpu.hpp"
 #include "bench/suites/train/dp_gpu_plan.hpp"
@@ -47,10 +48,8 @@ namespace {
 
 using kernels::train::AdamW;
 using kernels::train::Batch;
-using kernels::train::DeviceOutOfMemory;
 using kernels::train::FlatRange;
 using kernels::train::GpuModel;
-using kernels::train::GpuPrecision;
 using kernels::train::ModelConfig;
 using kernels::train::ParamLayout;
 
@@ -58,26 +57,6 @@ using kernels::train::ParamLayout;
 constexpr double kRoundBudgetS = 0.4;
 constexpr int kMinRounds = 3, kMaxRounds = 11;
 
-
-GpuPrecision gpu_precision(Precision p) {
-  switch (p) {
-    case Precision::FP32: return GpuPrecision::FP32;
-    case Precision::TF32: return GpuPrecision::TF32;
-    case Precision::FP16Amp: return GpuPrecision::FP16;
-    case Precision::BF16Amp: return GpuPrecision::BF16;
-  }
-  return GpuPrecision::FP32;
-}
-
-// Rank r's micro-batches: seeds after the ranks before it, so rank 0 trains on the single-device
-// step's data and the global batch is every rank's in rank order.
-std::vector<Batch> rank_batches(const ModelConfig& c, int rank) {
-  std::vector<Batch> v;
-  for (std::int64_t i = 0; i < c.accum; ++i) {
-    v.push_back(kernels::train::make_batch(c, kBatchSeed + static_cast<std::uint64_t>(rank * c.accum + i)));
-  }
-  return v;
-}
 
 // The model's layout with its flat buffers padded to the plan's elements (zero1's multiple of
 // the ranks).
@@ -134,19 +113,6 @@ struct DpStepper {
   std::unique_ptr<GpuGradComm> comm;
 };
 
-// Out of memory and unsupported matmuls are skips; everything else propagates.
-template <class F>
-auto skip_on_oom(F&& f) {
-  try {
-    return f();
-  } catch (const DeviceOutOfMemory& e) {
-    throw CaseSkipped(e.what());
-  } catch (const blas::LtError& e) {
-    if (e.unsupported()) throw CaseSkipped(std::string("cuBLASLt: ") + e.what());
-    throw;
-  }
-}
-
 class CudaDpStepCase final : public CudaCase {
  public:
   CudaDpStepCase(const DeviceInfo& device, const ModelConfig& c, Precision p, DpMode mode, double bucket_mb)
@@ -159,10 +125,7 @@ class CudaDpStepCase final : public CudaCase {
     rank_ = team_ != nullptr ? team_->rank() : 0;
     timeout_s_ = collectives::collective_timeout_s();
     join_nccl_comm(timeout_s_);
-    if (estimated_bytes(c_, 2) > static_cast<double>(device().memory_bytes)) {
-      throw CaseSkipped(fmt::format("the step needs about {:.3g} GB, more than the device's {:.3g} GB",
-                                    estimated_bytes(c_, 2) / 1e9, static_cast<double>(device().memory_bytes) / 1e9));
-    }
+    skip_when_too_large(c_, device());
     skip_on_oom([&] { dp_ = std::make_unique<DpStepper>(c_, p_, mode_, bucket_mb_, ranks_, rank_, stream(), timeout_s_); });
   }
 
@@ -174,13 +137,9 @@ class CudaDpStepCase final : public CudaCase {
     // The benchmark configuration: one step, a sane loss, identical parameters on every rank.
     skip_on_oom([&] { (void)dp_->step(DpComm::Overlap); });
     synchronize();
-    const double loss = dp_->model->loss(), expect = std::log(static_cast<double>(c_.vocab));
     ++v.checked;
-    v.method += "; benchmark configuration: first loss finite and within 25% of log(vocab), parameters identical on "
-                "every rank";
-    if (!std::isfinite(loss) || std::abs(loss - expect) > 0.25 * expect) {
-      fail(v, fmt::format("first loss of the benchmark configuration {} (log(vocab) = {})", loss, expect));
-    }
+    v.method += std::string("; ") + kFirstLossMethod + ", parameters identical on every rank";
+    if (const auto problem = first_loss_problem(dp_->model->loss(), c_.vocab)) fail(v, *problem);
     parameters_agree(*dp_, v, "benchmark configuration");
     const bool all_passed =
         team_ == nullptr ? v.passed : team_sum(*team_, v.passed ? 0.0 : 1.0, "data-parallel verification") == 0;

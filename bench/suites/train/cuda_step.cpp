@@ -17,6 +17,7 @@
 #include "bench/core/cuda_case.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/core/phase.hpp"
+#include "bench/suites/train/cuda_step_common.hpp"
 #include "bench/suites/train/dp.hpp"
 #include "bench/suites/train/dp_gpu_plan.hpp"
 #include "bench/suites/train/largest_batch.hpp"
@@ -32,36 +33,6 @@ using kernels::train::AdamW;
 using kernels::train::Batch;
 using kernels::train::DeviceOutOfMemory;
 using kernels::train::GpuModel;
-using kernels::train::GpuPrecision;
-
-GpuPrecision gpu_precision(Precision p) {
-  switch (p) {
-    case Precision::FP32: return GpuPrecision::FP32;
-    case Precision::TF32: return GpuPrecision::TF32;
-    case Precision::FP16Amp: return GpuPrecision::FP16;
-    case Precision::BF16Amp: return GpuPrecision::BF16;
-  }
-  return GpuPrecision::FP32;
-}
-
-std::vector<Batch> batches(const ModelConfig& c) {
-  std::vector<Batch> v;
-  for (std::int64_t i = 0; i < c.accum; ++i) v.push_back(kernels::train::make_batch(c, kBatchSeed + static_cast<std::uint64_t>(i)));
-  return v;
-}
-
-// Out of memory and unsupported matmuls are skips; everything else propagates.
-template <class F>
-auto skip_on_oom(F&& f) {
-  try {
-    return f();
-  } catch (const DeviceOutOfMemory& e) {
-    throw CaseSkipped(e.what());
-  } catch (const blas::LtError& e) {
-    if (e.unsupported()) throw CaseSkipped(std::string("cuBLASLt: ") + e.what());
-    throw;
-  }
-}
 
 class CudaStepCase final : public CudaCase {
  public:
@@ -70,14 +41,11 @@ class CudaStepCase final : public CudaCase {
 
   void setup() override {
     if (search_) search_batch();
-    if (too_large(c_)) {
-      throw CaseSkipped(fmt::format("the step needs about {:.3g} GB, more than the device's {:.3g} GB",
-                                    estimated_bytes(c_, 2) / 1e9, static_cast<double>(device().memory_bytes) / 1e9));
-    }
+    skip_when_too_large(c_, device());
     free_before_ = free_bytes();
     skip_on_oom([&] {
       model_ = std::make_unique<GpuModel>(c_, gpu_precision(p_), kModelSeed, stream());
-      model_->upload(batches(c_));
+      model_->upload(rank_batches(c_, 0));
     });
   }
 
@@ -87,12 +55,11 @@ class CudaStepCase final : public CudaCase {
     // The benchmark configuration: one step, a sane loss.
     skip_on_oom([&] { run(); });
     free_after_step_ = free_bytes();
-    const double loss = model_->loss(), expect = std::log(static_cast<double>(c_.vocab));
     ++v.checked;
-    v.method += "; benchmark configuration: first loss finite and within 25% of log(vocab)";
-    if (!std::isfinite(loss) || std::abs(loss - expect) > 0.25 * expect) {
+    v.method += std::string("; ") + kFirstLossMethod;
+    if (const auto problem = first_loss_problem(model_->loss(), c_.vocab)) {
       v.passed = false;
-      v.detail = fmt::format("first loss of the benchmark configuration {} (log(vocab) = {})", loss, expect);
+      v.detail = *problem;
       return v;
     }
     measure_phases();
@@ -143,22 +110,16 @@ class CudaStepCase final : public CudaCase {
   }
 
  private:
-  // Beyond the device's memory even at 2 bytes per element (estimated in double, so absurd
-  // sizes cannot overflow the allocation arithmetic).
-  bool too_large(const ModelConfig& c) const {
-    return estimated_bytes(c, 2) > static_cast<double>(device().memory_bytes);
-  }
-
   // The largest micro-batch whose model fits and runs a step; each trial's model is destroyed
   // (its memory freed) before the next. The case then runs at that micro-batch.
   void search_batch() {
     auto fits = [&](std::int64_t b) {
       ModelConfig t = c_;
       t.batch = b;
-      if (kernels::train::config_error(t) || too_large(t)) return false;
+      if (kernels::train::config_error(t) || too_large_for(t, device())) return false;
       try {
         GpuModel m(t, gpu_precision(p_), kModelSeed, stream());
-        m.upload(batches(t));
+        m.upload(rank_batches(t, 0));
         m.step(AdamW{});
         (void)m.loss();  // waits for the step
         return true;
@@ -180,7 +141,7 @@ class CudaStepCase final : public CudaCase {
 
   Verification verify_tiny() {
     const ModelConfig t = tiny_config(c_);
-    const std::vector<Batch> micro = batches(t);
+    const std::vector<Batch> micro = rank_batches(t, 0);
     kernels::train::ReferenceModel<double> ref(t, kModelSeed);
     const double want_loss = ref.train_step(micro, AdamW{});
     GpuModel g(t, gpu_precision(p_), kModelSeed, stream());
