@@ -85,14 +85,18 @@ std::function<double(std::int64_t)> every_run(double s) {
   return [s](std::int64_t) { return s; };
 }
 
-// 10 ms of warm-up, 0.1 s of 1 ms samples.
-MeasureOptions tenth_of_a_second() {
+// A test's measurement options: warm-up and timed seconds, sample length (0: the default), cold.
+MeasureOptions options(double warmup_s, double min_time_s, double batch_s = 0, bool cold = false) {
   MeasureOptions o;
-  o.warmup_s = 0.01;
-  o.min_time_s = 0.1;
-  o.batch_s = 0.001;
+  o.warmup_s = warmup_s;
+  o.min_time_s = min_time_s;
+  if (batch_s > 0) o.batch_s = batch_s;
+  o.cold = cold;
   return o;
 }
+
+// 10 ms of warm-up, 0.1 s of 1 ms samples.
+MeasureOptions tenth_of_a_second() { return options(0.01, 0.1, 0.001); }
 
 TEST(Measure, CalibrateThenCollectExactlyThePlannedRuns) {
   FakeClockCase c(every_run(1e-5));
@@ -121,11 +125,7 @@ TEST(Measure, MinTimeIsAFloorWhenTheWarmUpEstimateWasSlow) {
     // The warm-up's 1 + 2 runs take 30 ms, every later one 10 ms.
     FakeClockCase c([](std::int64_t i) { return i < 3 ? 0.03 : 0.01; });
     FakeTimer timer(c);
-    MeasureOptions o;
-    o.cold = cold;
-    o.warmup_s = 0.05;
-    o.min_time_s = 2;
-    o.batch_s = 0.002;
+    const MeasureOptions o = options(0.05, 2, 0.002, cold);
     const MeasurePlan plan = calibrate(c, timer, o);
     // Warm: the estimate is the warm-up's last batch, here slow. Cold: the median of the
     // warm-up's single runs, which the slow first runs do not move.
@@ -157,10 +157,7 @@ TEST(Measure, ColdModeFlushesBeforeEverySample) {
   // Binary fractions keep the fake clock's sums exact (no top-up sample for rounding dust).
   FakeClockCase c(every_run(1.0 / 1024));
   FakeTimer timer(c);
-  MeasureOptions o;
-  o.cold = true;
-  o.warmup_s = 1e-3;
-  o.min_time_s = 20.0 / 1024;
+  const MeasureOptions o = options(1e-3, 20.0 / 1024, 0, /*cold=*/true);
   MeasurePlan plan = calibrate(c, timer, o);
   const std::int64_t flushes_before = c.flushes;
   Measurement m = collect(c, timer, plan, o);
@@ -197,10 +194,7 @@ TEST(MeasurePlan, ColdSamplesFillMinTimeWithTheirRealCost) {
 TEST(Measure, ColdWarmUpMeasuresTheFlushAndSizesTheRunByIt) {
   FakeClockCase c(every_run(1e-6), [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); });
   FakeTimer timer(c);
-  MeasureOptions o;
-  o.cold = true;
-  o.warmup_s = 0.01;
-  o.min_time_s = 0.05;
+  MeasureOptions o = options(0.01, 0.05, 0, /*cold=*/true);
   o.min_samples = 2;
   const WarmUpEstimate e = estimate_runs(c, timer, o);
   EXPECT_NEAR(e.run_s, 1e-6, 1e-12);   // the timed run: 1 us on the fake clock
