@@ -252,12 +252,36 @@ int cmd_soak(const std::vector<std::string>& args) {
   nlohmann::ordered_json sweep_json_doc, power_json;
 
   std::vector<soak::Sample> series;
+  // Under a launcher every rank streams what it measured to rank 0 at each flush (its devices,
+  // its new samples, its entries so far): a rank killed or stopped later has handed over what it
+  // measured up to its last post, and rank 0's file holds every rank's samples as they come.
+  struct RankStream {
+    nlohmann::ordered_json devices = nlohmann::ordered_json::array(), entries = nlohmann::ordered_json::array();
+    std::vector<soak::Sample> series;
+  };
+  std::map<int, RankStream> streamed;  // rank 0: what the other ranks posted
+  // Rank 0's series with what the others streamed, in time order (the file's series).
+  auto with_streamed = [&](const std::vector<soak::Sample>& own) {
+    std::vector<soak::Sample> all = own;
+    for (const auto& [rank, r] : streamed) all.insert(all.end(), r.series.begin(), r.series.end());
+    std::stable_sort(all.begin(), all.end(), [](const soak::Sample& x, const soak::Sample& y) { return x.t_s < y.t_s; });
+    return all;
+  };
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
   const double flush_every_s = std::max(2.0, settings.interval_s);
   auto last_flush = std::chrono::steady_clock::now();
+  // `final_series`: the whole run's, judged; else (a flush while it runs) rank 0's own and the
+  // streamed ones.
+  std::optional<std::vector<soak::Sample>> final_series;
+  bool identities_all = false;  // `identities` holds every rank's devices (after the hand-over)
   auto write = [&](const std::optional<soak::Verdict>& verdict, const std::optional<soak::Interruption>& interrupted) {
-    nlohmann::ordered_json sec = soak::section(settings, soak.loads(), series, soak.xid_status(), elapsed(), verdict, interrupted);
+    nlohmann::ordered_json sec = soak::section(settings, soak.loads(), final_series ? *final_series : with_streamed(series),
+                                               soak.xid_status(), elapsed(), verdict, interrupted);
     sec["devices"] = identities;
+    for (const auto& [rank, r] : streamed) {
+      if (identities_all) break;
+      for (const auto& d : r.devices) sec["devices"].push_back(d);
+    }
     if (!sweep_json_doc.is_null()) sec["sweep"] = sweep_json_doc;
     if (!power_json.is_null()) sec["power_control"] = power_json;
     results.set_section("soak", std::move(sec));
@@ -292,6 +316,34 @@ int cmd_soak(const std::vector<std::string>& args) {
     }
     return out;
   };
+  std::size_t posted = 0;  // ranks other than 0: samples already streamed
+  auto stream = [&] {
+    if (team == nullptr || team->size() < 2) return;
+    if (!leader) {
+      nlohmann::ordered_json post{{"devices", identities}, {"series", nlohmann::ordered_json::array()}};
+      post["entries"] = own_entries();
+      for (; posted < series.size(); ++posted) post["series"].push_back(soak::to_json(series[posted]));
+      team->post_to_root(post.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      return;
+    }
+    for (const auto& [rank, text] : team->take_posts()) {
+      const nlohmann::ordered_json got = nlohmann::ordered_json::parse(text, nullptr, false);
+      if (got.is_discarded()) continue;
+      RankStream& r = streamed[rank];
+      r.devices = got["devices"];
+      r.entries = got["entries"];
+      for (const auto& x : got["series"]) r.series.push_back(soak::sample_from_json(x));
+    }
+  };
+  // Rank 0's own entries and the ones the others streamed (a flush while it runs).
+  auto flush_entries = [&] {
+    std::vector<nlohmann::ordered_json> out = own_entries();
+    for (const auto& [rank, r] : streamed) {
+      for (const auto& e : r.entries) out.push_back(e);
+    }
+    for (std::size_t i = 0; i < out.size(); ++i) out[i]["family_index"] = i;
+    return out;
+  };
   if (team == nullptr) install_soak_handlers(/*pipe=*/true);
   double last_progress = -1e9;
   auto on_samples = [&](const std::vector<soak::Sample>& in) {
@@ -302,10 +354,15 @@ int cmd_soak(const std::vector<std::string>& args) {
       progress(batch, settings.duration_s);
       last_progress = batch.front().t_s;
     }
-    if (leader && std::chrono::duration<double>(std::chrono::steady_clock::now() - last_flush).count() >= flush_every_s) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last_flush).count() >= flush_every_s) {
+      stream();
+      if (!leader) {
+        last_flush = std::chrono::steady_clock::now();
+        return;
+      }
       // The summary entries so far too: a file whose soak was killed (SIGKILL, a lost node)
       // still reports what it measured (report, compare), not only its series.
-      results.set_entries(own_entries());
+      results.set_entries(flush_entries());
       write(std::nullopt, std::nullopt);
     }
   };
@@ -360,10 +417,16 @@ int cmd_soak(const std::vector<std::string>& args) {
     if (interrupted) soak::mark_interrupted(verdict, series, interrupted->signal, interrupted->at_s);
     for (int r : missing_ranks) {
       verdict.passed = false;
+      const auto s = streamed.find(r);
+      const std::string kept =
+          s == streamed.end() || s->second.series.empty()
+              ? "its samples are missing"
+              : fmt::format("its {} sample(s) up to {:.0f} s that it streamed are kept, the later ones are missing",
+                            s->second.series.size(), s->second.series.back().t_s);
       verdict.failures.push_back({fmt::format("rank{}", r), "rank", 0, 0,
                                   fmt::format("rank {} did not hand over its series within --rank-timeout {} s (killed or "
-                                              "stopped): its samples are missing",
-                                              r, a.rank_timeout_s)});
+                                              "stopped): {}",
+                                              r, a.rank_timeout_s, kept)});
     }
   };
   auto write_all = [&] {
@@ -380,8 +443,16 @@ int cmd_soak(const std::vector<std::string>& args) {
     std::vector<int> not_yet;
     for (int r = 1; r < team->size(); ++r) not_yet.push_back(r);
     if (leader) {
+      // What the others streamed is in this first file (judged with rank 0's own series).
+      stream();
+      const std::vector<soak::Sample> own = series;
+      series = with_streamed(own);
+      final_series = series;
+      entries = flush_entries();
       judge(not_yet);
       write_all();
+      series = own;
+      entries = own_entries();
       // Interrupted: the launcher's SIGKILL may come during the hand-over, and must not leave
       // the lock file behind (the file is complete; one more rewrite follows if the ranks answer).
       if (interrupted) out_lock = OutputLock();
@@ -394,12 +465,19 @@ int cmd_soak(const std::vector<std::string>& args) {
     const std::vector<std::optional<std::string>> all =
         team->gather_to_root(mine.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), wait_s);
     if (!leader) return interrupted ? 128 + interrupted->signal : 0;  // rank 0 judges and reports for everyone
+    stream();  // the posts that came while it waited
     series.clear();
     entries.clear();
     identities = nlohmann::ordered_json::array();
     for (std::size_t r = 0; r < all.size(); ++r) {
       if (!all[r]) {
+        // Killed or stopped: what it streamed stands for it.
         missing.push_back(static_cast<int>(r));
+        if (const auto s = streamed.find(static_cast<int>(r)); s != streamed.end()) {
+          for (const auto& d : s->second.devices) identities.push_back(d);
+          series.insert(series.end(), s->second.series.begin(), s->second.series.end());
+          for (const auto& e : s->second.entries) entries.push_back(e);
+        }
         continue;
       }
       const nlohmann::ordered_json got = nlohmann::ordered_json::parse(*all[r]);
@@ -409,6 +487,8 @@ int cmd_soak(const std::vector<std::string>& args) {
     }
     std::stable_sort(series.begin(), series.end(),
                      [](const soak::Sample& x, const soak::Sample& y) { return x.t_s < y.t_s; });
+    final_series = series;
+    identities_all = true;
     judge(missing);
   } else {
     judge({});

@@ -8,6 +8,7 @@
 // built_with_mpi() is false.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/core/team.hpp"
@@ -44,6 +45,14 @@ class Session : public Team {
   // others an empty vector. For handing over what a rank measured at the end (soak), where a
   // missing rank must not cost rank 0 its own results.
   std::vector<std::optional<std::string>> gather_to_root(const std::string& text, double timeout_s);
+  // A stream to rank 0 while the ranks work (soak): post_to_root sends `text` without waiting
+  // (ranks other than 0; nothing on rank 0), take_posts returns on rank 0 what has arrived since
+  // the last call, as (rank, text) in each rank's order (empty elsewhere). Never blocks, never
+  // ends the run: a rank killed later has handed over what it posted. gather_to_root completes
+  // a rank's posts (within its timeout) before its own message, and rank 0 keeps taking them
+  // while it waits there.
+  void post_to_root(const std::string& text);
+  std::vector<std::pair<int, std::string>> take_posts();
   // Rank 0's bytes on every rank (the NCCL unique id), bounded by the timeout.
   std::string broadcast(const std::string& bytes, const std::string& step);
 

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <cstdlib>
+#include <list>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -25,7 +26,7 @@ namespace gpubench::mpi {
 namespace {
 
 // Tags of the agreement messages; the collectives suite's sendrecv ring uses tag 0.
-constexpr int kGatherTag = 7701, kReplyTag = 7702, kBarrierTag = 7703, kRootTag = 7704;
+constexpr int kGatherTag = 7701, kReplyTag = 7702, kBarrierTag = 7703, kRootTag = 7704, kStreamTag = 7705;
 
 class MpiSession final : public Session {
  public:
@@ -62,12 +63,15 @@ class MpiSession final : public Session {
     }
   }
 
-  // Receives one message of unknown length from `source`; nullopt on timeout.
-  std::optional<std::string> receive(int source, int tag, std::chrono::steady_clock::time_point deadline) {
+  // Receives one message of unknown length from `source`; nullopt on timeout. `drain`: the
+  // stream's messages that arrive meanwhile are taken too (kept for take_posts).
+  std::optional<std::string> receive(int source, int tag, std::chrono::steady_clock::time_point deadline,
+                                     bool drain = false) {
     int flag = 0;
     MPI_Status status;
     auto spin_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
     while (true) {
+      if (drain) drain_stream();
       MPI_Iprobe(source, tag, comm_, &flag, &status);
       if (flag) break;
       const auto now = std::chrono::steady_clock::now();
@@ -98,8 +102,16 @@ class MpiSession final : public Session {
     std::vector<std::optional<std::string>> all(static_cast<std::size_t>(size_));
     if (rank_ == 0) {
       all[0] = text;
-      for (int r = 1; r < size_; ++r) all[static_cast<std::size_t>(r)] = receive(r, kRootTag, deadline);
+      // While waiting, rank 0 keeps taking the stream (so the others' last posts complete).
+      for (int r = 1; r < size_; ++r) all[static_cast<std::size_t>(r)] = receive(r, kRootTag, deadline, true);
       return all;
+    }
+    // The stream's posts first (rank 0 takes them while it waits here), bounded by the deadline.
+    for (auto it = posts_.begin(); it != posts_.end(); it = posts_.erase(it)) {
+      if (!wait(it->request, deadline)) {
+        MPI_Cancel(&it->request);
+        MPI_Request_free(&it->request);
+      }
     }
     MPI_Request request;
     MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, kRootTag, comm_, &request);
@@ -180,10 +192,50 @@ class MpiSession final : public Session {
     return nlohmann::json::parse(*reply).get<std::vector<std::string>>();
   }
 
+  // The stream (Session::post_to_root): a non-blocking send that the buffer outlives; the
+  // finished ones are let go at each post.
+  void post(const std::string& text) {
+    for (auto it = posts_.begin(); it != posts_.end();) {
+      int done = 0;
+      MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
+      it = done ? posts_.erase(it) : std::next(it);
+    }
+    Post& p = posts_.emplace_back();
+    p.text = text;
+    MPI_Isend(p.text.data(), static_cast<int>(p.text.size()), MPI_CHAR, 0, kStreamTag, comm_, &p.request);
+  }
+
+  std::vector<std::pair<int, std::string>> take() {
+    drain_stream();
+    return std::exchange(arrived_, {});
+  }
+
  private:
+  struct Post {
+    std::string text;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+
+  // Every stream message that has arrived (probed, so each receive completes at once).
+  void drain_stream() {
+    while (true) {
+      int flag = 0;
+      MPI_Status status;
+      MPI_Iprobe(MPI_ANY_SOURCE, kStreamTag, comm_, &flag, &status);
+      if (!flag) return;
+      int count = 0;
+      MPI_Get_count(&status, MPI_CHAR, &count);
+      std::string text(static_cast<std::size_t>(count), '\0');
+      MPI_Recv(text.data(), count, MPI_CHAR, status.MPI_SOURCE, kStreamTag, comm_, MPI_STATUS_IGNORE);
+      arrived_.emplace_back(status.MPI_SOURCE, std::move(text));
+    }
+  }
+
   // MPI_COMM_WORLD, not a duplicate (mpi_transport.cpp's bench_comm says why): the agreements
   // are point-to-point messages with tags of their own, which no collective can match.
   MPI_Comm comm_ = MPI_COMM_WORLD;
+  std::list<Post> posts_;                          // this rank's stream sends in flight
+  std::vector<std::pair<int, std::string>> arrived_;  // rank 0: stream messages taken, not yet handed out
 };
 
 std::vector<std::string>& chosen_settings() {
@@ -324,6 +376,15 @@ std::vector<std::optional<std::string>> Session::gather_to_root(const std::strin
 }
 
 void Session::barrier(const std::string& step) { static_cast<MpiSession*>(this)->barrier_on(step); }
+
+void Session::post_to_root(const std::string& text) {
+  if (rank_ != 0) static_cast<MpiSession*>(this)->post(text);
+}
+
+std::vector<std::pair<int, std::string>> Session::take_posts() {
+  if (rank_ != 0) return {};
+  return static_cast<MpiSession*>(this)->take();
+}
 
 std::string Session::broadcast(const std::string& bytes, const std::string& step) {
   // Hex on the wire: the agreement messages are JSON text, and an NCCL id is binary.

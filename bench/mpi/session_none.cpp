@@ -16,6 +16,8 @@ std::vector<double> Session::all_gather(double, const std::string&) { return {};
 std::vector<std::string> Session::all_gather(const std::string&, const std::string&) { return {}; }
 void Session::barrier(const std::string&) {}
 std::vector<std::optional<std::string>> Session::gather_to_root(const std::string&, double) { return {}; }
+void Session::post_to_root(const std::string&) {}
+std::vector<std::pair<int, std::string>> Session::take_posts() { return {}; }
 std::string Session::broadcast(const std::string&, const std::string&) { return ""; }
 void Session::abort_run(const std::string&) const { std::abort(); }
 
