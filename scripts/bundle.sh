@@ -96,9 +96,10 @@ done
 # CUDA major version gpubench was built with (profilers/cupti/cupti_api.cpp).
 cuda_major=$("$bin" version | sed -n 's/.*CUDA runtime \([0-9]*\)\..*/\1/p' | head -n1)
 [ -n "$cuda_major" ] || die "bundle.sh: '$bin version' names no CUDA runtime version"
-# cuDNN: the attention suite's cudnn provider loads it at run time (a host without it skips those
-# cases with the reason); the launcher finds it in the toolkit's folders or pip's nvidia/cudnn/lib.
-optional=("libcupti.so.$cuda_major" libnvperf_host.so libnvperf_target.so libcudnn.so.9)
+# cuDNN and the shared CUDA runtime: the attention suite's cudnn provider (the cuDNN frontend)
+# loads both at run time (a host without them skips those cases with the reason); the launcher
+# finds them in the toolkit's folders or pip's nvidia/*/lib.
+optional=("libcupti.so.$cuda_major" libnvperf_host.so libnvperf_target.so libcudnn.so.9 "libcudart.so.$cuda_major")
 {
   if [ "$with_cuda" = 1 ]; then
     echo "# CUDA libraries gpubench-$version loads: copied into lib/ (--with-cuda-libs); the launcher checks them."

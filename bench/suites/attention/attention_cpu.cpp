@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <vector>
 
@@ -132,15 +134,26 @@ class CpuAttentionCase final : public HostCase {
     return t;
   }
 
+  // The pool runs f on its threads; an exception there (the kernels' scratch out of memory) is
+  // carried back to the caller, which the harness turns into a skip, instead of ending the process.
   ka::Parallel parallel() {
     return [this](int n, const std::function<void(int)>& f) {
       if (!pool_) {
         for (int t = 0; t < n; ++t) f(t);
         return;
       }
+      std::exception_ptr error;
+      std::mutex error_mutex;
       pool_->run([&](int t) {
-        if (t < n) f(t);
+        if (t >= n) return;
+        try {
+          f(t);
+        } catch (...) {
+          std::lock_guard lock(error_mutex);
+          if (!error) error = std::current_exception();
+        }
       });
+      if (error) std::rethrow_exception(error);
     };
   }
 

@@ -31,9 +31,17 @@ namespace {
 namespace fe = cudnn_frontend;
 namespace ka = kernels::attention;
 
-// libcudnn.so.9 opened once for the process; the reason when it cannot be.
+// libcudnn.so.9 opened once for the process; the reason when it cannot be. The frontend also
+// opens the shared CUDA runtime (libcudart.so.12 or .13; gpubench itself links it statically),
+// so a host without one cannot run these cases either.
 const std::optional<std::string>& cudnn_load_error() {
   static const std::optional<std::string> error = []() -> std::optional<std::string> {
+    void* rt = dlopen("libcudart.so.13", RTLD_NOW);
+    if (rt == nullptr) rt = dlopen("libcudart.so.12", RTLD_NOW);
+    if (rt == nullptr) {
+      return std::string("libcudart.so.13 (or .12) not found: the cuDNN frontend loads the shared CUDA runtime (the "
+                         "toolkit's, or pip's nvidia-cuda-runtime)");
+    }
     void* h = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_GLOBAL);
     if (h == nullptr) {
       const char* e = dlerror();
