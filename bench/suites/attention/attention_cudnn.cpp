@@ -186,6 +186,12 @@ class CudnnAttentionCase final : public CudaCase {
         }
       }
     }
+    // Each graph's variant pack holds exactly its own tensors.
+    for (const auto& [plan, pack] : {std::pair{&forward_plan_, &forward_pack_}, std::pair{&backward_plan_, &backward_pack_}}) {
+      for (const auto* list : {&plan->inputs, &plan->outputs}) {
+        for (const ka::SdpaTensor& t : *list) (*pack)[t.uid] = pack_.at(t.uid);
+      }
+    }
     upload_io(ka::kUidQ, host_q_);
     upload_io(ka::kUidK, host_k_);
     upload_io(ka::kUidV, host_v_);
@@ -199,7 +205,7 @@ class CudnnAttentionCase final : public CudaCase {
       upload(ka::kUidSeqKv, seq_kv.data(), seq_kv.size() * 4);
     }
     // The backward alone reads the forward's O and Stats: computed once here.
-    if (s_.direction == Direction::Backward) execute(*forward_);
+    if (s_.direction == Direction::Backward) execute(*forward_, forward_pack_);
     GPUBENCH_CUDA_CHECK(cudaStreamSynchronize(stream()));
   }
 
@@ -223,8 +229,8 @@ class CudnnAttentionCase final : public CudaCase {
   }
 
   void run() override {
-    if (s_.direction != Direction::Backward) execute(*forward_);
-    if (s_.direction != Direction::Forward) execute(*backward_);
+    if (s_.direction != Direction::Backward) execute(*forward_, forward_pack_);
+    if (s_.direction != Direction::Forward) execute(*backward_, backward_pack_);
   }
 
   Metrics metrics() const override {
@@ -251,8 +257,8 @@ class CudnnAttentionCase final : public CudaCase {
   }
 
  private:
-  void execute(const fe::graph::Graph& g) {
-    check(g.execute(handle_, pack_, workspace_.get()), "execute");
+  void execute(const fe::graph::Graph& g, std::unordered_map<std::int64_t, void*>& pack) {
+    check(g.execute(handle_, pack, workspace_.get()), "execute");
   }
 
   void round_to_io(std::vector<float>& v) const {
@@ -294,7 +300,8 @@ class CudnnAttentionCase final : public CudaCase {
   std::shared_ptr<fe::graph::Graph> forward_, backward_;
   std::vector<std::string> plan_names_;
   std::unordered_map<std::int64_t, cuda::DeviceBuffer> buffers_;
-  std::unordered_map<std::int64_t, void*> pack_;
+  std::unordered_map<std::int64_t, void*> pack_;  // every buffer by UID
+  std::unordered_map<std::int64_t, void*> forward_pack_, backward_pack_;
   cuda::DeviceBuffer workspace_;
   std::vector<float> host_q_, host_k_, host_v_, host_dout_;
   std::vector<std::int32_t> table_;
