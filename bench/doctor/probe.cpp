@@ -86,6 +86,15 @@ LibraryView nccl_library() {
 LibraryView cudnn_library() {
   // size_t cudnnGetVersion(void);
   using Fn = std::size_t (*)();
+  // cuDNN 9's libcudnn.so.9 forwards cudnnGetVersion to libcudnn_graph.so.9 and aborts the
+  // process when it cannot load it (an incomplete install): that one must load first.
+  if (dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL) != nullptr &&
+      dlopen("libcudnn_graph.so.9", RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    LibraryView lib;
+    lib.name = "cuDNN";
+    lib.missing_reason = "libcudnn.so.9 is there but not its libcudnn_graph.so.9 (an incomplete cuDNN install)";
+    return lib;
+  }
   LibraryView lib = dlopen_library<Fn>("cuDNN", "libcudnn.so.9", "cudnnGetVersion",
                                        [](Fn fn) { return decode_cudnn_version(fn()); });
   if (lib.version) return lib;

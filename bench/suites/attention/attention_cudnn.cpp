@@ -49,6 +49,16 @@ const std::optional<std::string>& cudnn_load_error() {
                          "with its nvidia/cudnn/lib on LD_LIBRARY_PATH)",
                          e != nullptr ? e : "dlopen failed");
     }
+    // cuDNN 9's libcudnn.so.9 forwards every call, cudnnGetVersion included, to sub-libraries it
+    // loads on first use, and aborts the process when one is missing (an incomplete install):
+    // they must load before anything is called.
+    for (const char* part : {"libcudnn_graph.so.9", "libcudnn_heuristic.so.9", "libcudnn_engines_precompiled.so.9"}) {
+      if (dlopen(part, RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+        const char* e = dlerror();
+        return fmt::format("libcudnn.so.9 is there but not its {} ({}): an incomplete cuDNN install", part,
+                           e != nullptr ? e : "dlopen failed");
+      }
+    }
     fe::cudnn_dlhandle = h;
     return std::nullopt;
   }();
