@@ -42,11 +42,7 @@ CompareOptions parse_compare_options(const std::vector<std::string>& args) {
       ("junit", po::value(&o.junit), "also write JUnit XML to this file")
       ("help,h", "show this help");
   po::variables_map vm = parse_with_inputs(args, desc, files);
-  if (vm.count("help")) {
-    o.help = true;
-    o.help_text = help_text(desc);
-    return o;
-  }
+  if (take_help(vm, desc, o.help, o.help_text)) return o;
   if ((vm.count("out") && o.out.empty()) || (vm.count("output") && output.empty())) {
     throw UsageError("--out: empty path");  // not stdout by accident
   }

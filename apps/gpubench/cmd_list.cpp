@@ -55,11 +55,7 @@ ListOptions parse_list_options(const std::vector<std::string>& args) {
       ("axes", "describe every suite: its axes and presets")
       ("help,h", "show this help");
   po::variables_map vm = parse_or_throw(args, desc);
-  if (vm.count("help")) {
-    o.help = true;
-    o.help_text = help_text(desc);
-    return o;
-  }
+  if (take_help(vm, desc, o.help, o.help_text)) return o;
   o.axes = vm.count("axes") > 0;
   return o;
 }

@@ -49,11 +49,7 @@ ReportOptions parse_report_options(const std::vector<std::string>& args) {
        "... and more than this many percent below it (above 0, at most 100)")
       ("help,h", "show this help");
   po::variables_map vm = parse_with_inputs(args, desc, o.files);
-  if (vm.count("help")) {
-    o.help = true;
-    o.help_text = help_text(desc);
-    return o;
-  }
+  if (take_help(vm, desc, o.help, o.help_text)) return o;
   if ((vm.count("out") && o.out.empty()) || (vm.count("output") && output.empty())) {
     throw UsageError("--out: empty path");  // not stdout by accident
   }

@@ -208,11 +208,7 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
   po::options_description all;
   all.add(desc).add(internal);
   po::variables_map vm = parse_or_throw(args, all);
-  if (vm.count("help")) {
-    o.help = true;
-    o.help_text = help_text(desc);
-    return o;
-  }
+  if (take_help(vm, desc, o.help, o.help_text)) return o;
   // Finite, documented ranges (docs/promises.md): an absurd value would make a case endless or be
   // ignored.
   in_range(m.min_time_s, "--min-time", 0, kMaxMinTimeS);

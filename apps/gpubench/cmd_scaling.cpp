@@ -69,11 +69,7 @@ ScalingCli parse_scaling_options(const std::vector<std::string>& args) {
       ("format,f", po::value(&o.format)->default_value(o.format), "comma list of: md (markdown, the default), html, json")
       ("help,h", "show this help");
   po::variables_map vm = parse_with_inputs(args, desc, o.files);
-  if (vm.count("help")) {
-    o.help = true;
-    o.help_text = help_text(desc);
-    return o;
-  }
+  if (take_help(vm, desc, o.help, o.help_text)) return o;
   if ((vm.count("out") && o.out.empty()) || (vm.count("output") && output.empty())) {
     throw UsageError("--out: empty path");
   }

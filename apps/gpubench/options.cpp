@@ -154,6 +154,13 @@ void merge_output_alias(std::string& out, const std::string& output) {
   out = output;
 }
 
+bool take_help(const po::variables_map& vm, const po::options_description& desc, bool& help, std::string& text) {
+  if (!vm.count("help")) return false;
+  help = true;
+  text = help_text(desc);
+  return true;
+}
+
 std::string help_text(const po::options_description& desc) {
   std::ostringstream text;
   text << desc;

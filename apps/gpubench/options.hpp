@@ -58,6 +58,9 @@ std::string join_args(const std::vector<std::string>& args);
 
 // A command's --help: the options' description as text, and printing it (returns exit code 0).
 std::string help_text(const po::options_description& desc);
+// --help given: sets `help` and `text` (the usage, help_text) and returns true; the parsers then
+// return at once, before checking anything else.
+bool take_help(const po::variables_map& vm, const po::options_description& desc, bool& help, std::string& text);
 int print_help(const std::string& text);
 
 // Splits a comma list (parse_list, bench/core/numbers.hpp: no empty item, none twice).

@@ -79,11 +79,7 @@ SoakOptions parse_soak_options(const std::vector<std::string>& args) {
       ("quiet,q", po::bool_switch(&a.quiet), "no progress lines; failures and the closing line only")
       ("help,h", "show this help");
   po::variables_map vm = parse_or_throw(args, desc);
-  if (vm.count("help")) {
-    o.help = true;
-    o.help_text = help_text(desc);
-    return o;
-  }
+  if (take_help(vm, desc, o.help, o.help_text)) return o;
 
   soak::Settings& settings = o.settings;
   settings.load = a.load;

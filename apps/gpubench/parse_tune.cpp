@@ -84,11 +84,7 @@ TuneTrainOptions parse_tune_train_options(const std::vector<std::string>& args) 
       ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr")
       ("help,h", "show this help");
   po::variables_map vm = parse_or_throw(args, desc);
-  if (vm.count("help")) {
-    o.help = true;
-    o.help_text = help_text(desc);
-    return o;
-  }
+  if (take_help(vm, desc, o.help, o.help_text)) return o;
   // The budget is read here so that every malformed one gets the same line.
   o.budget_s = parse_real(o.budget_text, "--budget", fmt::format("seconds (a number above 0, at most {})", kMaxBudgetS));
   in_range(o.budget_s, "--budget", 0, kMaxBudgetS);
@@ -163,11 +159,7 @@ TuneOptions parse_tune_options(const std::vector<std::string>& args) {
   po::positional_options_description positional;
   positional.add("target", 1);
   po::variables_map vm = parse_or_throw(args, all, &positional);
-  if (vm.count("help")) {
-    o.help = true;
-    o.help_text = help_text(desc);
-    return o;
-  }
+  if (take_help(vm, desc, o.help, o.help_text)) return o;
   if (o.target.empty()) throw UsageError("what to tune? `gpubench tune gemm`, `gpubench tune train` or `gpubench tune dataload`");
   if (o.target != "gemm") throw UsageError(fmt::format("'{}': tunable targets are gemm, train, dataload", o.target));
   if (!o.selection.suites.empty() && (o.selection.suites.size() != 1 || o.selection.suites[0] != "gemm")) {
@@ -216,11 +208,7 @@ TuneDataloadCli parse_tune_dataload_options(const std::vector<std::string>& args
       ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr")
       ("help,h", "show this help");
   po::variables_map vm = parse_or_throw(args, desc);
-  if (vm.count("help")) {
-    cli.help = true;
-    cli.help_text = help_text(desc);
-    return cli;
-  }
+  if (take_help(vm, desc, cli.help, cli.help_text)) return cli;
   if (vm.count("step-time")) o.step_time_s = step_time;
   if (vm.count("consumer-rate")) o.consumer_rate = rate;
   if (vm.count("out") && o.out.empty()) throw UsageError("--out: empty path");

@@ -133,20 +133,29 @@ class NcclGradComm final : public GpuGradComm {
   // One float all-reduced on the communication stream, each call timed alone by events around
   // it once both streams are idle; warm-up and timed counts fixed so every rank issues the same
   // collectives. The median is the latency `gpubench scaling` cannot read off one bucket size.
+  // Each rank contributes its rank and the reduction is max, so the answer stays ranks - 1 call
+  // after call; it is checked before the time is used.
   std::optional<double> small_all_reduce_seconds() override {
     constexpr int kWarmup = 5, kTimed = 51;
     wait_idle(compute_);
     cuda::DeviceBuffer one(sizeof(float));
-    GPUBENCH_CUDA_CHECK(cudaMemsetAsync(one.get(), 0, sizeof(float), comm_stream_));
+    const float mine = static_cast<float>(rank_);
+    GPUBENCH_CUDA_CHECK(cudaMemcpyAsync(one.get(), &mine, sizeof(float), cudaMemcpyHostToDevice, comm_stream_));
     cuda::Event start, stop;
     std::vector<double> seconds;
     for (int i = 0; i < kWarmup + kTimed; ++i) {
       start.record(comm_stream_);
-      GPUBENCH_NCCL_CHECK(ncclAllReduce(one.get(), one.get(), 1, ncclFloat32, ncclSum, comm_, comm_stream_));
+      GPUBENCH_NCCL_CHECK(ncclAllReduce(one.get(), one.get(), 1, ncclFloat32, ncclMax, comm_, comm_stream_));
       settle("the one-float all_reduce that measures latency");
       stop.record(comm_stream_);
       wait_idle(compute_);
       if (i >= kWarmup) seconds.push_back(cuda::Event::elapsed_ms(start, stop) * 1e-3);
+    }
+    float got = -1;
+    GPUBENCH_CUDA_CHECK(cudaMemcpy(&got, one.get(), sizeof(float), cudaMemcpyDeviceToHost));
+    if (got != static_cast<float>(plan_.ranks - 1)) {
+      throw std::runtime_error(fmt::format("dp latency probe on rank {} (GPU {}): the max all-reduce gave {}, expected {}",
+                                           rank_, device_, got, plan_.ranks - 1));
     }
     std::nth_element(seconds.begin(), seconds.begin() + kTimed / 2, seconds.end());
     return seconds[kTimed / 2];
