@@ -4,13 +4,16 @@
 # (scripts/smoke_check.py), not only exit codes; bare peers (cuBLASLt, cudaMemcpy) run beside the
 # suites. Sized for one call of at most 8 minutes on one H200, start-up included.
 #
-#   scripts/gpu-smoke.sh [--out DIR] [--device cuda:N] [--only REGEX]
+#   scripts/gpu-smoke.sh [--out DIR] [--device cuda:N] [--only REGEX] [--time-limit S]
 #   scripts/gpu-smoke.sh --dry-run [--assume MODEL] [--only REGEX]
 #
 # --dry-run prints every step with the case count and wall time that the binaries plan for it
 # (gpubench run/tune --dry-run, the peers' --plan) and ends with "planned: N cases, about S s";
 # it needs no GPU. --assume MODEL plans against a spec-sheet GPU model (h200, h100-sxm, a100-sxm-80gb,
 # ...; `gpubench run --assume x --dry-run` lists them) instead of the GPUs here.
+# --time-limit S: a step whose plan no longer fits in what is left of S seconds is not started
+# (SKIP, out of time), each step's own limit is cut to what is left, and the run ends INCOMPLETE
+# (exit 1) with its table, so a call of fixed length always gets its summary.
 # A real run ends with one table: step, cases ok/skipped/failed, planned and measured seconds,
 # PASS/FAIL/SKIP; exit status 1 when a step failed. Results go to DIR/results (results files
 # only: `gpubench report` reads them all), everything else to DIR/aux, logs to DIR/logs.
@@ -123,16 +126,17 @@ soak     power-sweep      --load gemm --duration 5s --sample-interval 1s --power
 # Tuning: a training setup's knobs (30 s), then the data loader's (10 s), then each one's final measurements.
 tune-train tune-train     --model transformer --budget 30
 tune-data tune-dataload   ENV:GPUBENCH_DATASET=@aux/dataload-data --budget 10
-# One case per kernel family under compute-sanitizer's memcheck (where the tool exists), three
-# processes: suites whose axes do not share a name run together.
-memcheck memcheck-gemm-mem --suite gemm,memory --axis m=256 --axis dtype=fp32,bf16 --axis provider=custom:naive,custom:tiled,custom:regblock,custom:wmma,custom:wgmma --axis test=triad,dot,h2d_sm,fma_fp32,mma_bf16 --axis size=0,1M
-memcheck memcheck-train-data ENV:GPUBENCH_DATASET=@aux/dataload-data --suite train,dataload --axis model=mlp,transformer --axis layers=1 --axis hidden=64 --axis heads=4 --axis ffn_mult=4 --axis seq=32 --axis micro_batch=2 --axis vocab=512 --axis precision=bf16-amp --axis accum=1 --axis recompute=none --axis stage=augment,pipeline --axis workers=1 --axis dtype=fp16 --axis batch=8 --axis io=memory --axis aug=gpu
-memcheck memcheck-epilogue --suite gemm --axis m=256 --axis dtype=bf16 --axis provider=cublas --axis layout=tn --axis epilogue=bias-gelu --axis fusion=separate
-memcheck memcheck-peak-cold --suite memory --axis test=mma_fp8,triad --axis size=0,64M --cold
 # Bare peers, side by side with the suites: ratios printed.
 peer     peer-cublaslt    cublaslt 1 8192
 peer     peer-memcpy      memcpy memory-ref --size 256M --min-time 0.3 --rounds 1
 run      quick            --preset quick
+# Last, as the slowest steps for what they prove (a call cut short loses these first): one case
+# per kernel family under compute-sanitizer's memcheck (where the tool exists), three processes:
+# suites whose axes do not share a name run together.
+memcheck memcheck-gemm-mem --suite gemm,memory --axis m=256 --axis dtype=fp32,bf16 --axis provider=custom:naive,custom:tiled,custom:regblock,custom:wmma,custom:wgmma --axis test=triad,dot,h2d_sm,fma_fp32,mma_bf16 --axis size=0,1M
+memcheck memcheck-train-data ENV:GPUBENCH_DATASET=@aux/dataload-data --suite train,dataload --axis model=mlp,transformer --axis layers=1 --axis hidden=64 --axis heads=4 --axis ffn_mult=4 --axis seq=32 --axis micro_batch=2 --axis vocab=512 --axis precision=bf16-amp --axis accum=1 --axis recompute=none --axis stage=augment,pipeline --axis workers=1 --axis dtype=fp16 --axis batch=8 --axis io=memory --axis aug=gpu
+memcheck memcheck-epilogue --suite gemm --axis m=256 --axis dtype=bf16 --axis provider=cublas --axis layout=tn --axis epilogue=bias-gelu --axis fusion=separate
+memcheck memcheck-peak-cold --suite memory --axis test=mma_fp8,triad --axis size=0,64M --cold
 report   report
 STEPS
 }
@@ -159,8 +163,8 @@ MEMCHECK_START_S=5
 MEMCHECK_SLOWDOWN=10
 
 # ---------------------------------------------------------------------------------------------
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
-dry_run=0 assume="" out="${GPUBENCH_SMOKE_OUT:-smoke-results}" device="${GPUBENCH_SMOKE_DEVICE:-cuda:0}" only=""
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
+time_limit=0 out_of_time=0 dry_run=0 assume="" out="${GPUBENCH_SMOKE_OUT:-smoke-results}" device="${GPUBENCH_SMOKE_DEVICE:-cuda:0}" only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) dry_run=1 ;;
@@ -168,6 +172,9 @@ while [ $# -gt 0 ]; do
     --out) [ $# -ge 2 ] || { echo "gpu-smoke: --out needs a folder" >&2; exit 2; }; out="$2"; shift ;;
     --device) [ $# -ge 2 ] || { echo "gpu-smoke: --device needs cuda:N" >&2; exit 2; }; device="$2"; shift ;;
     --only) [ $# -ge 2 ] || { echo "gpu-smoke: --only needs a regex" >&2; exit 2; }; only="$2"; shift ;;
+    --time-limit)
+      [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "gpu-smoke: --time-limit needs a whole number of seconds, got '${2:-}'" >&2; exit 2; }
+      time_limit="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "gpu-smoke: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -381,6 +388,14 @@ do_step() {
     return
   fi
   local limit; limit=$(limit_for "$plan_s")
+  if [ "$time_limit" -gt 0 ]; then  # what is left of --time-limit: enough for the plan, or not started
+    local left; left=$(awk -v s="$started" -v n="$(now)" -v t="$time_limit" 'BEGIN { printf "%d", t - (n - s) }')
+    if awk -v l="$left" -v p="$plan_s" 'BEGIN { exit !(l < p) }'; then
+      out_of_time=$((out_of_time + 1))
+      skip_row "$name" "$kind" "$plan_s" "out of time: ${left} s of --time-limit left"; return
+    fi
+    [ "$left" -lt "$limit" ] && limit=$left
+  fi
   # Every case the plan runs must run: a skip it did not expect fails the step (smoke_check.py).
   local plan_check=(--planned "$plan_cases" --planned-skipped "$plan_skipped")
   case "$kind" in
@@ -513,6 +528,11 @@ fi
 echo
 printf '%-20s %-8s %5s %5s %5s %8s %8s  %-4s %s\n' step kind ok skip fail planned took result note
 printf '%s\n' "${rows[@]}"
-echo "gpu-smoke: $(awk -v a="$started" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }') s in all;" \
-  "$([ "$failed_steps" = 0 ] && echo PASSED || echo "FAILED ($failed_steps step(s))")"
-[ "$failed_steps" = 0 ]
+verdict_text=PASSED
+[ "$out_of_time" = 0 ] || verdict_text="INCOMPLETE ($out_of_time step(s) out of time)"
+if [ "$failed_steps" -gt 0 ]; then
+  verdict_text="FAILED ($failed_steps step(s))"
+  [ "$out_of_time" = 0 ] || verdict_text="$verdict_text; $out_of_time step(s) out of time"
+fi
+echo "gpu-smoke: $(awk -v a="$started" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }') s in all; $verdict_text"
+[ "$failed_steps" = 0 ] && [ "$out_of_time" = 0 ]

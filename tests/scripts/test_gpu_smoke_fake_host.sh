@@ -60,4 +60,14 @@ FAKE_SLOW=coll-nonblocking "$smoke" --out "$work/slow" --only '^(coll-nonblockin
 grep -Eq '^nccl-nb-ratio +ratio +0 +0 +[1-9].* FAIL' "$work/slow.log" || fail "nccl-nb-ratio row: $(grep '^nccl-nb-ratio' "$work/slow.log")"
 grep -q '= 2.000 (expected 0.8..1.25) FAIL$' "$work/slow.log" || fail "the out-of-range ratio is not shown"
 
+# --time-limit: a step whose plan does not fit in what is left is not started; the table still
+# comes, and the run ends INCOMPLETE (exit 1), never PASSED.
+"$smoke" --out "$work/short" --time-limit 20 --only '^(gemm-cublas|soak|report)$' >"$work/short.log" 2>&1; rc=$?
+[ "$rc" = 1 ] || fail "a run cut short by --time-limit: exit $rc, expected 1"
+grep -Eq '^gemm-cublas +run .* PASS' "$work/short.log" || fail "gemm-cublas row: $(grep '^gemm-cublas' "$work/short.log")"
+grep -Eq '^soak +soak .* SKIP out of time: [0-9]+ s of --time-limit left$' "$work/short.log" || fail "soak row: $(grep '^soak' "$work/short.log")"
+grep -Eq '^report +report .* PASS' "$work/short.log" || fail "report row: $(grep '^report' "$work/short.log")"
+tail -n1 "$work/short.log" | grep -q 'INCOMPLETE (1 step(s) out of time)$' || fail "no INCOMPLETE line: $(tail -n1 "$work/short.log")"
+"$smoke" --time-limit 0 >/dev/null 2>&1; [ $? = 2 ] || fail "--time-limit 0 is not a usage error"
+
 [ "$failures" = 0 ] && echo "gpu-smoke on a stand-in host: all checks passed" || { echo "gpu-smoke on a stand-in host: $failures check(s) failed"; exit 1; }
