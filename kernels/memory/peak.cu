@@ -214,7 +214,8 @@ template <>
 struct Mma<MmaType::FP8> {
   using Acc = float;
   static constexpr int kPerLane = 16;
-  static constexpr unsigned kB = 0x30303030u;  // four e4m3 0.5
+  static constexpr unsigned kB = 0x30303030u;     // four e4m3 0.5
+  static constexpr unsigned kBOdd = 0xB0B0B0B0u;  // four e4m3 -0.5, for odd iterations (peak_reference.hpp)
   __device__ static unsigned pack(const int* k, int r) {
     unsigned v = 0;
     for (int i = 0; i < 4; ++i) {
@@ -262,7 +263,9 @@ __global__ void mma_kernel(double* warp_sums, long long iterations, unsigned sal
     unsigned ai[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) ai[r] = a[r] ^ z;
-    const unsigned b = M::kB ^ z;
+    unsigned b = M::kB;
+    if constexpr (T == MmaType::FP8) b = (i & 1) ? M::kBOdd : M::kB;  // D stays small (peak_reference.hpp)
+    b ^= z;
 #pragma unroll
     for (int j = 0; j < kMmaAccumulators; ++j) M::step(d[j], ai, b);
   }

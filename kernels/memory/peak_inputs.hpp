@@ -60,9 +60,9 @@ GPUBENCH_HD inline int wgmma_fp8_a_integer(std::int64_t group, int lane, int e) 
 }
 
 // A of the mma.sync peak (peak_reference.hpp): fp8 takes the wgmma loop's scheme (each register's
-// 4 values sum to the warp's T, so every row of the m16n8k32 fragment, 8 registers, sums to T and
-// every partial sum of D is j * T/2 with j <= 4096: 12 significant bits, exact in the ~14 bits
-// Hopper-class fp8 accumulation keeps); the other types random k in -8..8.
+// 4 values sum to the warp's T, so every row of the m16n8k32 fragment, 8 registers, sums to T; with
+// B alternating +r, -r, D stays within a few steps of its products, exact in the few bits fp8
+// accumulation keeps); the other types random k in -8..8.
 GPUBENCH_HD inline int mma_peak_a_integer(MmaType t, std::int64_t warp, int lane, int e, int elements_per_lane) {
   if (t == MmaType::FP8) return wgmma_fp8_a_integer(warp, lane, e);
   return mma_a_integer(warp, lane, e, elements_per_lane);

@@ -108,12 +108,16 @@ double mma_a_value(MmaType t, std::int64_t warp, int lane, int e) {
 
 double mma_b_constant(MmaType t) { return t == MmaType::I8 ? 2.0 : 0.5; }
 
+std::int64_t net_iterations(MmaType t, std::int64_t iterations) {
+  return t == MmaType::FP8 ? iterations % 2 : iterations;
+}
+
 double mma_warp_sum(MmaType t, std::int64_t warp, std::int64_t iterations) {
   const MmaShape s = mma_shape(t);
   double a_sum = 0;
   for (int lane = 0; lane < 32; ++lane)
     for (int e = 0; e < s.a_elements_per_lane; ++e) a_sum += mma_a_value(t, warp, lane, e);
-  return static_cast<double>(iterations) * kMmaAccumulators * s.n * mma_b_constant(t) * a_sum;
+  return static_cast<double>(net_iterations(t, iterations)) * kMmaAccumulators * s.n * mma_b_constant(t) * a_sum;
 }
 
 int mma_min_arch(MmaType t) { return t == MmaType::FP8 ? 89 : 80; }
@@ -130,7 +134,8 @@ double wgmma_fp8_group_sum(std::int64_t group, std::int64_t iterations) {
   double a_sum = 0;
   for (int lane = 0; lane < kWgmmaALanes; ++lane)
     for (int e = 0; e < kWgmmaAPerLane; ++e) a_sum += wgmma_fp8_a_value(group, lane, e);
-  return static_cast<double>(iterations) * kWgmmaPerIteration * kWgmmaN * mma_b_constant(MmaType::FP8) * a_sum;
+  return static_cast<double>(net_iterations(MmaType::FP8, iterations)) * kWgmmaPerIteration * kWgmmaN *
+         mma_b_constant(MmaType::FP8) * a_sum;
 }
 
 std::optional<std::string> mma_sync_not_a_ceiling(int cc) {
@@ -170,7 +175,7 @@ double wgmma_group_sum(MmaType t, std::int64_t group, std::int64_t iterations) {
   double a_sum = 0;
   for (int lane = 0; lane < kWgmmaALanes; ++lane)
     for (int e = 0; e < s.a_per_lane; ++e) a_sum += wgmma_a_value(t, group, lane, e);
-  return static_cast<double>(iterations) * kWgmmaPerIteration * kWgmmaN * mma_b_constant(t) * a_sum;
+  return static_cast<double>(net_iterations(t, iterations)) * kWgmmaPerIteration * kWgmmaN * mma_b_constant(t) * a_sum;
 }
 
 std::string tensor_peak_instruction(MmaType t, bool wgmma) {

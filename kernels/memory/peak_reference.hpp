@@ -11,11 +11,12 @@
 // rounding to the 16-bit type: the reference reproduces the GPU's fused result bit for bit.
 //
 // mma.sync: every warp holds one A fragment of random values k/8 (k in -8..8: exact in fp16,
-// bf16, tf32; int8 uses k itself; fp8 the wgmma scheme below, whose partial sums stay within 12
-// significant bits, so its check is exact too: peak_inputs.hpp mma_peak_a_integer), a B fragment whose every element is the constant
-// r, and kMmaAccumulators independent accumulators, each updated by `iterations` mma.sync with
-// D = A*B + D. Then every element D[i][j] = iterations * r * sum_k A[i][k], so the sum of D over
-// a warp is iterations * kMmaAccumulators * N * r * sum(A over the warp), whatever the
+// bf16, tf32; int8 uses k itself; fp8 the wgmma scheme below, peak_inputs.hpp
+// mma_peak_a_integer), a B fragment whose every element is the constant r (fp8: +r and -r in
+// turn, below), and kMmaAccumulators independent accumulators, each updated by `iterations`
+// mma.sync with D = A*B + D. Then every element D[i][j] = n * r * sum_k A[i][k] with
+// n = net_iterations(t, iterations), so the sum of D over
+// a warp is n * kMmaAccumulators * N * r * sum(A over the warp), whatever the
 // fragment layouts are: the check needs only which values a warp's lanes hold, and the values
 // stay exact in fp32 for the iteration counts used.
 //   FLOP per mma = 2 * M * N * K;  FLOP per launch = warps * kMmaAccumulators * iterations * that
@@ -26,14 +27,20 @@
 // wgmma.mma_async m64n256k32 (e4m3 x e4m3 -> f32), A from registers, B from shared memory (every
 // element r = 0.5), kWgmmaPerIteration wgmmas per loop iteration into one accumulator.
 // Hopper's fp8 Tensor Cores accumulate with fewer bits than fp32 (DeepSeek-V3 technical report,
-// arXiv:2412.19437, sec. 3.3.2: "around 14 bits"), so the inputs keep every partial sum exact
-// in 13 bits: each 32-bit A register holds 4 values k/8 (|k| <= 16, exact in e4m3) whose k sum
-// to T, the same for the whole warpgroup (T in +-1, 2, 4). Every row of A spans 8 registers
-// (a register holds 4 consecutive k of one row in every fp8 fragment layout), so every row sums
-// to T and each wgmma adds r * T = T/2 to every D element, whatever the exact layout: after
-// n = iterations * kWgmmaPerIteration wgmmas, D = n * T/2, exact while n <= 4096 (the suite's
-// iteration count for this kernel keeps it so). The sum of D over a warpgroup is then
-// n * N * r * sum(A over its 128 threads). The loop's instructions are checked in the SASS.
+// arXiv:2412.19437, sec. 3.3.2: "around 14 bits"): each product is aligned to the accumulator
+// before it is added, and bits below the kept ones are lost. Keeping the sum at an instruction's
+// end exact is not enough: on an H200 (2026-12-04, driver 580.159), D grown to n * T/2 = 2048
+// by 4096 wgmmas lost the 1/16 steps of the products added to it (warpgroup sum -32175552
+// where -33554432 was exact). So D must stay small: B is +r in even iterations and -r in odd
+// ones (two B tiles), which brings D back to 0 after every pair, and an odd iteration count
+// leaves one iteration's product: D = kWgmmaPerIteration * T/2 at the end, |D| <= 8 at any
+// time, a 2^7 range over the 1/16 steps, exact in any accumulator of 8 or more bits. Each 32-bit
+// A register holds 4 values k/8 (|k| <= 16, exact in e4m3) whose k sum to T, the same for the
+// whole warpgroup (T in +-1, 2, 4). Every row of A spans 8 registers (a register holds 4
+// consecutive k of one row in every fp8 fragment layout), so every row sums to T and each wgmma
+// adds +-r * T to every D element, whatever the exact layout. The sum of D over a warpgroup is
+// net_iterations * kWgmmaPerIteration * N * r * sum(A over its 128 threads). mma.sync fp8
+// (sm_89, sm_12x) alternates B the same way. The loop's instructions are checked in the SASS.
 //   FLOP per launch = warpgroups * iterations * kWgmmaPerIteration * 2 * 64 * 256 * 32
 #include <cstddef>
 #include <cstdint>
@@ -71,6 +78,9 @@ double mma_flops(MmaType t, std::int64_t warps, std::int64_t iterations);
 // Value of A element e of lane `lane` in warp `warp` (k/8, or k for int8).
 double mma_a_value(MmaType t, std::int64_t warp, int lane, int e);
 double mma_b_constant(MmaType t);  // r
+// The iterations whose products remain in D after `iterations`: all of them, except for fp8,
+// whose B alternates +r, -r (above): iterations % 2. The suite runs fp8 an odd count.
+std::int64_t net_iterations(MmaType t, std::int64_t iterations);
 // Expected sum of D over warp `warp`.
 double mma_warp_sum(MmaType t, std::int64_t warp, std::int64_t iterations);
 // Device compute capability needed (major*10+minor).
@@ -83,9 +93,9 @@ double wgmma_fp8_flops(std::int64_t warpgroups, std::int64_t iterations);
 // The same loop for every Tensor Core type on sm_90a (peak_wgmma.cu): m64n256k32 for fp8 and s8
 // (16 A values per thread), m64n256k16 for fp16 and bf16 (8), m64n256k8 for tf32 (4); A value e of
 // a thread is wgmma_fp8_a_integer(group, lane, e) / 8 (s8: the integer), B every element
-// mma_b_constant(t). The sum of D over a warpgroup is layout-free as for mma.sync:
-// iterations * kWgmmaPerIteration * N * r * sum(A). Values stay small enough for fp32 (s32) to
-// hold every partial sum exactly at kWgmmaMaxExactIterations.
+// mma_b_constant(t) (fp8: +r and -r in turn). The sum of D over a warpgroup is layout-free as for
+// mma.sync: net_iterations * kWgmmaPerIteration * N * r * sum(A). Values stay small enough for
+// fp32 (s32) to hold every partial sum exactly at kWgmmaMaxExactIterations.
 struct WgmmaShape {
   int k;
   int a_per_lane;

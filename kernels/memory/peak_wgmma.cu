@@ -35,6 +35,11 @@ namespace {
 constexpr int kBBytes = kWgmmaN * kWgmmaK;  // 8 KiB: 256 x 32 e4m3 or s8, x 16 fp16/bf16, x 8 tf32
 static_assert(kBBytes == 8192);
 
+// fp8 keeps a second tile of -r (0xB0: the sign bit of e4m3) for its odd iterations
+// (peak_reference.hpp: Hopper's fp8 accumulation keeps too few bits for a growing D).
+constexpr unsigned kFp8NegativeBWord = 0xB0B0B0B0u;
+__host__ __device__ constexpr int b_tiles(MmaType t) { return t == MmaType::FP8 ? 2 : 1; }
+
 // Every 32-bit word of the B tile: the constant r of mma_b_constant (0.5; s8: 2) in each value.
 __host__ __device__ constexpr unsigned b_word(MmaType t) {
   switch (t) {
@@ -117,12 +122,12 @@ template <MmaType T>
 __global__ void __launch_bounds__(kWgmmaPeakThreads)
     wgmma_peak_kernel(double* group_sums, long long iterations, unsigned salt, unsigned long long* clock) {
 #ifdef GPUBENCH_WGMMA_DEVICE
-  __shared__ __align__(1024) unsigned char b_tile[kBBytes];
+  __shared__ __align__(1024) unsigned char b_tile[kBBytes * b_tiles(T)];
   __shared__ double warp_sums[kWgmmaPeakThreads / 32];
   ClockProbe probe(clock);
   const int tid = threadIdx.x;
-  for (int i = tid; i < kBBytes / 4; i += kWgmmaPeakThreads)
-    reinterpret_cast<unsigned*>(b_tile)[i] = b_word(T);
+  for (int i = tid; i < kBBytes * b_tiles(T) / 4; i += kWgmmaPeakThreads)
+    reinterpret_cast<unsigned*>(b_tile)[i] = i < kBBytes / 4 ? b_word(T) : kFp8NegativeBWord;
   // The generic-proxy stores above must be visible to wgmma, which reads through the async proxy.
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   __syncthreads();
@@ -137,10 +142,12 @@ __global__ void __launch_bounds__(kWgmmaPeakThreads)
 #pragma unroll
   for (int i = 0; i < 128; ++i) d[i] = 0;
   const std::uint64_t desc = tiles::wgmma_descriptor(smem_addr(b_tile), 128, 256, 0);
+  // fp8's odd iterations read the -r tile (the same tile elsewhere).
+  const std::uint64_t desc_odd = tiles::wgmma_descriptor(smem_addr(b_tile + kBBytes * (b_tiles(T) - 1)), 128, 256, 0);
 
   wgmma_fence();  // a and d were written by ordinary instructions
   for (long long i = 0; i < iterations; ++i) {
-    const std::uint64_t db = desc ^ (static_cast<unsigned long long>(i) & salt);
+    const std::uint64_t db = ((i & 1) ? desc_odd : desc) ^ (static_cast<unsigned long long>(i) & salt);
     wgmma_step<T>(d, a, db);
     wgmma_step<T>(d, a, db);
     wgmma_step<T>(d, a, db);

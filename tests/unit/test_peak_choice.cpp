@@ -90,14 +90,22 @@ TEST(Fp8Peak, WgmmaInputsKeepEveryPartialSumExact) {
     EXPECT_GT(values.size(), 8u);
     // sum(A) = 128 threads * 4 registers * T / 8; D per element = n * r * T after n wgmmas.
     EXPECT_DOUBLE_EQ(a_sum, 64.0 * t);
-    const std::int64_t iterations = 1024;
-    const double n = static_cast<double>(iterations) * kernels::kWgmmaPerIteration;
-    EXPECT_DOUBLE_EQ(kernels::wgmma_fp8_group_sum(group, iterations), n * 0.5 * t * 64 * 256);
+    // B is +r in even iterations and -r in odd ones: an odd count leaves one iteration's
+    // kWgmmaPerIteration wgmmas in D, an even one nothing (the suite runs fp8 an odd count).
+    for (const std::int64_t iterations : {std::int64_t{1}, std::int64_t{1025}}) {
+      EXPECT_DOUBLE_EQ(kernels::wgmma_fp8_group_sum(group, iterations), kernels::kWgmmaPerIteration * 0.5 * t * 64 * 256);
+      EXPECT_DOUBLE_EQ(kernels::wgmma_group_sum(kernels::MmaType::FP8, group, iterations),
+                       kernels::wgmma_fp8_group_sum(group, iterations));
+    }
+    EXPECT_DOUBLE_EQ(kernels::wgmma_fp8_group_sum(group, 1024), 0.0);
   }
   EXPECT_GT(ts.size(), 2u);
-  // n * T/2 with n <= 4096: every partial sum j * T/2 has at most 12 significant bits, exact in
-  // an accumulator that keeps ~14 (DeepSeek-V3 report on Hopper's fp8 accumulation).
-  EXPECT_LE(kernels::kWgmmaMaxExactIterations * kernels::kWgmmaPerIteration, 4096);
+  // Every D element stays within kWgmmaPerIteration * r * |T| <= 8 = 2^7 steps of 1/16 (a
+  // product k/8 * r): exact in an accumulator of 8 bits or more. A D grown to 4096 wgmmas * T/2
+  // was not exact on an H200 (peak_reference.hpp: Hopper keeps ~14 bits and aligns products to D).
+  EXPECT_LE(kernels::kWgmmaPerIteration * 0.5 * 4 / (1.0 / 16), 128.0);
+  EXPECT_EQ(kernels::net_iterations(kernels::MmaType::FP8, 1025), 1);
+  EXPECT_EQ(kernels::net_iterations(kernels::MmaType::BF16, 1025), 1025);
 }
 
 // Issue 25 item 1: the wgmma loops of every Tensor Core type. Their checks are the same
@@ -125,7 +133,7 @@ TEST(WgmmaPeak, EveryTypeHasItsShapeFlopsAndExactSum) {
       }
     }
     EXPECT_DOUBLE_EQ(kernels::wgmma_group_sum(t, group, iterations),
-                     static_cast<double>(iterations) * 4 * 256 * kernels::mma_b_constant(t) * a_sum);
+                     static_cast<double>(kernels::net_iterations(t, iterations)) * 4 * 256 * kernels::mma_b_constant(t) * a_sum);
     // Every D element after n = 4096 wgmmas: at most n * r * k * max|A|, exact in fp32 (2^24) in
     // steps of r/8 (s32 for int8).
     const double bound = 4096.0 * kernels::mma_b_constant(t) * s.k * biggest;
