@@ -29,6 +29,12 @@
 namespace gpubench::suites::train {
 namespace {
 
+// What the case needs beside its model once the search is over (the tiny verification model with
+// its own cuBLASLt workspace, events): every trial keeps this much device memory free beside its
+// model. Without it the size found was the last that fitted with nothing to spare, and the case
+// ran out of memory in verification (H200, 2026-12-04: 33554432 bytes, one cuBLASLt workspace).
+constexpr std::size_t kSearchHeadroomBytes = std::size_t{512} << 20;
+
 using kernels::train::AdamW;
 using kernels::train::Batch;
 using kernels::train::DeviceOutOfMemory;
@@ -104,6 +110,7 @@ class CudaStepCase final : public CudaCase {
     if (search_) {
       m.extra["largest_micro_batch"] = static_cast<double>(c_.batch);
       m.extra["batch_search_trials"] = static_cast<double>(search_trials_);
+      m.extra["batch_search_headroom_bytes"] = static_cast<double>(kSearchHeadroomBytes);
       if (!search_first_error_.empty()) m.extra["batch_search_first_error"] = search_first_error_;
     }
     return m;
@@ -117,6 +124,12 @@ class CudaStepCase final : public CudaCase {
       ModelConfig t = c_;
       t.batch = b;
       if (kernels::train::config_error(t) || too_large_for(t, device())) return false;
+      void* spare = nullptr;
+      if (cudaMalloc(&spare, kSearchHeadroomBytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+      }
+      const std::unique_ptr<void, cudaError_t (*)(void*)> held(spare, &cudaFree);
       try {
         GpuModel m(t, gpu_precision(p_), kModelSeed, stream());
         m.upload(rank_batches(t, 0));
