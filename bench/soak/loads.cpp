@@ -35,42 +35,54 @@ std::vector<std::string> gemm_axes(const DeviceInfo& device, const std::string& 
 
 }  // namespace
 
-std::string choose_gemm_dtype(const DeviceInfo& device, const PeakLookup& peak, std::string* why) {
-  if (!device.is_cuda()) {
-    if (why) *why = "CPU: OpenBLAS sgemm";
-    return "fp32";
-  }
+std::vector<GemmChoice> gemm_dtype_choices(const DeviceInfo& device, const PeakLookup& peak) {
+  if (!device.is_cuda()) return {{"fp32", "CPU: OpenBLAS sgemm"}};
   struct Candidate {
     const char* dtype;
     const char* peak_key;
   };
   constexpr Candidate kTensor[] = {{"fp8-e4m3", "fp8_tensor"}, {"int8", "int8_tensor"}, {"bf16", "bf16_tensor"},
                                    {"fp16", "fp16_tensor"},    {"tf32", "tf32_tensor"}};
-  std::string best;
-  double best_peak = 0;
+  struct Ranked {
+    const char* dtype;
+    double peak;
+  };
+  std::vector<Ranked> ranked;
   for (const Candidate& c : kTensor) {
     const std::optional<double> p = peak ? peak(device.name, c.peak_key) : std::nullopt;
-    if (!p || !(*p > best_peak)) continue;
-    if (plan_one("gemm", device, gemm_axes(device, c.dtype)).skip_reason) continue;
-    best = c.dtype;
-    best_peak = *p;
+    if (p && *p > 0 && !plan_gemm_load(device, c.dtype).skip_reason) ranked.push_back({c.dtype, *p});
   }
-  if (!best.empty()) {
-    if (why) *why = fmt::format("{}: the highest datasheet Tensor Core peak supported here ({} T/s)", best, best_peak);
-    return best;
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) { return a.peak > b.peak; });
+  std::vector<GemmChoice> out;
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    out.push_back({ranked[i].dtype, fmt::format("{}: the {} datasheet Tensor Core peak supported here ({} T/s)",
+                                                ranked[i].dtype, i == 0 ? "highest" : "next highest", ranked[i].peak)});
   }
   for (const char* d : {"bf16", "fp16", "tf32", "fp32"}) {
-    if (!plan_one("gemm", device, gemm_axes(device, d)).skip_reason) {
-      if (why) *why = fmt::format("{}: no datasheet figure for '{}'; the first supported of bf16, fp16, tf32, fp32", d, device.name);
-      return d;
-    }
+    if (std::any_of(out.begin(), out.end(), [&](const GemmChoice& c) { return c.dtype == d; })) continue;
+    if (plan_gemm_load(device, d).skip_reason) continue;
+    out.push_back({d, ranked.empty() ? fmt::format("{}: no datasheet figure for '{}'; the first supported of bf16, fp16, tf32, fp32", d, device.name)
+                                     : fmt::format("{}: supported here, without a datasheet figure", d)});
   }
-  if (why) *why = "no gemm precision is supported here";
-  return "fp32";
+  return out;
+}
+
+std::string choose_gemm_dtype(const DeviceInfo& device, const PeakLookup& peak, std::string* why) {
+  const std::vector<GemmChoice> choices = gemm_dtype_choices(device, peak);
+  if (choices.empty()) {
+    if (why) *why = "no gemm precision is supported here";
+    return "fp32";
+  }
+  if (why) *why = choices.front().why;
+  return choices.front().dtype;
+}
+
+PlannedCase plan_gemm_load(const DeviceInfo& device, const std::string& dtype) {
+  return plan_one("gemm", device, gemm_axes(device, dtype));
 }
 
 PlannedCase plan_load(const std::string& load, const DeviceInfo& device, const PeakLookup& peak) {
-  if (load == "gemm") return plan_one("gemm", device, gemm_axes(device, choose_gemm_dtype(device, peak)));
+  if (load == "gemm") return plan_gemm_load(device, choose_gemm_dtype(device, peak));
   if (load == "memory") {
     std::int64_t bytes = std::int64_t{64} << 20;
     if (device.is_cuda() && device.memory_bytes > 0) {

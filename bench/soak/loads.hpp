@@ -23,11 +23,20 @@ using PeakLookup = std::function<std::optional<double>(const std::string& device
 // "gemm" -> {"gemm"}, "mixed" -> {"gemm", "memory", "train"}; UsageError for another name.
 std::vector<std::string> parse_load(const std::string& text);
 
-// The Tensor Core gemm precision with the highest datasheet peak among those the suite supports
-// on the device (ties: fp8 before int8 before bf16 before fp16 before tf32); without any
-// datasheet figure for the device, the first supported of bf16, fp16, tf32, fp32. `why` says how
-// it was chosen.
+// The gemm precisions the suite plans on the device, best first, each with why it was chosen:
+// the Tensor Core precisions with a datasheet peak, highest peak first (ties: fp8 before int8
+// before bf16 before fp16 before tf32), then bf16, fp16, tf32, fp32 where not listed already.
+// The soak runs the first; a precision the library refuses at run time (cuBLASLt "not
+// supported" in setup) gives way to the next, so the soak never stops for what the plan could
+// not know.
+struct GemmChoice {
+  std::string dtype, why;
+};
+std::vector<GemmChoice> gemm_dtype_choices(const DeviceInfo& device, const PeakLookup& peak);
+// The first of gemm_dtype_choices ("fp32" when none); `why` says how it was chosen.
 std::string choose_gemm_dtype(const DeviceInfo& device, const PeakLookup& peak, std::string* why = nullptr);
+// The gemm load's case in `dtype` (skip_reason set when the device cannot run it).
+PlannedCase plan_gemm_load(const DeviceInfo& device, const std::string& dtype);
 
 // The planned case `load` runs on `device` (skip_reason set when the device cannot run it).
 PlannedCase plan_load(const std::string& load, const DeviceInfo& device, const PeakLookup& peak);

@@ -38,6 +38,7 @@ struct Acc {
 
 struct Slot {
   LoadInfo info;
+  std::vector<GemmChoice> fallbacks;  // gemm: the precisions after the planned one, best first
   std::unique_ptr<Case> c;
   std::unique_ptr<Timer> timer;
   std::int64_t runs_per_batch = 1;
@@ -181,6 +182,32 @@ struct Soak::Impl {
     return v;
   }
 
+  // prepare(), except that a gemm precision the library refuses in setup (a skip, such as
+  // cuBLASLt's "not supported") gives way to the next of the slot's fallbacks, and the note says
+  // so. Other skips, and the last precision's, propagate.
+  Verification prepare_or_fall_back(Device& d, Slot& s) {
+    std::string refused;
+    while (true) {
+      try {
+        const Verification v = prepare(d, s);
+        if (!refused.empty()) {
+          std::lock_guard<std::mutex> lock(d.mu);
+          s.info.note += "; " + refused;
+        }
+        return v;
+      } catch (const CaseSkipped& e) {
+        if (s.fallbacks.empty()) throw;
+        const std::string was = s.info.planned.point.text("dtype");
+        refused += fmt::format("{}{} was refused here ({})", refused.empty() ? "" : "; ", was, e.what());
+        const GemmChoice next = s.fallbacks.front();
+        s.fallbacks.erase(s.fallbacks.begin());
+        std::lock_guard<std::mutex> lock(d.mu);
+        s.info.planned = plan_gemm_load(d.info, next.dtype);
+        s.info.note = next.why;
+      }
+    }
+  }
+
   // Every load of the device set up and checked once, before the phase's clock starts (the
   // setup of a large case takes seconds; it is not part of the soak). A wrong first answer or a
   // failed setup stops the device.
@@ -195,7 +222,7 @@ struct Soak::Impl {
           return record_error(d, li, fmt::format("{} cannot run here: {}", s.info.load, *s.info.planned.skip_reason));
         }
         if (s.c) continue;
-        const Verification v = prepare(d, s);
+        const Verification v = prepare_or_fall_back(d, s);
         record_verification(d, li, v);
         if (!v.passed) return record_error(d, li, "the first answer differed from the reference; nothing timed");
       }
@@ -325,7 +352,13 @@ Soak::Soak(std::vector<DeviceInfo> devices, SoakOptions options) : impl_(std::ma
       s.info.device = info.id();
       s.info.load = load;
       s.info.planned = plan_load(load, info, impl_->options.peak);
-      if (load == "gemm") (void)choose_gemm_dtype(info, impl_->options.peak, &s.info.note);
+      if (load == "gemm") {
+        s.fallbacks = gemm_dtype_choices(info, impl_->options.peak);
+        if (!s.fallbacks.empty()) {
+          s.info.note = s.fallbacks.front().why;
+          s.fallbacks.erase(s.fallbacks.begin());
+        }
+      }
       d->slots.push_back(std::move(s));
       d->acc.emplace_back();
     }

@@ -2,6 +2,8 @@
 // peaks and the device's support, the triad size, the train step; planning only, no device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "bench/core/errors.hpp"
 #include "bench/soak/loads.hpp"
 #include "reports/spec_sheet.hpp"
@@ -37,6 +39,24 @@ TEST(SoakLoads, GemmTakesTheHighestDatasheetTensorPeakTheGpuSupports) {
   EXPECT_EQ(choose_gemm_dtype(gpu("NVIDIA Future GPU", 9, 0, 80LL << 30), sheet(), &why), "bf16");
   EXPECT_NE(why.find("no datasheet figure"), std::string::npos) << why;
   EXPECT_EQ(choose_gemm_dtype(describe_cpu(), sheet()), "fp32");
+}
+
+// The precisions the soak falls back to when the library refuses the first at run time (the
+// first H200 run: cuBLASLt answered "not supported" to fp8 in setup): best datasheet peak first,
+// then whatever else the suite plans there.
+TEST(SoakLoads, GemmFallsBackThroughThePrecisionsBestFirst) {
+  std::vector<std::string> order;
+  for (const GemmChoice& c : gemm_dtype_choices(gpu("NVIDIA H200", 9, 0, 141LL << 30), sheet())) order.push_back(c.dtype);
+  EXPECT_EQ(order, (std::vector<std::string>{"fp8-e4m3", "int8", "bf16", "fp16", "tf32", "fp32"}));
+  const std::vector<GemmChoice> h200 = gemm_dtype_choices(gpu("NVIDIA H200", 9, 0, 141LL << 30), sheet());
+  EXPECT_NE(h200[1].why.find("next highest datasheet"), std::string::npos) << h200[1].why;
+  EXPECT_NE(h200.back().why.find("without a datasheet figure"), std::string::npos) << h200.back().why;
+  // A100: no fp8 (compute capability 8.0), so it is not among them.
+  order.clear();
+  for (const GemmChoice& c : gemm_dtype_choices(gpu("NVIDIA A100-SXM4-80GB", 8, 0, 80LL << 30), sheet())) order.push_back(c.dtype);
+  EXPECT_EQ(order.front(), "int8");
+  EXPECT_EQ(std::count(order.begin(), order.end(), "fp8-e4m3"), 0);
+  EXPECT_EQ(plan_gemm_load(gpu("NVIDIA H200", 9, 0, 141LL << 30), "bf16").point.text("dtype"), "bf16");
 }
 
 TEST(SoakLoads, EachLoadIsOneCaseOfItsSuite) {
