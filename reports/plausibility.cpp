@@ -83,6 +83,7 @@ std::optional<Figure> make_figure(const std::string& name, const std::string& su
     if (it != axes.end() && it->is_number_integer()) f.size = it->template get<std::int64_t>();
   }
   f.footprint = positive_number(metrics, "footprint_bytes");
+  f.bytes = positive_number(metrics, "bytes");
   f.datasheet = positive_number(metrics, "peak");
   if (!f.datasheet && datasheet && device.rfind("cuda", 0) == 0) f.datasheet = datasheet(device_name, f.peak_key);
   f.clock_scale = clocks.scale(device, device_name, f.peak_key);
@@ -212,7 +213,24 @@ std::map<std::string, double> max_clocks_of(const J& context) {
 
 std::map<std::string, double> max_sm_clocks(const nlohmann::json& context) { return max_clocks_of(context); }
 
-void mark_cache_resident(std::vector<Figure>& figures) {
+template <class J>
+std::map<std::string, double> l2_sizes_of(const J& context) {
+  std::map<std::string, double> out;
+  if (!context.is_object()) return out;
+  auto g = context.find("gpubench");
+  if (g == context.end() || !g->is_object()) return out;
+  auto devices = g->find("devices");
+  if (devices == g->end() || !devices->is_array()) return out;
+  for (const auto& d : *devices) {
+    const std::string id = text(d, "id");
+    if (auto l2 = positive_number(d, "l2_bytes"); l2 && !id.empty()) out[id] = *l2;
+  }
+  return out;
+}
+
+std::map<std::string, double> l2_sizes(const nlohmann::json& context) { return l2_sizes_of(context); }
+
+void mark_cache_resident(std::vector<Figure>& figures, const std::map<std::string, double>& l2) {
   std::map<std::pair<std::string, std::string>, std::int64_t> largest;  // (device, test) -> size
   for (const Figure& f : figures) {
     if (f.suite != "memory" || f.peak_key != "memory_bandwidth" || !f.size) continue;
@@ -220,7 +238,12 @@ void mark_cache_resident(std::vector<Figure>& figures) {
     l = std::max(l, *f.size);
   }
   for (Figure& f : figures) {
-    if (f.suite == "memory" && f.peak_key == "memory_bandwidth" && f.size) {
+    if (f.suite != "memory" || f.peak_key != "memory_bandwidth") continue;
+    const auto cache = l2.find(f.device);
+    const std::optional<double> working_set = f.footprint ? f.footprint : f.bytes;
+    if (cache != l2.end() && working_set) {
+      f.judged = *working_set >= 2 * cache->second;
+    } else if (f.size) {
       f.judged = *f.size >= largest[{f.device, f.test}];
     }
   }
@@ -284,7 +307,11 @@ void mark_document(nlohmann::ordered_json& doc, const PeakLookup& datasheet, con
   using OJ = nlohmann::ordered_json;
   if (!doc.is_object()) return;
   std::map<std::string, double> max_mhz;
-  if (auto context = doc.find("context"); context != doc.end()) max_mhz = max_clocks_of(*context);
+  std::map<std::string, double> l2;
+  if (auto context = doc.find("context"); context != doc.end()) {
+    max_mhz = max_clocks_of(*context);
+    l2 = l2_sizes_of(*context);
+  }
   const ClockContext clocks{clock, max_mhz};
   auto benchmarks = doc.find("benchmarks");
   std::vector<Figure> figures;
@@ -307,7 +334,7 @@ void mark_document(nlohmann::ordered_json& doc, const PeakLookup& datasheet, con
       owners.push_back(&*g);
     }
   }
-  mark_cache_resident(figures);
+  mark_cache_resident(figures, l2);
   OJ* summaries = nullptr;
   if (auto g = doc.find("gpubench"); g != doc.end() && g->is_object()) {
     if (auto s = g->find("summaries"); s != g->end()) summaries = &*s;
@@ -350,7 +377,7 @@ FileSuspects judge_file(const reports::ResultsFile& file, const PeakLookup& data
     figures.push_back(std::move(*f));
     owners.push_back(i);
   }
-  mark_cache_resident(figures);
+  mark_cache_resident(figures, l2_sizes_of(file.context));
   const std::vector<Ceiling> ceilings = make_ceilings(file.summaries, datasheet, clocks);
   const Judgement j = judge(figures, ceilings);
   for (std::size_t k = 0; k < figures.size(); ++k) {

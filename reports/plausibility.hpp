@@ -14,8 +14,14 @@
 // 3. A ceiling above its datasheet peak (scaled as in 1) by more than kDatasheetMargin is suspect.
 // A figure is an `ok` iteration entry's headline rate for its metrics.peak_key: hardware_tflops
 // (else tflops) for FLOP keys, gbps for memory_bandwidth. Memory-bandwidth figures of the
-// memory suite below the largest size measured for their test on that device may be cache
-// resident and are not judged (the memory_bandwidth ceiling is the largest size's).
+// memory suite whose working set (metrics.footprint_bytes, else the bytes one run moves) is less
+// than twice the device's L2 (context.gpubench.devices[].l2_bytes) may be served by the caches
+// and are not judged: a correct H200 moves 5.2 TB/s through triad at 8 MiB per array, 24 MiB in
+// its 60 MiB L2, above its 4.8 TB/s HBM (2026-12-04). Where the L2 or the bytes are unknown, a
+// figure below the largest size measured for its test on that device is not judged (the
+// memory_bandwidth ceiling is the largest size's). The verdict of a figure with a known L2 does
+// not depend on which other sizes ran, so the console's rows (judged as each case ends) and the
+// finished results file agree.
 //
 // Reasons are one-line strings in `gpubench.suspect` (an array; absent when none). Judging again
 // replaces the reasons these rules wrote (they start with the prefixes below) and keeps any
@@ -69,6 +75,7 @@ struct Figure {
   // another suite (an attention decode) whose buffers are smaller than one array of the memory
   // suite's DRAM ceiling may be served by the caches: that ceiling does not bound it.
   std::optional<double> footprint;
+  std::optional<double> bytes;       // metrics.bytes: what one run moves
   bool judged = true;                // false: a memory-bandwidth figure the caches may hold
 };
 
@@ -100,8 +107,11 @@ void mark_document(nlohmann::ordered_json& doc, const PeakLookup& datasheet, con
 
 // The maximum SM clock (MHz) of each device of a results file's context (device id -> MHz).
 std::map<std::string, double> max_sm_clocks(const nlohmann::json& context);
+// The L2 size of each device of a results file's context (device id -> bytes).
+std::map<std::string, double> l2_sizes(const nlohmann::json& context);
 // Marks the judged figures' cache residency (see the rules above): call once all are known.
-void mark_cache_resident(std::vector<Figure>& figures);
+// `l2`: device id -> L2 bytes (l2_sizes).
+void mark_cache_resident(std::vector<Figure>& figures, const std::map<std::string, double>& l2 = {});
 // Writes `reasons` as the `suspect` array of the ceiling `c` in `summaries` (removes it when empty).
 void set_ceiling_reasons(nlohmann::json& summaries, const Ceiling& c, const std::vector<std::string>& reasons);
 // Whether a memory-suite entry (its test and size) is where ceiling `c` came from.

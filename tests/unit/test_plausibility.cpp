@@ -115,6 +115,41 @@ TEST(Plausibility, ABandwidthFigureTheCachesHoldIsNotHeldToTheDramCeiling) {
   EXPECT_EQ(suspect_of(doc, 2)[0].get<std::string>().rfind(pl::kAboveCeiling, 0), 0u);
 }
 
+// The first H200 run: triad at 8 MiB per array (24 MiB moved, in a 60 MiB L2) ran at 5.2 TB/s,
+// above the 4.8 TB/s HBM datasheet. With the device's L2 in the context the figure is not judged
+// whatever other sizes ran (the console judged it suspect as the largest size so far, the
+// finished file did not); a working set of at least twice the L2 is.
+TEST(Plausibility, ABandwidthFigureInsideTheL2IsNotJudgedWhateverElseRan) {
+  const pl::PeakLookup sheet = [](const std::string&, const std::string& key) -> std::optional<double> {
+    return key == "memory_bandwidth" ? std::optional<double>(4800) : std::nullopt;
+  };
+  auto doc_with = [](std::vector<std::pair<std::int64_t, double>> sizes_and_rates) {
+    OJ doc;
+    doc["context"] = {{"gpubench", {{"devices", OJ::array({{{"id", "cuda:0"}, {"l2_bytes", 62914560}}})}}}};
+    doc["benchmarks"] = OJ::array();
+    for (const auto& [size, gbps] : sizes_and_rates) {
+      doc["benchmarks"].push_back(entry("memory/triad/" + std::to_string(size), "memory", "cuda:0",
+                                        {{"test", "triad"}, {"size", size}},
+                                        {{"bytes", 3.0 * static_cast<double>(size)}, {"gbps", gbps}, {"peak_key", "memory_bandwidth"}}));
+    }
+    return doc;
+  };
+  OJ alone = doc_with({{8 << 20, 5212}});  // the largest (and only) size, yet inside the L2
+  pl::mark_document(alone, sheet);
+  EXPECT_FALSE(alone["benchmarks"][0]["gpubench"].contains("suspect")) << alone.dump();
+  OJ both = doc_with({{8 << 20, 5212}, {256 << 20, 4004}, {1 << 30, 5100}});
+  pl::mark_document(both, sheet);
+  EXPECT_FALSE(both["benchmarks"][0]["gpubench"].contains("suspect"));
+  EXPECT_FALSE(both["benchmarks"][1]["gpubench"].contains("suspect"));
+  // 3 GiB moved, far beyond the L2: above the datasheet is suspect, even below the largest size rule's reach.
+  ASSERT_TRUE(both["benchmarks"][2]["gpubench"].contains("suspect"));
+  // 40 MiB per array (120 MiB moved): at twice the L2 it is judged.
+  OJ edge = doc_with({{40 << 20, 5300}});
+  pl::mark_document(edge, sheet);
+  EXPECT_TRUE(edge["benchmarks"][0]["gpubench"].contains("suspect"));
+  EXPECT_EQ(pl::l2_sizes(nlohmann::json::parse(alone["context"].dump())).at("cuda:0"), 62914560.0);
+}
+
 TEST(Plausibility, WithinTheMarginsNothingIsSuspect) {
   OJ doc = cpu_document();
   doc["benchmarks"][1]["gpubench"]["metrics"]["tflops"] = 0.118 * 1.049;  // within 5% of the ceiling
