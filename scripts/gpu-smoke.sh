@@ -35,7 +35,8 @@ here="$(cd "$(dirname "$(readlink -f "$0")")" && pwd)"
 #   memcheck compute-sanitizer --tool memcheck gpubench run ARGUMENTS (one case per kernel family)
 #   peer     a bare program beside the suite: cublaslt ARGS | memcpy RESULTS-STEP ARGS
 #   mpi      mpirun -np <GPUs> gpubench run ARGUMENTS (one rank per GPU)
-#   ratio    A B LO HI: each case's mean time in results/A.json over results/B.json within [LO, HI]
+#   ratio    A B LO HI [AXIS=V1,V2 ...]: each case's mean time in results/A.json over results/B.json
+#            within [LO, HI]; with AXIS=..., only the cases that have one of those values
 #   soak     gpubench soak ARGUMENTS --device D --out results/NAME.json: exit 0, `smoke_check.py
 #            results` and `smoke_check.py soak` (a passed verdict, samples with rates, power and
 #            clocks; with --power-limits, every setting measured or the refusal printed)
@@ -114,7 +115,13 @@ run      coll-graph       --suite collectives --axis gpus=1 --axis op=all_reduce
 run      coll-nonblocking ENV:NCCL_COMM_BLOCKING=0 --suite collectives --axis gpus=1 --axis op=all_reduce,all_gather,alltoall,sendrecv --axis dtype=fp32 --axis size=8,64M --axis graph=0,1
 # The same cases on a blocking communicator: polling must not cost a non-blocking one its speed.
 run      coll-blocking    --suite collectives --axis gpus=1 --axis op=all_reduce,all_gather,alltoall,sendrecv --axis dtype=fp32 --axis size=8,64M --axis graph=0,1
-ratio    nccl-nb-ratio    coll-nonblocking coll-blocking 0.8 1.25
+# Compared where NCCL launches the work on the calling thread: graph replays, and the single
+# collectives at 64 MiB. Outside graphs, NCCL 2.28's non-blocking group of sends and receives
+# (alltoall, sendrecv) is launched from a thread it creates per ncclGroupEnd (src/group.cc): an
+# H200 measured 46-57 us a call where a blocking one took 9-11 (8 B) and 54-62 vs 42 us (64 MiB),
+# NCCL's cost, not the polling's; at 8 B, single collectives differ by +-2 us of host noise.
+ratio    nccl-nb-ratio    coll-nonblocking coll-blocking 0.8 1.25 graph=1
+ratio    nccl-nb-direct   coll-nonblocking coll-blocking 0.8 1.25 graph=0 op=all_reduce,all_gather size=67108864
 run      coll-multi       NEEDS:gpus>=2 --device cuda --suite collectives --axis size=8,1M,64M
 mpi      coll-mpi         NEEDS:gpus>=2 --device cuda --suite collectives --axis size=8,1M,64M --axis graph=0,1
 mpi      train-dp-mpi     NEEDS:gpus>=2 --device cuda --suite train --axis model=transformer --axis layers=2 --axis hidden=256 --axis heads=4 --axis ffn_mult=4 --axis seq=128 --axis micro_batch=4 --axis vocab=4096 --axis precision=bf16-amp --axis accum=2 --axis recompute=none --axis dp=none,ddp,zero1 --axis bucket_mb=0.5
@@ -123,9 +130,10 @@ gpubench scaling          NEEDS:gpus>=2 scaling @results/coll-mpi.json @results/
 # power-limit sweep (without the right to change limits: one line, measured at the current one).
 soak     soak             --load gemm --duration 20s --sample-interval 1s
 soak     power-sweep      --load gemm --duration 5s --sample-interval 1s --power-limits 100%,80%
-# Tuning: a training setup's knobs (30 s), then the data loader's (10 s), then each one's final measurements.
+# Tuning: a training setup's knobs (30 s), then the data loader's (15 s: on an H200 its final
+# measurements alone needed about 8 s, and --budget 10 was refused), then each one's final measurements.
 tune-train tune-train     --model transformer --budget 30
-tune-data tune-dataload   ENV:GPUBENCH_DATASET=@aux/dataload-data --budget 10
+tune-data tune-dataload   ENV:GPUBENCH_DATASET=@aux/dataload-data --budget 15
 # Bare peers, side by side with the suites: ratios printed.
 peer     peer-cublaslt    cublaslt 1 8192
 peer     peer-memcpy      memcpy memory-ref --size 256M --min-time 0.3 --rounds 1
@@ -159,8 +167,10 @@ HELPER_ALLOWANCE_S=2
 # tuning budget (about half the budget again).
 SOAK_SETUP_S=8
 TUNE_FINAL_FACTOR=1.5
+# compute-sanitizer: the first H200 run (2026-12-04) took 1.8-2.4 s per memcheck step whose
+# cases plan 2.1-3.4 s unwatched, so x3 + 5 s is room enough (it was x10).
 MEMCHECK_START_S=5
-MEMCHECK_SLOWDOWN=10
+MEMCHECK_SLOWDOWN=3
 
 # ---------------------------------------------------------------------------------------------
 usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
@@ -444,9 +454,11 @@ do_step() {
       took=$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
       grep '^profile' "$logs/$name.log"
       [ "$rc" = 0 ] && verdict "$name" profile "$plan_s" 0 || { show_failure "$name"; verdict "$name" profile "$plan_s" 1; } ;;
-    ratio)  # A B LO HI: the mean time of each case in results/A.json over the same case in results/B.json
+    ratio)  # A B LO HI [AXIS=V1,V2 ...]: the mean time of each case in results/A.json over the same case in results/B.json (only cases with those axis values)
       local start; start=$(now)
-      python3 "$checker" ratio "$results/${args[0]}.json" "$results/${args[1]}.json" "${args[2]}" "${args[3]}" >"$logs/$name.log" 2>&1
+      local where=() w
+      for w in "${args[@]:4}"; do where+=(--where "$w"); done
+      python3 "$checker" ratio "$results/${args[0]}.json" "$results/${args[1]}.json" "${args[2]}" "${args[3]}" "${where[@]}" >"$logs/$name.log" 2>&1
       rc=$?
       took=$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
       grep '^ratio\|problem' "$logs/$name.log"

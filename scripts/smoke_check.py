@@ -28,11 +28,12 @@
       more than 10% off the bare loop either way (or a side is missing).
   smoke_check.py peer-cublaslt OUTPUT
       gpubench_perf_cublaslt's output: prints its comparison line; fails on FAIL or no line.
-  smoke_check.py ratio A B LO HI
+  smoke_check.py ratio A B LO HI [--where AXIS=V1,V2 ...]
       Two results files of the same cases measured two ways (e.g. the CUPTI timer against CUDA
       events, a non-blocking NCCL communicator against a blocking one): for every case ok in both
       (same suite, device and axes) prints A's mean time / B's; fails when a ratio is outside
-      [LO, HI] or no case is in both.
+      [LO, HI] or no case is in both. With --where, only cases whose every named axis has one of
+      the listed values are compared (the others are counted as left out).
   smoke_check.py soak FILE [--sweep N] [--min-samples K]
       A `gpubench soak` results file: a verdict that passed, every soaked device with at least K
       samples with a rate (default 10), power and SM clock on GPUs; with --sweep N, N sweep points
@@ -90,7 +91,8 @@ def hopper_must_run(g, cc):
     if not cc.startswith("9."):
         return None
     axes = g.get("axes", {})
-    if g.get("suite") == "gemm" and axes.get("provider") == "custom:wgmma":
+    # custom:wgmma computes fp16 and bf16 only: other precisions are skipped by design.
+    if g.get("suite") == "gemm" and axes.get("provider") == "custom:wgmma" and axes.get("dtype") in ("fp16", "bf16"):
         return f"custom:wgmma on compute capability {cc}"
     if g.get("suite") == "memory" and str(axes.get("test", "")).startswith("mma_"):
         return f"{axes['test']} peak on compute capability {cc}"
@@ -265,9 +267,26 @@ def ok_times(path):
     return times
 
 
+def parse_where(items):
+    """--where AXIS=V1,V2 items as {axis: {values}}."""
+    where = {}
+    for item in items or []:
+        axis, sep, values = item.partition("=")
+        if not sep or not axis or not values:
+            raise SystemExit(f"smoke_check.py ratio: --where '{item}': expected AXIS=V1,V2")
+        where.setdefault(axis, set()).update(values.split(","))
+    return where
+
+
 def check_ratio(args):
     a, b = ok_times(args.a), ok_times(args.b)
+    where = parse_where(args.where)
     pairs = [k for k in a if k in b]
+    kept = [k for k in pairs if all(str(a[k][0].get("axes", {}).get(n)) in vs for n, vs in where.items())]
+    if len(kept) < len(pairs):
+        print(f"ratio: {len(pairs) - len(kept)} case(s) in both left out by --where "
+              + " ".join(f"{n}={','.join(sorted(vs))}" for n, vs in where.items()))
+    pairs = kept
     if not pairs:
         print(f"  problem: no case is ok in both {args.a} and {args.b}")
         return 1
@@ -376,6 +395,7 @@ def main():
     q.add_argument("b")
     q.add_argument("lo", type=float)
     q.add_argument("hi", type=float)
+    q.add_argument("--where", action="append", metavar="AXIS=V1,V2")
     k = sub.add_parser("soak")
     k.add_argument("file")
     k.add_argument("--sweep", type=int)
