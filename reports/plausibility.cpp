@@ -223,7 +223,9 @@ std::map<std::string, double> l2_sizes_of(const J& context) {
   if (devices == g->end() || !devices->is_array()) return out;
   for (const auto& d : *devices) {
     const std::string id = text(d, "id");
-    if (auto l2 = positive_number(d, "l2_bytes"); l2 && !id.empty()) out[id] = *l2;
+    auto cache = positive_number(d, "l2_bytes");  // a GPU's L2; a CPU's last level below
+    if (!cache) cache = positive_number(d, "last_level_cache_bytes");
+    if (cache && !id.empty()) out[id] = *cache;
   }
   return out;
 }

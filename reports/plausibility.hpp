@@ -15,7 +15,8 @@
 // A figure is an `ok` iteration entry's headline rate for its metrics.peak_key: hardware_tflops
 // (else tflops) for FLOP keys, gbps for memory_bandwidth. Memory-bandwidth figures of the
 // memory suite whose working set (metrics.footprint_bytes, else the bytes one run moves) is less
-// than twice the device's L2 (context.gpubench.devices[].l2_bytes) may be served by the caches
+// than twice the device's L2 (context.gpubench.devices[].l2_bytes; a CPU's
+// last_level_cache_bytes) may be served by the caches
 // and are not judged: a correct H200 moves 5.2 TB/s through triad at 8 MiB per array, 24 MiB in
 // its 60 MiB L2, above its 4.8 TB/s HBM (2026-12-04). Where the L2 or the bytes are unknown, a
 // figure below the largest size measured for its test on that device is not judged (the
@@ -107,7 +108,8 @@ void mark_document(nlohmann::ordered_json& doc, const PeakLookup& datasheet, con
 
 // The maximum SM clock (MHz) of each device of a results file's context (device id -> MHz).
 std::map<std::string, double> max_sm_clocks(const nlohmann::json& context);
-// The L2 size of each device of a results file's context (device id -> bytes).
+// The cache in front of each device's memory (device id -> bytes): a GPU's l2_bytes, a CPU's
+// last_level_cache_bytes, from a results file's context.
 std::map<std::string, double> l2_sizes(const nlohmann::json& context);
 // Marks the judged figures' cache residency (see the rules above): call once all are known.
 // `l2`: device id -> L2 bytes (l2_sizes).

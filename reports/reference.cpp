@@ -86,6 +86,12 @@ ReferenceTable ReferenceTable::from_json_text(std::string_view text_in, std::str
       }
       row.ranks = sel["ranks"].get<int>();
     }
+    if (sel.contains("min_size")) {
+      if (!sel["min_size"].is_number_integer() || sel["min_size"].get<std::int64_t>() < 1) {
+        throw UsageError(fmt::format("{}: row {}: selector min_size should be a whole number of bytes above 0", origin, row.id));
+      }
+      row.min_size = sel["min_size"].get<std::int64_t>();
+    }
     if (!r.contains("value") || !r["value"].is_number() || !(r["value"].get<double>() > 0)) {
       throw UsageError(fmt::format("{}: row {}: \"value\" should be a number above 0", origin, row.id));
     }
@@ -136,6 +142,15 @@ std::optional<ReferenceMatch> ReferenceTable::match(const std::string& gpu_key, 
       break;
     }
     if (!ok) continue;
+    if (row.min_size) {
+      auto it = e.axes.find("size");
+      const double size = it != e.axes.end() && it->is_number() ? it->get<double>() : 0.0;
+      if (size < static_cast<double>(*row.min_size)) {
+        size_gap = size > 0 ? std::log2(static_cast<double>(*row.min_size) / size) : 64.0;
+        differs = fmt::format("size {}, under the {} the published figure applies from (the caches may hold it)",
+                              size_text(size), size_text(static_cast<double>(*row.min_size)));
+      }
+    }
     ReferenceMatch m{&row, 100 * value / row.value, differs};
     if (!best || rank(m) < rank(*best) || (rank(m) == rank(*best) && size_gap < best_size_gap)) {
       best = m;

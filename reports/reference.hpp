@@ -20,6 +20,9 @@ struct ReferenceRow {
   std::string source_title, source_url, source_commit;
   nlohmann::json axes = nlohmann::json::object();  // every one must equal the entry's...
   std::optional<int> ranks;                         // ...and its rank count, where given
+  // The smallest `size` axis the published figure applies to: device-memory bandwidth is
+  // measured out of every cache, and a smaller size is named as differing, not compared.
+  std::optional<std::int64_t> min_size;
   // "best_over_shapes": a maximum over a sweep of shapes (MAMF): it applies to every shape of
   // its dtype, as the ceiling that shape's figure is held against.
   std::string kind;

@@ -23,6 +23,7 @@ nlohmann::ordered_json device_to_json(const DeviceInfo& d) {
   nlohmann::ordered_json j{{"id", d.id()}, {"kind", d.is_cuda() ? "cuda" : "cpu"}, {"name", d.name}};
   if (!d.is_cuda()) {
     j["logical_cpus"] = d.logical_cpus;
+    if (d.llc_bytes > 0) j["last_level_cache_bytes"] = d.llc_bytes;
     return j;
   }
   j["compute_capability"] = fmt::format("{}.{}", d.cc_major, d.cc_minor);

@@ -9,6 +9,8 @@
 
 #include "errors.hpp"
 
+#include <benchmark/benchmark.h>
+
 namespace gpubench {
 
 std::string DeviceInfo::id() const {
@@ -35,6 +37,17 @@ DeviceInfo describe_cpu() {
     }
   }
   if (cpu.name.empty()) cpu.name = "unknown CPU";
+  // The highest cache level, times its instances (Google Benchmark reads sysfs: size per
+  // instance and how many logical CPUs share one).
+  const benchmark::CPUInfo& info = benchmark::CPUInfo::Get();
+  int top = 0;
+  for (const auto& c : info.caches) top = std::max(top, c.level);
+  for (const auto& c : info.caches) {
+    if (c.level != top || c.type == "Instruction" || c.size <= 0) continue;
+    const int sharing = std::max(1, c.num_sharing);
+    const int instances = std::max(1, (info.num_cpus + sharing - 1) / sharing);
+    cpu.llc_bytes = std::max<std::int64_t>(cpu.llc_bytes, static_cast<std::int64_t>(c.size) * instances);
+  }
   return cpu;
 }
 

@@ -17,6 +17,7 @@ struct DeviceInfo {
   std::string name;          // "NVIDIA H200", or the CPU model
   // CPU
   int logical_cpus = 0;
+  std::int64_t llc_bytes = 0;  // its last-level cache, all instances together (0: unknown)
   // CUDA (from the runtime)
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
@@ -32,6 +33,9 @@ struct DeviceInfo {
 
   std::string id() const;  // "cpu" or "cuda:N"
   bool is_cuda() const { return kind == DeviceKind::Cuda; }
+  // The cache in front of the device's memory (a GPU's L2, a CPU's last level); 0 when unknown.
+  // A bandwidth measured over less than twice this may come from the cache, not the memory.
+  std::int64_t outer_cache_bytes() const { return is_cuda() ? l2_bytes : llc_bytes; }
 };
 
 struct DeviceInventory {

@@ -1,9 +1,12 @@
 #include "kernels/blas/cublaslt.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
+#include <utility>
 
 #include "kernels/common/float_formats.hpp"
 
@@ -409,7 +412,16 @@ void LtMatmul::release() {
   desc_ = nullptr;
 }
 
+bool lt_scale_pointer_aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
 void LtMatmul::set_pointers(const LtExtraPointers& x) {
+  const std::pair<const void*, const char*> scales[] = {
+      {x.a_scale, "a_scale"}, {x.b_scale, "b_scale"}, {x.c_scale, "c_scale"}, {x.d_scale, "d_scale"}, {x.amax_d, "amax_d"}};
+  for (const auto& [p, name] : scales) {
+    if (p != nullptr && !lt_scale_pointer_aligned(p)) {
+      throw std::invalid_argument(std::string("cuBLASLt ") + name + " pointer is not 16-byte aligned (cuBLASLt refuses the GEMM)");
+    }
+  }
   if (x.bias) set_desc(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, x.bias);
   if (x.aux) set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, x.aux);
   if (x.a_scale) set_desc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, x.a_scale);

@@ -181,6 +181,11 @@ struct LtExtraPointers {
   const float* d_scale = nullptr;  // only with an fp8 D
   float* amax_d = nullptr;         // only with an fp8 D
 };
+// Whether a scale or amax pointer is aligned as cuBLASLt needs: on an H200 (cuBLASLt 13.1) every
+// fp8 algorithm was refused ("not supported") with B's scale 4 bytes after A's, and ran with
+// each scale in its own allocation. 16 bytes is asked here, the alignment cuBLASLt asks of its
+// other pointers; set_pointers throws std::invalid_argument for one that is not.
+bool lt_scale_pointer_aligned(const void* p);
 
 class LtMatmul {
  public:

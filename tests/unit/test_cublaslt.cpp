@@ -21,6 +21,15 @@ TEST(Cublaslt, PrecisionNamesRoundTrip) {
   EXPECT_FALSE(parse_precision("FP16").has_value());
 }
 
+// fp8 scale pointers: an H200 refused every algorithm with one 4 bytes into an allocation.
+TEST(Cublaslt, ScalePointersMustBeSixteenByteAligned) {
+  alignas(256) float scales[128] = {};
+  EXPECT_TRUE(lt_scale_pointer_aligned(scales));
+  EXPECT_FALSE(lt_scale_pointer_aligned(scales + 1));
+  EXPECT_TRUE(lt_scale_pointer_aligned(scales + 4));
+  EXPECT_TRUE(lt_scale_pointer_aligned(scales + 64));  // the gemm suite's B scale (256 bytes on)
+}
+
 TEST(Cublaslt, TypesPerPrecision) {
   auto t = lt_types(LtPrecision::FP64);
   EXPECT_EQ(t.a, CUDA_R_64F);

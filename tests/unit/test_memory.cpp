@@ -481,6 +481,30 @@ TEST(MemorySummary, Shape) {
   EXPECT_TRUE(mem::summarize({}, obs).empty());  // nothing measured: nothing written
 }
 
+// The DRAM ceiling never comes from a size the cache in front of the memory holds, even when
+// it is the largest that ran (the H200's triad at 8 MiB per array read 5.7 TB/s from its L2,
+// and the console called the ceiling suspect); a CPU's last-level cache counts alike.
+TEST(MemorySummary, NoDramCeilingFromASizeTheCacheHolds) {
+  mem::Observations obs;
+  DeviceInfo g = gpu(0);
+  g.l2_bytes = 60 << 20;
+  obs.record_device(g);
+  DeviceInfo cpu = describe_cpu();
+  cpu.llc_bytes = 32 << 20;
+  obs.record_device(cpu);
+  auto triad = [](const std::string& dev, std::int64_t size, double gbps) {
+    return entry(dev, "triad", size, {{"gbps", gbps}, {"bytes", 3.0 * static_cast<double>(size)}, {"peak_key", "memory_bandwidth"}}, 1e-5);
+  };
+  const Json only_small = mem::summarize({triad("cuda:0", 8 << 20, 5724.0), triad("cpu", 8 << 20, 200.0)}, obs)["devices"];
+  EXPECT_FALSE(only_small["cuda:0"].contains("memory_bandwidth")) << only_small.dump();
+  EXPECT_DOUBLE_EQ(only_small["cuda:0"]["best_bandwidth_any_size"]["gbps"].get<double>(), 5724.0);
+  EXPECT_FALSE(only_small["cpu"].contains("memory_bandwidth"));
+  const Json both = mem::summarize({triad("cuda:0", 8 << 20, 5724.0), triad("cuda:0", 256 << 20, 4015.0),
+                                    triad("cpu", 8 << 20, 200.0), triad("cpu", 256 << 20, 101.0)}, obs)["devices"];
+  EXPECT_DOUBLE_EQ(both["cuda:0"]["memory_bandwidth"]["gbps"].get<double>(), 4015.0);
+  EXPECT_DOUBLE_EQ(both["cpu"]["memory_bandwidth"]["gbps"].get<double>(), 101.0);
+}
+
 // Ceilings are ceilings (issue 15 item 14): the best sample's rate, not the mean; and a CPU
 // FMA run whose threads shared cores keeps the rate over its threads' CPU time.
 TEST(MemorySummary, CeilingsAreTheBestSampleAndSurviveStackedThreads) {

@@ -148,6 +148,10 @@ TEST(Plausibility, ABandwidthFigureInsideTheL2IsNotJudgedWhateverElseRan) {
   pl::mark_document(edge, sheet);
   EXPECT_TRUE(edge["benchmarks"][0]["gpubench"].contains("suspect"));
   EXPECT_EQ(pl::l2_sizes(nlohmann::json::parse(alone["context"].dump())).at("cuda:0"), 62914560.0);
+  // A CPU's last-level cache plays the L2's part.
+  const nlohmann::json cpu_context = {
+      {"gpubench", {{"devices", nlohmann::json::array({{{"id", "cpu"}, {"last_level_cache_bytes", 33554432}}})}}}};
+  EXPECT_EQ(pl::l2_sizes(cpu_context).at("cpu"), 33554432.0);
 }
 
 TEST(Plausibility, WithinTheMarginsNothingIsSuspect) {

@@ -77,6 +77,18 @@ TEST(Reference, MatchesTheMostSpecificRowAndNamesADifferentSize) {
   EXPECT_EQ(m->differs, "size 1 GiB, the published figure's 8 GiB");
   EXPECT_FALSE(t.match("h200-sxm", entry("collectives", {{"op", "all_reduce"}, {"size", 8589934592}}, {{"ranks", 4}}),
                        "busbw_gbps", 400));
+  // Device-memory rows apply from 256 MiB per array: the first H200 run's console held triad at
+  // 8 MiB (served by the L2) at 138% of the published HBM figure and a 4 KiB copy at 0%.
+  m = t.match("h200-sxm", entry("memory", {{"test", "triad"}, {"size", 8388608}}), "gbps", 5724);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->differs, "size 8 MiB, under the 256 MiB the published figure applies from (the caches may hold it)");
+  m = t.match("h200-sxm", entry("memory", {{"test", "triad"}, {"size", 268435456}}), "gbps", 4015);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_TRUE(m->differs.empty()) << m->differs;
+  EXPECT_THROW((void)ReferenceTable::from_json_text(
+                   R"({"schema_version": 1, "rows": [{"id": "x", "gpu": "h100-sxm", "measures": "m", "selector": {"suite": "memory", "axes": {}, "min_size": -4}}]})",
+                   "t"),
+               UsageError);
   // Another GPU, another metric, another suite: no row.
   EXPECT_FALSE(t.match("l4", entry("memory", {{"test", "triad"}}), "gbps", 250));
   EXPECT_FALSE(t.match("h100-sxm", entry("memory", {{"test", "triad"}}), "tflops", 1));

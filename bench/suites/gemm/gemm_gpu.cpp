@@ -27,9 +27,11 @@ void GpuGemmCase::setup() {
     GPUBENCH_CUDA_CHECK(kernels::fill_uniform(bias_.get(), st_.c, static_cast<std::size_t>(p_.m), p_.seed_bias, stream()));
   }
   // Per-tensor scales as the library reads them: device floats (used by fp8 only).
-  const float scales[2] = {static_cast<float>(p_.scale_a), static_cast<float>(p_.scale_b)};
-  scales_ = cuda::DeviceBuffer(sizeof scales);
-  GPUBENCH_CUDA_CHECK(cudaMemcpyAsync(scales_.get(), scales, sizeof scales, cudaMemcpyHostToDevice, stream()));
+  std::vector<float> scales(2 * kScaleStride, 0.0f);
+  scales[0] = static_cast<float>(p_.scale_a);
+  scales[kScaleStride] = static_cast<float>(p_.scale_b);
+  scales_ = cuda::DeviceBuffer(scales.size() * sizeof(float));
+  GPUBENCH_CUDA_CHECK(cudaMemcpy(scales_.get(), scales.data(), scales_.bytes(), cudaMemcpyHostToDevice));
   fill_inputs();
   synchronize();
   prepare();

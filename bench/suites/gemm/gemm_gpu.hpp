@@ -39,8 +39,11 @@ class GpuGemmCase : public CudaCase {
   const void* c() const { return separate_c_ ? c_.get() : d_.get(); }
   void* d() const { return d_.get(); }
   void* bias() const { return bias_.get(); }
+  // fp8's per-tensor scales, each at its own 256-byte offset (as cudaMalloc aligns): on an H200
+  // cuBLASLt 13.1 refused every algorithm ("not supported") with B's scale 4 bytes after A's.
+  static constexpr std::size_t kScaleStride = 256 / sizeof(float);
   const float* scale_a() const { return scales_.as<float>(); }
-  const float* scale_b() const { return scales_.as<float>() + 1; }
+  const float* scale_b() const { return scales_.as<float>() + kScaleStride; }
 
  private:
   void fill_inputs();  // (re)fills every input, D included when it doubles as C
