@@ -22,7 +22,7 @@ TEST(Reference, EveryRowIsCompleteAndNamesAKnownGpu) {
     EXPECT_TRUE(keys.count(r.gpu)) << r.id << ": gpu '" << r.gpu << "' is not a key of data/gpus.json";
     gpus.insert(r.gpu);
     EXPECT_GT(r.value, 0) << r.id;
-    EXPECT_TRUE(r.suite == "gemm" || r.suite == "memory" || r.suite == "collectives") << r.id;
+    EXPECT_TRUE(r.suite == "gemm" || r.suite == "memory" || r.suite == "collectives" || r.suite == "attention") << r.id;
     EXPECT_FALSE(r.axes.empty()) << r.id;
     EXPECT_EQ(r.source_url.rfind("https://", 0), 0u) << r.id;
     EXPECT_FALSE(r.stack.empty()) << r.id;
