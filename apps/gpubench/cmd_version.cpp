@@ -23,7 +23,7 @@ int cmd_version(const std::vector<std::string>& args) {
     return 0;
   }
   const DeviceInventory inv = discover_devices();
-  fmt::print("gpubench {} (git {}, {} build)\n", kVersion, kGitRevision, kBuildType);
+  fmt::print("gpubench {} (git {}, {} build)\n", kVersion, git_revision(), kBuildType);
   fmt::print("CUDA architectures: {}\n", kCudaArchitectures);
   fmt::print("CUDA runtime {}, driver {}\n", format_cuda_version(inv.runtime_version),
              inv.driver_version > 0 ? format_cuda_version(inv.driver_version) : "none");

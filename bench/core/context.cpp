@@ -65,7 +65,7 @@ nlohmann::ordered_json capture_context(const DeviceInventory& inv, const std::ve
   nlohmann::ordered_json g;
   g["schema_version"] = kResultsSchemaVersion;
   g["version"] = kVersion;
-  g["git_revision"] = kGitRevision;
+  g["git_revision"] = git_revision();
   g["build_type"] = kBuildType;
   g["cuda_architectures"] = kCudaArchitectures;
   g["command_line"] = run.command_line;
