@@ -147,7 +147,7 @@ std::optional<ReferenceMatch> ReferenceTable::match(const std::string& gpu_key, 
       const double size = it != e.axes.end() && it->is_number() ? it->get<double>() : 0.0;
       if (size < static_cast<double>(*row.min_size)) {
         size_gap = size > 0 ? std::log2(static_cast<double>(*row.min_size) / size) : 64.0;
-        differs = fmt::format("size {}, under the {} the published figure applies from (the caches may hold it)",
+        differs = fmt::format("size {}, under the {} the published figure applies from (a smaller size measures caches or latency, not the sustained rate)",
                               size_text(size), size_text(static_cast<double>(*row.min_size)));
       }
     }

@@ -81,7 +81,7 @@ TEST(Reference, MatchesTheMostSpecificRowAndNamesADifferentSize) {
   // 8 MiB (served by the L2) at 138% of the published HBM figure and a 4 KiB copy at 0%.
   m = t.match("h200-sxm", entry("memory", {{"test", "triad"}, {"size", 8388608}}), "gbps", 5724);
   ASSERT_TRUE(m.has_value());
-  EXPECT_EQ(m->differs, "size 8 MiB, under the 256 MiB the published figure applies from (the caches may hold it)");
+  EXPECT_EQ(m->differs, "size 8 MiB, under the 256 MiB the published figure applies from (a smaller size measures caches or latency, not the sustained rate)");
   m = t.match("h200-sxm", entry("memory", {{"test", "triad"}, {"size", 268435456}}), "gbps", 4015);
   ASSERT_TRUE(m.has_value());
   EXPECT_TRUE(m->differs.empty()) << m->differs;
