@@ -24,6 +24,9 @@ TEST_F(ReferenceCli, EverySelectorMatchesACaseGpubenchCanRunOnThatGpu) {
     }
     const Output o = gpubench(args);
     EXPECT_EQ(o.code, 0) << r["id"] << ": " << args << "\n" << o.err;
+    // A build without the cuDNN frontend (the CUDA 12.4 stage) cannot plan the attention suite
+    // on a GPU and says so; the CUDA 13 build checks those rows.
+    if (sel["suite"] == "attention" && o.err.find("has no cuDNN frontend") != std::string::npos) continue;
     // At least one planned case that is not skipped on that GPU.
     EXPECT_NE(o.out.find("dry-run: "), std::string::npos) << o.out;  // the plan's closing line is on stdout
     EXPECT_EQ(o.out.find("dry-run: 0 to run"), std::string::npos) << r["id"] << ": " << args << "\n" << o.out << o.err;
