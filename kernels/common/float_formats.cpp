@@ -1,6 +1,7 @@
 #include "float_formats.hpp"
 
 #include <cmath>
+#include <limits>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -212,6 +213,33 @@ double load_element(Storage s, const void* buffer, std::size_t index) {
     case Storage::I32: return static_cast<const std::int32_t*>(buffer)[index];
   }
   return 0;
+}
+
+// The 8 E2M1 magnitudes, by code (sign bit clear).
+constexpr float kE2M1Magnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+
+std::uint8_t float_to_e2m1_bits(float f) {
+  const std::uint8_t sign = std::signbit(f) ? 0x8 : 0x0;
+  if (std::isnan(f)) return 0x7;  // no NaN in E2M1: the largest positive value
+  const float a = std::fabs(f);
+  if (a >= 6.0f) return sign | 0x7;
+  // Nearest of the 8 magnitudes; on a tie the code with an even mantissa bit (an even code).
+  std::uint8_t best = 0;
+  for (std::uint8_t c = 1; c < 8; ++c) {
+    const float d = std::fabs(a - kE2M1Magnitudes[c]), db = std::fabs(a - kE2M1Magnitudes[best]);
+    if (d < db || (d == db && (c % 2) == 0)) best = c;
+  }
+  return sign | best;
+}
+
+float e2m1_bits_to_float(std::uint8_t code) {
+  const float m = kE2M1Magnitudes[code & 0x7];
+  return (code & 0x8) ? -m : m;
+}
+
+double ue8m0_to_double(std::uint8_t code) {
+  if (code == 0xFF) return std::numeric_limits<double>::quiet_NaN();
+  return std::ldexp(1.0, static_cast<int>(code) - 127);
 }
 
 }  // namespace gpubench::kernels

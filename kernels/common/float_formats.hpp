@@ -31,6 +31,14 @@ float bfloat16_bits_to_float(std::uint16_t b);
 std::uint8_t float_to_fp8_bits(float f, Storage format);  // format: E4M3 or E5M2
 float fp8_bits_to_float(std::uint8_t b, Storage format);
 
+// E2M1 (OCP Microscaling Formats (MX) v1.0, FP4): 1 sign, 2 exponent bits (bias 1), 1 mantissa
+// bit; the 8 magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6 (0.5 is the subnormal); no infinity or NaN.
+// A code is 4 bits; two share a byte, the first value in the low nibble (as __nv_fp4x2_e2m1).
+std::uint8_t float_to_e2m1_bits(float f);     // round to nearest even, saturate to +-6; NaN -> +6
+float e2m1_bits_to_float(std::uint8_t code);  // the low 4 bits
+// UE8M0 (MX's block scale): an unsigned 8-bit exponent, 2^(code - 127); 0xFF is NaN.
+double ue8m0_to_double(std::uint8_t code);
+
 // The integer a random fill stores for uniform value `u` (I8 and I32 storage): floor(16 u).
 // (u * 16 is exact, so floorf on the device gives the same integer.)
 int uniform_to_int(float u);

@@ -218,7 +218,9 @@ TEST(MemoryReference, MmaWarpSumIsLayoutFreeSumOfA) {
     // fp8's B alternates +r, -r (peak_reference.hpp): 101 iterations leave one in D, 100 none.
     const double net = t == MmaType::FP8 ? 1.0 : 101.0;
     EXPECT_DOUBLE_EQ(kernels::mma_warp_sum(t, 4, 101), net * kernels::kMmaAccumulators * 8 * kernels::mma_b_constant(t) * a_sum);
-    if (t == MmaType::FP8) EXPECT_DOUBLE_EQ(kernels::mma_warp_sum(t, 4, 100), 0.0);
+    if (t == MmaType::FP8) {
+      EXPECT_DOUBLE_EQ(kernels::mma_warp_sum(t, 4, 100), 0.0);
+    }
   }
 }
 

@@ -128,8 +128,12 @@ TEST(WgmmaPeak, EveryTypeHasItsShapeFlopsAndExactSum) {
         const double v = kernels::wgmma_a_value(t, group, lane, e);
         a_sum += v;
         biggest = std::max(biggest, std::fabs(v));
-        if (t == MmaType::F16) EXPECT_EQ(kernels::round_to_storage(kernels::Storage::F16, static_cast<float>(v)), v);
-        if (t == MmaType::BF16) EXPECT_EQ(kernels::round_to_storage(kernels::Storage::BF16, static_cast<float>(v)), v);
+        if (t == MmaType::F16) {
+          EXPECT_EQ(kernels::round_to_storage(kernels::Storage::F16, static_cast<float>(v)), v);
+        }
+        if (t == MmaType::BF16) {
+          EXPECT_EQ(kernels::round_to_storage(kernels::Storage::BF16, static_cast<float>(v)), v);
+        }
       }
     }
     EXPECT_DOUBLE_EQ(kernels::wgmma_group_sum(t, group, iterations),
