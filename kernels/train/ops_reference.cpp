@@ -7,6 +7,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "kernels/common/float_formats.hpp"
+
 namespace gpubench::kernels::train {
 namespace {
 
@@ -30,6 +32,35 @@ const double kSqrt2OverPi = std::sqrt(2.0 / std::numbers::pi);
 
 }  // namespace
 
+namespace {
+thread_local LinearInputs t_linear_inputs = LinearInputs::Exact;
+}  // namespace
+
+LinearInputs linear_inputs() { return t_linear_inputs; }
+ScopedLinearInputs::ScopedLinearInputs(LinearInputs mode) : saved_(t_linear_inputs) { t_linear_inputs = mode; }
+ScopedLinearInputs::~ScopedLinearInputs() { t_linear_inputs = saved_; }
+
+template <class T>
+std::vector<T> emulate_linear_input(const T* v, idx n, bool gradient) {
+  std::vector<T> out(v, v + n);
+  if (t_linear_inputs == LinearInputs::Bf16) {
+    for (T& x : out) x = static_cast<T>(round_to_storage(Storage::BF16, static_cast<float>(x)));
+  } else if (t_linear_inputs == LinearInputs::Fp8) {
+    const Storage format = gradient ? Storage::E5M2 : Storage::E4M3;
+    const double fp8_max = gradient ? 57344.0 : 448.0;
+    double amax = 0;
+    for (const T& x : out) amax = std::max(amax, std::fabs(static_cast<double>(x)));
+    if (amax > 0 && std::isfinite(amax)) {
+      const float scale = static_cast<float>(fp8_max / amax);  // the fp32 scale factor an fp8 GEMM is given
+      for (T& x : out) {
+        const float q = fp8_bits_to_float(float_to_fp8_bits(static_cast<float>(x) * scale, format), format);
+        x = static_cast<T>(static_cast<double>(q) / static_cast<double>(scale));
+      }
+    }
+  }
+  return out;
+}
+
 double matmul_flops_counted() { return g_matmul_flops.load(); }
 void reset_matmul_flops_counted() { g_matmul_flops.store(0); }
 
@@ -45,13 +76,27 @@ void linear_forward(const T* x, const T* w, const T* b, T* y, idx n, idx in, idx
   if (b) {
     for (idx i = 0; i < n; ++i) std::copy(b, b + out, y + i * out);
   }
+  if (t_linear_inputs != LinearInputs::Exact) {
+    const std::vector<T> xe = emulate_linear_input(x, n * in, false), we = emulate_linear_input(w, in * out, false);
+    gemm<T>(false, false, n, out, in, T(1), xe.data(), in, we.data(), out, b ? T(1) : T(0), y, out);
+    return;
+  }
   gemm<T>(false, false, n, out, in, T(1), x, in, w, out, b ? T(1) : T(0), y, out);
 }
 
 template <class T>
 void linear_backward(const T* x, const T* w, const T* dy, T* dx, T* dw, T* db, idx n, idx in, idx out) {
-  if (dx) gemm<T>(false, true, n, in, out, T(1), dy, out, w, out, T(0), dx, in);  // dX = dY W^T
-  gemm<T>(true, false, in, out, n, T(1), x, in, dy, out, T(1), dw, out);           // dW += X^T dY
+  std::vector<T> xe, we, dye;
+  if (t_linear_inputs != LinearInputs::Exact) {  // the emulated inputs (see the header)
+    xe = emulate_linear_input(x, n * in, false);
+    we = emulate_linear_input(w, in * out, false);
+    dye = emulate_linear_input(dy, n * out, true);
+    x = xe.data();
+    w = we.data();
+  }
+  const T* g = dye.empty() ? dy : dye.data();
+  if (dx) gemm<T>(false, true, n, in, out, T(1), g, out, w, out, T(0), dx, in);  // dX = dY W^T
+  gemm<T>(true, false, in, out, n, T(1), x, in, g, out, T(1), dw, out);           // dW += X^T dY
   if (db) {
     for (idx i = 0; i < n; ++i)
       for (idx j = 0; j < out; ++j) db[j] += dy[i * out + j];
@@ -259,6 +304,7 @@ void adamw_step(T* p, const T* g, T* m, T* v, idx n, const AdamW& hp, std::int64
 #define GPUBENCH_TRAIN_OPS(T)                                                                                          \
   template void gemm<T>(bool, bool, idx, idx, idx, T, const T*, idx, const T*, idx, T, T*, idx);                       \
   template void linear_forward<T>(const T*, const T*, const T*, T*, idx, idx, idx);                                   \
+  template std::vector<T> emulate_linear_input<T>(const T*, idx, bool);                                                \
   template void linear_backward<T>(const T*, const T*, const T*, T*, T*, T*, idx, idx, idx);                          \
   template void gelu_forward<T>(const T*, T*, idx);                                                                    \
   template void gelu_backward<T>(const T*, const T*, T*, idx);                                                         \

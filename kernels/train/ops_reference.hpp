@@ -23,6 +23,31 @@ void gemm(bool ta, bool tb, idx m, idx n, idx k, T alpha, const T* a, idx lda, c
 double matmul_flops_counted();
 void reset_matmul_flops_counted();
 
+// Emulated low-precision inputs of the linear layers' GEMMs (issue 30), for the reference step:
+//   Bf16: X, W and dY rounded to bf16 (nearest even);
+//   Fp8:  Transformer Engine's per-tensor current scaling: each input tensor scaled by
+//         fp8_max / amax(tensor), rounded to E4M3 (X and W, forward and backward; max 448) or
+//         E5M2 (dY; max 57344), and divided back, so the GEMM sees exactly the values an fp8
+//         GEMM with those scale factors would.
+// The GEMM itself, and every op that is not a linear layer (attention's batched matmuls, the
+// LM head, norms, softmax, the optimizer), stay in the reference's precision. Per thread, set
+// while a ScopedLinearInputs lives.
+enum class LinearInputs { Exact, Bf16, Fp8 };
+LinearInputs linear_inputs();
+class ScopedLinearInputs {
+ public:
+  explicit ScopedLinearInputs(LinearInputs mode);
+  ~ScopedLinearInputs();
+  ScopedLinearInputs(const ScopedLinearInputs&) = delete;
+  ScopedLinearInputs& operator=(const ScopedLinearInputs&) = delete;
+
+ private:
+  LinearInputs saved_;
+};
+// `n` values as the current emulation stores them (a copy; `gradient`: dY's format under Fp8).
+template <class T>
+std::vector<T> emulate_linear_input(const T* v, idx n, bool gradient);
+
 // Linear: Y[N, out] = X[N, in] W[in, out] + b (b may be null).
 template <class T>
 void linear_forward(const T* x, const T* w, const T* b, T* y, idx n, idx in, idx out);
