@@ -75,6 +75,24 @@ TEST_F(Train, LowPrecisionsAreSkippedOnTheCpuWithTheReason) {
             std::string::npos);
 }
 
+// Issue 30's CLI contract: precision=fp8 on the CPU exits 0 and its entry is skipped with the
+// reason (the CPU has only an emulation, whose loss parity is a unit test); never failed. The
+// plan for an H200 skips it too (its GPU step is not built) and says so.
+TEST_F(Train, Fp8IsSkippedWithTheReasonNeverFailed) {
+  const std::string out = (dir / "F.json").string();
+  Output r = gpubench("run --device cpu --suite train -a model=transformer -a precision=fp8 -q --out " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(slurp(dir / "F.json"));
+  ASSERT_EQ(doc["benchmarks"].size(), 1u);
+  const auto& g = doc["benchmarks"][0]["gpubench"];
+  EXPECT_EQ(g["status"], "skipped");
+  EXPECT_NE(g["reason"].get<std::string>().find("emulation"), std::string::npos) << g["reason"];
+  Output plan = gpubench("run --dry-run --assume h200 --suite train -a model=transformer -a precision=fp8");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("not built yet"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("dry-run: 0 to run, 2 skipped"), std::string::npos) << plan.out;  // the H200 and the CPU
+}
+
 TEST_F(Train, BadConfigurationsAreOneLineUsageErrors) {
   Output heads = run_train("--preset quick --axis heads=3");
   EXPECT_EQ(heads.code, 2);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "bench/suites/train/verify.hpp"
 
@@ -17,6 +18,7 @@ GpuPrecision gpu_precision(Precision p) {
     case Precision::TF32: return GpuPrecision::TF32;
     case Precision::FP16Amp: return GpuPrecision::FP16;
     case Precision::BF16Amp: return GpuPrecision::BF16;
+    case Precision::FP8: throw std::logic_error("train: precision=fp8 has no GPU step (its cases are skipped, train.hpp)");
   }
   return GpuPrecision::FP32;
 }

@@ -62,6 +62,14 @@ class TrainSuite final : public Suite {
     (void)config_from(point);  // a configuration that cannot be built is a usage error
     const Precision p = parse_precision(point.text("precision"));
     if (auto why = dp_unsupported(device, point)) return why;
+    if (p == Precision::FP8) {
+      return device.is_cuda()
+                 ? std::string("precision=fp8: the fp8 training step on GPUs (cuBLASLt fp8 GEMMs with per-tensor scale "
+                               "pointers, amax kernels) is not built yet; fp8 GEMMs run in the gemm suite (dtype=fp8-e4m3)")
+                 : std::string("precision=fp8 on the CPU would time an emulation (the linear layers' GEMM inputs rounded "
+                               "to E4M3/E5M2 with per-tensor current scaling), not fp8 hardware: its loss parity with "
+                               "bf16 is a unit test (tests/unit/test_train_fp8.cpp), not a measurement");
+    }
     if (!device.is_cuda()) {
       if (p != Precision::FP32) return fmt::format("the CPU reference trains in fp32 only (not {})", to_string(p));
       if (searches_batch(point)) return "micro_batch=0 searches device memory: CUDA devices only";
@@ -98,6 +106,7 @@ Precision parse_precision(const std::string& s) {
   if (s == "tf32") return Precision::TF32;
   if (s == "fp16-amp") return Precision::FP16Amp;
   if (s == "bf16-amp") return Precision::BF16Amp;
+  if (s == "fp8") return Precision::FP8;
   throw std::logic_error("train: unknown precision " + s);
 }
 
@@ -107,6 +116,7 @@ std::string to_string(Precision p) {
     case Precision::TF32: return "tf32";
     case Precision::FP16Amp: return "fp16-amp";
     case Precision::BF16Amp: return "bf16-amp";
+    case Precision::FP8: return "fp8";
   }
   return "";
 }
@@ -117,6 +127,7 @@ std::string peak_key(Precision p) {
     case Precision::TF32: return "tf32_tensor";
     case Precision::FP16Amp: return "fp16_tensor";
     case Precision::BF16Amp: return "bf16_tensor";
+    case Precision::FP8: return "fp8_tensor";
   }
   return "";
 }
