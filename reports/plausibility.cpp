@@ -196,8 +196,10 @@ std::vector<std::string> merge_reasons(const std::vector<std::string>& existing,
   return out;
 }
 
-template <class J>
-std::map<std::string, double> max_clocks_of(const J& context) {
+// A number per device of a results file's context (context.gpubench.devices[]): `pick(device)`
+// for each device with an id, where it gives one.
+template <class J, class Pick>
+std::map<std::string, double> per_device(const J& context, Pick&& pick) {
   std::map<std::string, double> out;
   if (!context.is_object()) return out;
   auto g = context.find("gpubench");
@@ -206,28 +208,25 @@ std::map<std::string, double> max_clocks_of(const J& context) {
   if (devices == g->end() || !devices->is_array()) return out;
   for (const auto& d : *devices) {
     const std::string id = text(d, "id");
-    if (auto mhz = positive_number(d, "max_sm_clock_mhz"); mhz && !id.empty()) out[id] = *mhz;
+    if (auto v = pick(d); v && !id.empty()) out[id] = *v;
   }
   return out;
 }
 
+template <class J>
+std::map<std::string, double> max_clocks_of(const J& context) {
+  return per_device(context, [](const auto& d) { return positive_number(d, "max_sm_clock_mhz"); });
+}
+
 std::map<std::string, double> max_sm_clocks(const nlohmann::json& context) { return max_clocks_of(context); }
 
+// A GPU's L2; a CPU's last-level cache.
 template <class J>
 std::map<std::string, double> l2_sizes_of(const J& context) {
-  std::map<std::string, double> out;
-  if (!context.is_object()) return out;
-  auto g = context.find("gpubench");
-  if (g == context.end() || !g->is_object()) return out;
-  auto devices = g->find("devices");
-  if (devices == g->end() || !devices->is_array()) return out;
-  for (const auto& d : *devices) {
-    const std::string id = text(d, "id");
-    auto cache = positive_number(d, "l2_bytes");  // a GPU's L2; a CPU's last level below
-    if (!cache) cache = positive_number(d, "last_level_cache_bytes");
-    if (cache && !id.empty()) out[id] = *cache;
-  }
-  return out;
+  return per_device(context, [](const auto& d) {
+    auto cache = positive_number(d, "l2_bytes");
+    return cache ? cache : positive_number(d, "last_level_cache_bytes");
+  });
 }
 
 std::map<std::string, double> l2_sizes(const nlohmann::json& context) { return l2_sizes_of(context); }
