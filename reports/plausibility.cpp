@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/core/device.hpp"
+
 namespace gpubench::plausibility {
 namespace {
 
@@ -243,7 +245,7 @@ void mark_cache_resident(std::vector<Figure>& figures, const std::map<std::strin
     const auto cache = l2.find(f.device);
     const std::optional<double> working_set = f.footprint ? f.footprint : f.bytes;
     if (cache != l2.end() && working_set) {
-      f.judged = *working_set >= 2 * cache->second;
+      f.judged = !cache_may_serve(*working_set, cache->second);
     } else if (f.size) {
       f.judged = *f.size >= largest[{f.device, f.test}];
     }

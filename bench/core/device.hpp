@@ -38,6 +38,13 @@ struct DeviceInfo {
   std::int64_t outer_cache_bytes() const { return is_cuda() ? l2_bytes : llc_bytes; }
 };
 
+// Whether a bandwidth measured over `working_set_bytes` may come from a cache of `cache_bytes`
+// in front of the memory: under twice its size (false when either is unknown, <= 0). The one
+// rule of the memory suite's DRAM ceiling and of the plausibility judge.
+inline bool cache_may_serve(double working_set_bytes, double cache_bytes) {
+  return cache_bytes > 0 && working_set_bytes > 0 && working_set_bytes < 2 * cache_bytes;
+}
+
 struct DeviceInventory {
   DeviceInfo cpu;
   std::vector<DeviceInfo> cuda;

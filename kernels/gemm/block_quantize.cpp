@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -17,9 +16,9 @@ constexpr int kE4M3MaxExponent = 8;  // 448 = 1.75 * 2^8
 
 double e4m3(std::uint8_t code) { return fp8_bits_to_float(code, Storage::E4M3); }
 
-float block_amax(const float* v, int n) {
+float amax_of(const float* v, std::int64_t n) {
   float m = 0.0f;
-  for (int i = 0; i < n; ++i) m = std::max(m, std::fabs(v[i]));
+  for (std::int64_t i = 0; i < n; ++i) m = std::max(m, std::fabs(v[i]));
   return m;
 }
 
@@ -34,7 +33,6 @@ std::uint8_t mx_scale_code(float amax) {
 }
 
 }  // namespace
-
 
 int block_size(BlockFormat f) { return f == BlockFormat::Mxfp8 ? 32 : 16; }
 
@@ -64,7 +62,7 @@ BlockScaled quantize(BlockFormat format, const float* values, std::int64_t rows,
     q.values.resize(static_cast<std::size_t>(n));
     for (std::int64_t b = 0; b < blocks; ++b) {
       const float* v = values + b * bs;
-      const std::uint8_t sc = mx_scale_code(block_amax(v, bs));
+      const std::uint8_t sc = mx_scale_code(amax_of(v, bs));
       q.scales[static_cast<std::size_t>(b)] = sc;
       const double x = ue8m0_to_double(sc);
       for (int i = 0; i < bs; ++i) {
@@ -76,13 +74,12 @@ BlockScaled quantize(BlockFormat format, const float* values, std::int64_t rows,
     return q;
   }
   // NVFP4.
-  float amax = 0.0f;
-  for (std::int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(values[i]));
+  const float amax = amax_of(values, n);
   q.tensor_scale = amax > 0.0f ? amax / (kE2M1Max * kE4M3Max) : 1.0f;
   q.values.assign(static_cast<std::size_t>((n + 1) / 2), 0);
   for (std::int64_t b = 0; b < blocks; ++b) {
     const float* v = values + b * bs;
-    const std::uint8_t sc = float_to_fp8_bits(block_amax(v, bs) / (kE2M1Max * q.tensor_scale), Storage::E4M3);
+    const std::uint8_t sc = float_to_fp8_bits(amax_of(v, bs) / (kE2M1Max * q.tensor_scale), Storage::E4M3);
     q.scales[static_cast<std::size_t>(b)] = sc;
     const float s = static_cast<float>(e4m3(sc));
     for (int i = 0; i < bs; ++i) {
@@ -97,14 +94,21 @@ BlockScaled quantize(BlockFormat format, const float* values, std::int64_t rows,
 
 std::vector<double> emulated_gemm(const BlockScaled& a, const BlockScaled& b) {
   if (a.k != b.k) throw std::invalid_argument("emulated_gemm: A and B differ in k");
+  // Each matrix decoded once (row-major, k per row), then multiplied.
+  auto decoded = [](const BlockScaled& q) {
+    std::vector<double> out(static_cast<std::size_t>(q.rows * q.k));
+    for (std::int64_t r = 0; r < q.rows; ++r)
+      for (std::int64_t t = 0; t < q.k; ++t) out[static_cast<std::size_t>(r * q.k + t)] = q.at(r, t);
+    return out;
+  };
+  const std::vector<double> ad = decoded(a), bd = decoded(b);
+  const std::size_t k = static_cast<std::size_t>(a.k);
   std::vector<double> d(static_cast<std::size_t>(a.rows * b.rows), 0.0);
-  std::vector<double> ar(static_cast<std::size_t>(a.k));
-  for (std::int64_t i = 0; i < a.rows; ++i) {
-    for (std::int64_t t = 0; t < a.k; ++t) ar[static_cast<std::size_t>(t)] = a.at(i, t);
-    for (std::int64_t j = 0; j < b.rows; ++j) {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(a.rows); ++i) {
+    for (std::size_t j = 0; j < static_cast<std::size_t>(b.rows); ++j) {
       double sum = 0;
-      for (std::int64_t t = 0; t < b.k; ++t) sum += ar[static_cast<std::size_t>(t)] * b.at(j, t);
-      d[static_cast<std::size_t>(i * b.rows + j)] = sum;
+      for (std::size_t t = 0; t < k; ++t) sum += ad[i * k + t] * bd[j * k + t];
+      d[i * static_cast<std::size_t>(b.rows) + j] = sum;
     }
   }
   return d;

@@ -30,10 +30,8 @@ void blas(bool ta, bool tb, idx m, idx n, idx k, double alpha, const double* a, 
 constexpr double kGeluA = 0.044715;
 const double kSqrt2OverPi = std::sqrt(2.0 / std::numbers::pi);
 
-}  // namespace
-
-namespace {
 thread_local LinearInputs t_linear_inputs = LinearInputs::Exact;
+
 }  // namespace
 
 LinearInputs linear_inputs() { return t_linear_inputs; }
@@ -76,10 +74,12 @@ void linear_forward(const T* x, const T* w, const T* b, T* y, idx n, idx in, idx
   if (b) {
     for (idx i = 0; i < n; ++i) std::copy(b, b + out, y + i * out);
   }
-  if (t_linear_inputs != LinearInputs::Exact) {
-    const std::vector<T> xe = emulate_linear_input(x, n * in, false), we = emulate_linear_input(w, in * out, false);
-    gemm<T>(false, false, n, out, in, T(1), xe.data(), in, we.data(), out, b ? T(1) : T(0), y, out);
-    return;
+  std::vector<T> xe, we;
+  if (t_linear_inputs != LinearInputs::Exact) {  // the emulated inputs (see the header)
+    xe = emulate_linear_input(x, n * in, false);
+    we = emulate_linear_input(w, in * out, false);
+    x = xe.data();
+    w = we.data();
   }
   gemm<T>(false, false, n, out, in, T(1), x, in, w, out, b ? T(1) : T(0), y, out);
 }

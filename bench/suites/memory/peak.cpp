@@ -90,7 +90,7 @@ class PeakCase final : public CudaCase {
       const auto idx = static_cast<std::int64_t>(i);
       const double want = wgmma_ ? kernels::wgmma_group_sum(*mma_, idx, iterations())
                           : mma_ ? kernels::mma_warp_sum(*mma_, idx, iterations())
-                                 : kernels::fma_reference(*fma_, idx, kIterations);
+                                 : kernels::fma_reference(*fma_, idx, iterations());
       // The mma and wgmma sums are exact (peak_reference.hpp): fp8's B alternates sign so that D
       // never grows past a few steps of its products, within what fp8 accumulation keeps.
       const double tol = (mma_ ? 1e-6 : kernels::fma_tolerance(*fma_)) * std::max(1.0, std::fabs(want));
@@ -110,7 +110,7 @@ class PeakCase final : public CudaCase {
   Metrics metrics() const override {
     const double flops = wgmma_ ? kernels::wgmma_flops(*mma_, grid_, iterations())
                          : mma_ ? kernels::mma_flops(*mma_, threads_ / 32, iterations())
-                                : kernels::fma_flops(*fma_, threads_, kIterations);
+                                : kernels::fma_flops(*fma_, threads_, iterations());
     Metrics m{flops, 0, peak_key_of(test_)};
     if (mma_) {
       m.extra["instruction"] = kernels::tensor_peak_instruction(*mma_, wgmma_);
@@ -146,7 +146,7 @@ class PeakCase final : public CudaCase {
     } else if (mma_) {
       GPUBENCH_CUDA_CHECK(kernels::launch_mma(*mma_, out_.as<double>(), iterations(), grid_, kBlock, clock, stream()));
     } else {
-      GPUBENCH_CUDA_CHECK(kernels::launch_fma_chain(*fma_, out_.as<double>(), kIterations, grid_, kBlock, clock, stream()));
+      GPUBENCH_CUDA_CHECK(kernels::launch_fma_chain(*fma_, out_.as<double>(), iterations(), grid_, kBlock, clock, stream()));
     }
   }
 

@@ -75,8 +75,7 @@ Json summarize(const std::vector<Json>& entries, const Observations& observation
   auto in_cache = [&](const Json& g) {
     const auto d = observations.devices.find(g.value("device", ""));
     const double bytes = g.contains("metrics") ? number(g["metrics"], "bytes") : 0.0;
-    return d != observations.devices.end() && d->second.outer_cache_bytes() > 0 && bytes > 0 &&
-           bytes < 2.0 * static_cast<double>(d->second.outer_cache_bytes());
+    return d != observations.devices.end() && cache_may_serve(bytes, static_cast<double>(d->second.outer_cache_bytes()));
   };
   // Largest size measured per device among bandwidth tests: its best rate is the DRAM plateau.
   std::map<std::string, std::int64_t> largest;
