@@ -23,7 +23,7 @@
 #include "bench/core/harness.hpp"
 #include "bench/suites/all_suites.hpp"
 #include "perf/perf_common.hpp"
-#include "kernels/common/fill.cuh"
+#include "kernels/common/fill_host.hpp"
 
 namespace gb = gpubench;
 namespace fs = std::filesystem;

@@ -1,4 +1,3 @@
-#include <cuda_runtime_api.h>  // CUDART_VERSION: the toolkit this binary was built with
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,6 +5,7 @@
 #include <vector>
 
 #include "apps/gpubench/commands.hpp"
+#include "bench/core/cuda_portable.hpp"
 #include "bench/core/device.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/doctor/checks.hpp"
@@ -24,14 +24,20 @@ int cmd_version(const std::vector<std::string>& args) {
   }
   const DeviceInventory inv = discover_devices();
   fmt::print("gpubench {} (git {}, {} build)\n", kVersion, git_revision(), kBuildType);
-  fmt::print("CUDA architectures: {}\n", kCudaArchitectures);
-  fmt::print("CUDA runtime {}, driver {}\n", format_cuda_version(inv.runtime_version),
-             inv.driver_version > 0 ? format_cuda_version(inv.driver_version) : "none");
-  // The runtime is linked statically, so the build's toolkit decides which drivers run it: any
-  // of its major version's minor version compatibility range (docs/cuda12.md).
-  const std::string minimum = doctor::minimum_driver_for(CUDART_VERSION);
-  fmt::print("minimum NVIDIA driver: {} (built with CUDA {})\n", minimum.empty() ? "unknown" : minimum,
-             format_cuda_version(CUDART_VERSION));
+  if (!kBuiltWithCuda) {
+    fmt::print("CUDA: {} (GPUBENCH_WITH_CUDA=OFF): CPU suites, report, compare, history and scaling only\n",
+               kNotBuiltWithCuda);
+  } else {
+    fmt::print("CUDA architectures: {}\n", kCudaArchitectures);
+    fmt::print("CUDA runtime {}, driver {}\n", format_cuda_version(inv.runtime_version),
+               inv.driver_version > 0 ? format_cuda_version(inv.driver_version) : "none");
+    // The runtime is linked statically, so the build's toolkit decides which drivers run it: any
+    // of its major version's minor version compatibility range (docs/cuda12.md).
+    const int built = cuda_build_runtime_version();
+    const std::string minimum = doctor::minimum_driver_for(built);
+    fmt::print("minimum NVIDIA driver: {} (built with CUDA {})\n", minimum.empty() ? "unknown" : minimum,
+               format_cuda_version(built));
+  }
   // Several suites measure the same library (gemm and train both use OpenBLAS and cuBLASLt):
   // each is listed once, in the order first met.
   std::vector<std::string> listed;

@@ -72,7 +72,7 @@ nlohmann::ordered_json capture_context(const DeviceInventory& inv, const std::ve
   g["started_utc"] = ctx["date"];
   g["cpu"] = {{"model", inv.cpu.name}, {"cores", inv.cpu.logical_cpus}};
   g["cuda"] = {{"available", !inv.cuda.empty()},
-               {"runtime_version", format_cuda_version(inv.runtime_version)},
+               {"runtime_version", kBuiltWithCuda ? format_cuda_version(inv.runtime_version) : std::string(kNotBuiltWithCuda)},
                {"driver_version", inv.driver_version > 0 ? nlohmann::ordered_json(format_cuda_version(inv.driver_version))
                                                          : nlohmann::ordered_json(nullptr)}};
   if (!inv.nvml_driver_version.empty()) g["cuda"]["driver_version_string"] = inv.nvml_driver_version;

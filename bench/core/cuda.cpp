@@ -6,7 +6,20 @@
 #include "errors.hpp"
 #include "gpubench/version.hpp"
 
-namespace gpubench::cuda {
+namespace gpubench {
+
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+int cuda_build_runtime_version() { return CUDART_VERSION; }
+
+namespace cuda {
 
 void check(cudaError_t status, const char* what, const char* file, int line) {
   if (status == cudaSuccess) return;
@@ -80,4 +93,5 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   return *this;
 }
 
-}  // namespace gpubench::cuda
+}  // namespace cuda
+}  // namespace gpubench

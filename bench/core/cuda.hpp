@@ -1,6 +1,7 @@
 #pragma once
 // Host-side CUDA runtime helpers: error checks that throw, and RAII owners for streams,
-// events and device buffers. Plain C++ (compiled by the host compiler against cudart).
+// events and device buffers. Plain C++ (compiled by the host compiler against cudart). What
+// builds without CUDA headers (ScopedDevice, CudaError) is in cuda_portable.hpp.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -9,35 +10,13 @@
 #include <string>
 #include <utility>
 
-namespace gpubench::cuda {
+#include "bench/core/cuda_portable.hpp"
 
-// A CUDA error that ends the case (not the run). Out-of-memory errors are thrown as
-// CaseSkipped instead, so the run records the case as skipped and continues.
-struct CudaError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+namespace gpubench::cuda {
 
 void check(cudaError_t status, const char* what, const char* file, int line);
 
 #define GPUBENCH_CUDA_CHECK(expr) ::gpubench::cuda::check((expr), #expr, __FILE__, __LINE__)
-
-// Makes `ordinal` current for the lifetime of the guard and restores the previous device.
-class ScopedDevice {
- public:
-  explicit ScopedDevice(int ordinal);  // throws CudaError when it cannot
-  // For destructors and other code that must not throw: after a sticky error (or without a
-  // driver) CUDA refuses every call, and an exception leaving a destructor ends the whole run
-  // (std::terminate). Tries, and says through ok() whether `ordinal` is now current.
-  ScopedDevice(int ordinal, std::nothrow_t) noexcept;
-  ~ScopedDevice();
-  ScopedDevice(const ScopedDevice&) = delete;
-  ScopedDevice& operator=(const ScopedDevice&) = delete;
-  bool ok() const { return ok_; }
-
- private:
-  int previous_ = -1;  // -1: unknown, nothing to restore
-  bool ok_ = false;
-};
 
 class Stream {
  public:

@@ -37,10 +37,7 @@ class CudaCase : public Case {
   cuda::DeviceBuffer flush_buffer_;  // allocated on first cold flush
 };
 
-// Clears the CUDA runtime's last error of this thread (see cuda_case.cpp for what it cannot
-// clear). CudaCase does it on construction; GPU cases built on Case directly (collectives over
-// NCCL, the dataload pipeline with a GPU) call it before their first CUDA call.
-void clear_last_cuda_error();
+// clear_last_cuda_error(): cuda_portable.hpp (included through cuda.hpp).
 
 // Whether `status` says that the binary has no code this GPU can run (a build for `80-real;90`
 // on a Volta, say): such a case is skipped with missing_device_code_reason, not failed.

@@ -296,7 +296,15 @@ std::string to_string(Severity s) {
 }
 
 void check_cuda(const SystemView& v, std::vector<Finding>& out) {
-  check_driver(v, out);
+  if (!v.built_with_cuda) {
+    add(out, "build", "host", Severity::Info,
+        "gpubench is not built with CUDA: the GPU suites' cases and the CUDA instruments (nvtx, trace, metrics) are "
+        "not available; CPU cases, report, compare, history and scaling work",
+        "to measure GPUs, build where the CUDA Toolkit is installed (nvcc on PATH, or CUDACXX): scripts/run.sh, or "
+        "cmake -DGPUBENCH_WITH_CUDA=ON");
+  } else {
+    check_driver(v, out);
+  }
   if (v.cuda_device_count == 0) {
     add(out, "cuda", "host", Severity::Info,
         "no CUDA device: " + (v.cuda_unavailable_reason.empty() ? std::string("none found") : v.cuda_unavailable_reason),
@@ -360,6 +368,10 @@ void check_profiling(const SystemView& v, std::vector<Finding>& out) {
 }
 
 void check_libraries(const SystemView& v, std::vector<Finding>& out) {
+  if (!v.built_with_cuda) {
+    add(out, "library", "host", Severity::Info, "cuBLAS, NCCL and cuDNN are not used: not built with CUDA");
+    return;
+  }
   for (const LibraryView& lib : v.libraries) {
     if (lib.version) {
       add(out, "library", lib.name, Severity::Ok, fmt::format("{} {}", lib.name, *lib.version));

@@ -1,9 +1,7 @@
 #include "bench/doctor/probe.hpp"
 
-#include <cublas_v2.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <library_types.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
@@ -18,6 +16,7 @@
 
 #include "bench/core/device.hpp"
 #include "bench/core/nvml.hpp"
+#include "gpubench/version.hpp"
 
 namespace gpubench::doctor {
 namespace fs = std::filesystem;
@@ -36,19 +35,6 @@ std::optional<int> read_int(const fs::path& p) {
   int v = 0;
   if (!(in >> v)) return std::nullopt;
   return v;
-}
-
-LibraryView cublas_library() {
-  LibraryView lib{"cuBLAS", std::nullopt, {}};
-  int major = 0, minor = 0, patch = 0;
-  if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
-      cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
-      cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS) {
-    lib.version = fmt::format("{}.{}.{}", major, minor, patch);
-  } else {
-    lib.missing_reason = "cublasGetProperty failed";
-  }
-  return lib;
 }
 
 // Loads `soname`, calls its version function and decodes the answer. The library stays
@@ -256,7 +242,8 @@ SystemView probe_system(const std::string& results_dir) {
                                                   ::geteuid() == 0, driver_major(v.driver_version_string));
   }
 
-  v.libraries = {cublas_library(), nccl_library(), cudnn_library()};
+  v.built_with_cuda = kBuiltWithCuda;
+  if (kBuiltWithCuda) v.libraries = {cublas_library(), nccl_library(), cudnn_library()};
 
   v.cpu_governors = read_cpu_governors("/sys/devices/system/cpu");
   v.process_cpus = process_cpus();

@@ -25,6 +25,10 @@ std::optional<std::uint64_t> parse_effective_capabilities(const std::string& sta
 // CAP_SYS_ADMIN, or CAP_PERFMON on drivers from r565 (NVIDIA's ERR_NVGPUCTRPERM page);
 // euid 0 when the capability mask is unknown.
 bool profiling_privileged(std::optional<std::uint64_t> cap_eff, bool euid_root, int driver_major);
+// cuBLAS's version through cublasGetProperty (cublas_probe.cpp; in a build without CUDA,
+// cublas_probe_none.cpp says kNotBuiltWithCuda).
+LibraryView cublas_library();
+
 // ncclGetVersion's code: 21903 -> "2.19.3" (2.9 and later), 2708 -> "2.7.8" (before).
 std::string decode_nccl_version(int code);
 // cudnnGetVersion's value: 90100 -> "9.1.0" (9.0 and later), 8902 -> "8.9.2" (before).

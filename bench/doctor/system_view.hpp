@@ -40,6 +40,7 @@ struct DiskView {
 
 struct SystemView {
   // CUDA
+  bool built_with_cuda = true;          // false: a build without CUDA (GPUBENCH_WITH_CUDA=OFF)
   int runtime_version = 0;              // 13000
   int driver_version = 0;               // CUDA version the driver supports; 0 without a driver
   std::string driver_version_string;    // NVML's "580.65.06", when NVML answered
@@ -53,7 +54,7 @@ struct SystemView {
   // whether this process counts as an administrator for it.
   std::optional<bool> profiling_admin_only;
   bool profiling_privileged = false;    // root or CAP_SYS_ADMIN (or CAP_PERFMON on r565+ drivers)
-  std::vector<LibraryView> libraries;
+  std::vector<LibraryView> libraries;  // empty in a build without CUDA (none is used)
   // Host
   std::map<std::string, int> cpu_governors;            // governor -> number of CPUs; empty when not exposed
   std::optional<std::vector<unsigned>> process_cpus;   // CPUs this process may run on

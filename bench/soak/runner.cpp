@@ -14,7 +14,7 @@
 #include <string_view>
 #include <thread>
 
-#include "bench/core/cuda.hpp"
+#include "bench/core/cuda_portable.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/core/numbers.hpp"
 #include "bench/core/nvml.hpp"

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/blas/algo_config.hpp"
+
 namespace gpubench::blas {
 
 // ---- Precisions and the cuBLASLt types they map to (pure, unit-tested) ----
@@ -109,23 +111,7 @@ struct LtShapes {
 // std::invalid_argument naming the first bad field.
 LtShapes lt_shapes(const LtProblem& p);
 
-// ---- Algorithm configuration (serialisable) ----
-
-// Every CUBLASLT_ALGO_CONFIG_* attribute of an algorithm: with the problem's types these
-// rebuild it exactly (cublasLtMatmulAlgoInit + cublasLtMatmulAlgoConfigSetAttribute).
-struct AlgoConfig {
-  std::int32_t id = 0;
-  std::uint32_t tile = 0, stages = 0;
-  std::int32_t splitk = 1;
-  std::uint32_t reduction = 0, swizzle = 0, custom = 0;
-  std::uint16_t inner_shape = 0, cluster_shape = 0;  // CUDA 12+ headers; 0 elsewhere
-  bool operator==(const AlgoConfig&) const = default;
-};
-// Compact form "id=21 tile=18 stages=21 splitk=1 reduction=0 swizzle=0 custom=0 inner=0 cluster=0".
-std::string to_string(const AlgoConfig& c);
-AlgoConfig parse_algo_config(const std::string& text);  // throws std::invalid_argument
-void to_json(nlohmann::ordered_json& j, const AlgoConfig& c);
-void from_json(const nlohmann::ordered_json& j, AlgoConfig& c);  // throws on missing/bad fields
+// ---- Algorithm configuration (kernels/blas/algo_config.hpp) ----
 
 AlgoConfig read_config(const cublasLtMatmulAlgo_t& algo);  // cublasLtMatmulAlgoConfigGetAttribute
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/common/fill_host.hpp"
 #include "kernels/common/float_formats.hpp"
 
 namespace gpubench::kernels {
@@ -13,7 +14,6 @@ namespace gpubench::kernels {
 // Enqueues the fill on `stream`; returns the launch status.
 cudaError_t fill_uniform(void* dst, Storage storage, std::size_t count, std::uint64_t seed, cudaStream_t stream);
 
-// Host version: fills a host buffer with the same values the device fill stores.
-void fill_uniform_host(void* dst, Storage storage, std::size_t count, std::uint64_t seed);
+// The host version, fill_uniform_host, is in fill_host.hpp.
 
 }  // namespace gpubench::kernels

@@ -1,6 +1,6 @@
 #include <cstring>
 
-#include "kernels/common/fill.cuh"
+#include "kernels/common/fill_host.hpp"
 #include "kernels/common/random.hpp"
 
 namespace gpubench::kernels {

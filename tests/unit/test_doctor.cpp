@@ -119,6 +119,35 @@ TEST(Doctor, NoGpuSaysSoAndChecksTheRest) {
   EXPECT_EQ(exit_code(findings), 0);
 }
 
+// A build without CUDA (GPUBENCH_WITH_CUDA off): the build finding replaces the driver check (no
+// driver advice: no driver would help this binary), the libraries are one "not used" finding,
+// and the host checks run as usual.
+TEST(Doctor, BuildWithoutCudaSaysSoInsteadOfTheDriverAndLibraries) {
+  SystemView v = healthy();
+  v.built_with_cuda = false;
+  v.gpus.clear();
+  v.cuda_device_count = 0;
+  v.runtime_version = 0;
+  v.driver_version = 0;
+  v.driver_version_string.clear();
+  v.nvml_available = false;
+  v.nvml_unavailable_reason = "libnvidia-ml.so.1 not found (no NVIDIA driver)";
+  v.cuda_unavailable_reason = "not built with CUDA";
+  v.libraries.clear();
+  const auto findings = run_checks(v);
+  EXPECT_TRUE(of(findings, "driver").empty());
+  const Finding build = one(v, "build");
+  EXPECT_EQ(build.severity, Severity::Info);
+  EXPECT_TRUE(contains(build.message, "gpubench is not built with CUDA")) << build.message;
+  EXPECT_TRUE(contains(build.remedy, "GPUBENCH_WITH_CUDA=ON")) << build.remedy;
+  EXPECT_EQ(one(v, "cuda").message, "no CUDA device: not built with CUDA");
+  const Finding lib = one(v, "library");
+  EXPECT_EQ(lib.severity, Severity::Info);
+  EXPECT_EQ(lib.message, "cuBLAS, NCCL and cuDNN are not used: not built with CUDA");
+  EXPECT_EQ(one(v, "disk").severity, Severity::Ok);
+  EXPECT_EQ(exit_code(findings), 0);
+}
+
 TEST(Doctor, DriverOlderThanRuntimeMajorIsAnErrorNamingTheDriverToInstall) {
   SystemView v = healthy();
   v.driver_version = 12080;

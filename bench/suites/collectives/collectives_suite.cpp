@@ -1,6 +1,5 @@
 // The collectives suite: axes, presets, which points apply and which cannot run here, and the
 // backend each case uses (MPI on device cpu, NCCL on CUDA devices).
-#include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -8,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "bench/core/cuda_case.hpp"
+#include "bench/core/cuda_portable.hpp"
 #include "bench/core/sizes.hpp"
 #include "bench/mpi/session.hpp"
 #include "bench/suites/collectives/collectives.hpp"
@@ -17,15 +16,6 @@ extern char** environ;
 
 namespace gpubench::suites::collectives {
 namespace {
-
-int cuda_device_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return n;
-}
 
 // A multi-process run: every rank drives one GPU (or the host) and the communicator spans ranks.
 mpi::Session* mpi_run() {

@@ -13,6 +13,7 @@
 #include "bench/suites/dataload/pipeline.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/dataload/augment.cuh"
+#include "kernels/blas/cublaslt.hpp"
 #include "kernels/train/gpu_model.hpp"
 
 namespace gpubench::suites::dataload {
@@ -324,7 +325,14 @@ class H2DCase final : public CudaCase {
 std::unique_ptr<BatchMemory> pinned_memory() { return std::make_unique<PinnedMemory>(); }
 
 std::unique_ptr<Consumer> make_gpu_consumer(const DeviceInfo& device, const GpuConsumerSpec& spec) {
-  return std::make_unique<GpuConsumer>(device, spec);
+  try {
+    return std::make_unique<GpuConsumer>(device, spec);
+  } catch (const kernels::train::DeviceOutOfMemory& e) {
+    throw CaseSkipped(fmt::format("the train consumer's model: {}", e.what()));
+  } catch (const blas::LtError& e) {
+    if (!e.unsupported()) throw;
+    throw CaseSkipped(fmt::format("the train consumer's model: cuBLASLt: {}", e.what()));
+  }
 }
 
 std::unique_ptr<Case> make_gpu_case(const DeviceInfo& device, const Config& c) {

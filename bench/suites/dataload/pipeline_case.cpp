@@ -8,14 +8,12 @@
 #include <atomic>
 
 #include "bench/core/case.hpp"
-#include "bench/core/cuda_case.hpp"
+#include "bench/core/cuda_portable.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/suites/dataload/dataload.hpp"
 #include "bench/suites/dataload/pipeline.hpp"
 #include "bench/suites/train/train.hpp"
-#include "kernels/blas/cublaslt.hpp"
 #include "kernels/common/random.hpp"
-#include "kernels/train/gpu_model.hpp"
 
 namespace gpubench::suites::dataload {
 namespace {
@@ -54,14 +52,7 @@ class PipelineCase final : public Case {
     const double seconds = static_cast<double>(c_.step_us) * 1e-6;
     if (device_.is_cuda()) {
       memory_ = c_.pinned ? pinned_memory() : plain_memory();
-      try {
-        consumer_ = make_gpu_consumer(device_, {seconds, c_.train_grid, c_.pinned, gpu_augment_, c_.dtype, c_.batch});
-      } catch (const kernels::train::DeviceOutOfMemory& e) {
-        throw CaseSkipped(fmt::format("the train consumer's model: {}", e.what()));
-      } catch (const blas::LtError& e) {
-        if (!e.unsupported()) throw;
-        throw CaseSkipped(fmt::format("the train consumer's model: cuBLASLt: {}", e.what()));
-      }
+      consumer_ = make_gpu_consumer(device_, {seconds, c_.train_grid, c_.pinned, gpu_augment_, c_.dtype, c_.batch});
     } else {
       memory_ = plain_memory();
       consumer_ = c_.train_grid > 0 ? make_host_train_consumer(c_.train_grid, c_.batch, c_.dtype)

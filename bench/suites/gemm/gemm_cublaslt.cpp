@@ -226,23 +226,6 @@ std::unique_ptr<Case> make_cublaslt_case(const DeviceInfo& device, const GemmCas
 
 std::string cublaslt_version() { return blas::lt_version(); }
 
-TuningKey tuning_key(const DeviceInfo& device, const GemmCaseSpec& spec) {
-  const GemmProblem& p = spec.problem;
-  TuningKey k;
-  k.gpu = device.name;
-  k.cc = fmt::format("{}.{}", device.cc_major, device.cc_minor);
-  k.cublaslt = blas::lt_version();
-  k.dtype = precision_name(p.precision);
-  k.layout = layout_name(p);
-  k.m = p.m;
-  k.n = p.n;
-  k.k = p.k;
-  k.batch = p.batch;
-  // The algorithm sees the epilogue only when it is fused.
-  k.epilogue = spec.fusion == Fusion::Fused ? epilogue_name(p.epilogue) : "none";
-  return k;
-}
-
 TuningEntry tune_cublaslt(const DeviceInfo& device, const GemmCaseSpec& spec, int candidates) {
   GemmRunSettings previous = settings();
   GemmRunSettings s = previous;

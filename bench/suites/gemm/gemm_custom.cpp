@@ -133,18 +133,11 @@ const CustomGemmSpec* spec_for(const std::string& variant) { return kernels::fin
 
 }  // namespace
 
-std::vector<std::string> custom_variants() {
-  std::vector<std::string> out;
-  for (const CustomGemmSpec& s : kernels::custom_gemm_specs()) out.emplace_back(s.name);
-  return out;
-}
 
 std::optional<std::string> custom_unsupported(const DeviceInfo& device, const GemmProblem& problem, const std::string& variant) {
   const CustomGemmSpec* spec = spec_for(variant);
   if (spec == nullptr) {
-    std::vector<std::string> names;
-    for (const CustomGemmSpec& s : kernels::custom_gemm_specs()) names.emplace_back(s.name);
-    return fmt::format("no custom GEMM kernel named '{}' (known: {})", variant, fmt::join(names, ", "));
+    return fmt::format("no custom GEMM kernel named '{}' (known: {})", variant, fmt::join(custom_variants(), ", "));
   }
   if (!device.is_cuda()) return fmt::format("custom:{} runs on CUDA devices only", variant);
   // The ladder's kernels compute one packed, column-major NN product (the cuBLAS comparison is

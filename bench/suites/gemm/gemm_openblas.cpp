@@ -10,7 +10,7 @@
 #include "bench/core/errors.hpp"
 #include "bench/core/resources.hpp"
 #include "bench/suites/gemm/gemm.hpp"
-#include "kernels/common/fill.cuh"
+#include "kernels/common/fill_host.hpp"
 
 namespace gpubench::suites::gemm {
 namespace {

@@ -1,10 +1,9 @@
 // The gemm suite's run settings from `gpubench run` / `tune` options: the number of cuBLASLt
-// candidates and the tuning cache.
+// candidates and the tuning cache, and the cache key of a case.
 #include <fmt/format.h>
 
 #include "bench/core/errors.hpp"
 #include "bench/suites/gemm/gemm_tune.hpp"
-#include "kernels/blas/cublaslt.hpp"
 
 namespace gpubench::suites::gemm {
 
@@ -26,15 +25,32 @@ std::string apply_run_settings(int lt_candidates, const std::string& cache_path,
     for (const DeviceInfo& d : devices) {
       if (d.is_cuda()) gpus.emplace_back(d.name, fmt::format("{}.{}", d.cc_major, d.cc_minor));
     }
-    if (const std::size_t foreign = cache.count_foreign(gpus, blas::lt_version()); foreign > 0) {
+    if (const std::size_t foreign = cache.count_foreign(gpus, cublaslt_version()); foreign > 0) {
       warning = fmt::format("warning: tuning cache {}: {} of {} entries are for another GPU or cuBLASLt version (this is {}); "
                             "ignored",
-                            cache_path, foreign, cache.entries().size(), blas::lt_version());
+                            cache_path, foreign, cache.entries().size(), cublaslt_version());
     }
     s.cache = std::make_shared<const TuningCache>(std::move(cache));
   }
   configure(std::move(s));
   return warning;
+}
+
+TuningKey tuning_key(const DeviceInfo& device, const GemmCaseSpec& spec) {
+  const GemmProblem& p = spec.problem;
+  TuningKey k;
+  k.gpu = device.name;
+  k.cc = fmt::format("{}.{}", device.cc_major, device.cc_minor);
+  k.cublaslt = cublaslt_version();
+  k.dtype = precision_name(p.precision);
+  k.layout = layout_name(p);
+  k.m = p.m;
+  k.n = p.n;
+  k.k = p.k;
+  k.batch = p.batch;
+  // The algorithm sees the epilogue only when it is fused.
+  k.epilogue = spec.fusion == Fusion::Fused ? epilogue_name(p.epilogue) : "none";
+  return k;
 }
 
 }  // namespace gpubench::suites::gemm

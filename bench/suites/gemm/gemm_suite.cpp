@@ -7,6 +7,7 @@
 #include "bench/suites/gemm/gemm.hpp"
 #include "bench/core/sizes.hpp"
 #include "bench/suites/gemm/shapes.hpp"
+#include "kernels/gemm/custom_gemm.hpp"
 
 namespace gpubench::suites::gemm {
 namespace {
@@ -284,6 +285,12 @@ const std::vector<std::string>& dtype_names() {
 const std::vector<std::string>& builtin_providers() {
   static const std::vector<std::string> v = {"cublas", "cublaslt", "cublaslt-tuned", "openblas"};
   return v;
+}
+
+std::vector<std::string> custom_variants() {
+  std::vector<std::string> out;
+  for (const kernels::CustomGemmSpec& s : kernels::custom_gemm_specs()) out.emplace_back(s.name);
+  return out;
 }
 
 GemmEpilogue parse_epilogue(const std::string& name) {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/blas/cublaslt.hpp"
+#include "kernels/blas/algo_config.hpp"
 
 namespace gpubench::suites::gemm {
 

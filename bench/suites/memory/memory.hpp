@@ -65,6 +65,10 @@ std::unique_ptr<Case> make_copy_case(const DeviceInfo& device, const std::string
 std::unique_ptr<Case> make_peer_case(const DeviceInfo& device, int peer, const std::string& test, std::int64_t bytes);
 std::unique_ptr<Case> make_peak_case(const DeviceInfo& device, const std::string& test,
                                      std::shared_ptr<Observations> observations);
+// The plan's note of a Tensor Core peak on a CUDA device: wgmma on sm_90 with this build's sm_90a
+// code, else mma.sync (recorded but no ceiling where it cannot reach the rate); nullopt for
+// other tests (peak.cpp).
+std::optional<std::string> peak_plan_note(const DeviceInfo& device, const std::string& test);
 std::unique_ptr<Case> make_latency_case(const DeviceInfo& device, const std::string& test, std::int64_t bytes);
 std::unique_ptr<Case> make_host_bandwidth_case(kernels::StreamOp op, std::int64_t bytes);
 std::unique_ptr<Case> make_host_fma_case(kernels::HostFmaType type, bool all_cores);

@@ -1,4 +1,3 @@
-#include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,7 +5,6 @@
 #include "bench/core/sizes.hpp"
 #include "bench/suites/memory/memory.hpp"
 #include "kernels/memory/peak_reference.hpp"
-#include "kernels/memory/peak_wgmma.cuh"
 
 namespace gpubench::suites::memory {
 namespace {
@@ -97,20 +95,9 @@ class MemorySuite final : public Suite {
     return std::nullopt;
   }
 
-  // The Tensor Core peaks name their instruction: wgmma on sm_90 with this build's sm_90a code,
-  // else mma.sync (recorded but no ceiling where it cannot reach the rate).
+  // The Tensor Core peaks name their instruction (peak_plan_note, peak.cpp).
   std::optional<std::string> plan_note(const DeviceInfo& device, const Point& point) const override {
-    const std::string& name = point.text("test");
-    if (!device.is_cuda() || name.rfind("mma_", 0) != 0) return std::nullopt;
-    const auto mma = kernels::parse_mma_type(name.substr(4));
-    if (!mma) return std::nullopt;
-    const int cc = device.cc_major * 10 + device.cc_minor;
-    const bool wgmma = kernels::tensor_peak_uses_wgmma(cc, kernels::wgmma_peak_built());
-    std::string note = "instruction: " + kernels::tensor_peak_instruction(*mma, wgmma);
-    if (!wgmma) {
-      if (auto why = kernels::mma_sync_not_a_ceiling(cc)) note += "; " + *why;
-    }
-    return note;
+    return device.is_cuda() ? peak_plan_note(device, point.text("test")) : std::nullopt;
   }
 
   std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const override {
@@ -188,27 +175,6 @@ const TestInfo* find_test(const std::string& name) {
     if (t.name == name) return &t;
   }
   return nullptr;
-}
-
-Topology cuda_topology() {
-  Topology t;
-  t.device_count = [] {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return 0;
-    }
-    return n;
-  };
-  t.can_access = [](int src, int dst) {
-    int ok = 0;
-    if (cudaDeviceCanAccessPeer(&ok, src, dst) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    return ok != 0;
-  };
-  return t;
 }
 
 bool peer_applies(const DeviceInfo& device, std::int64_t peer, int device_count) {

@@ -169,4 +169,17 @@ std::unique_ptr<Case> make_peak_case(const DeviceInfo& device, const std::string
   return std::make_unique<PeakCase>(device, test, std::move(observations));
 }
 
+std::optional<std::string> peak_plan_note(const DeviceInfo& device, const std::string& test) {
+  if (test.rfind("mma_", 0) != 0) return std::nullopt;
+  const auto mma = kernels::parse_mma_type(test.substr(4));
+  if (!mma) return std::nullopt;
+  const int cc = device.cc_major * 10 + device.cc_minor;
+  const bool wgmma = kernels::tensor_peak_uses_wgmma(cc, kernels::wgmma_peak_built());
+  std::string note = "instruction: " + kernels::tensor_peak_instruction(*mma, wgmma);
+  if (!wgmma) {
+    if (auto why = kernels::mma_sync_not_a_ceiling(cc)) note += "; " + *why;
+  }
+  return note;
+}
+
 }  // namespace gpubench::suites::memory

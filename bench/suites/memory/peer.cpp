@@ -108,4 +108,25 @@ std::unique_ptr<Case> make_peer_case(const DeviceInfo& device, int peer, const s
   return std::make_unique<PeerCase>(device, peer, test, bytes);
 }
 
+Topology cuda_topology() {
+  Topology t;
+  t.device_count = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    return n;
+  };
+  t.can_access = [](int src, int dst) {
+    int ok = 0;
+    if (cudaDeviceCanAccessPeer(&ok, src, dst) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    return ok != 0;
+  };
+  return t;
+}
+
 }  // namespace gpubench::suites::memory

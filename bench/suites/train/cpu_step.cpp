@@ -19,7 +19,6 @@
 #include "bench/suites/train/dp.hpp"
 #include "bench/suites/train/train.hpp"
 #include "bench/suites/train/verify.hpp"
-#include "kernels/blas/cublaslt.hpp"
 #include "kernels/train/model_reference.hpp"
 
 namespace gpubench::suites::train {
@@ -186,7 +185,7 @@ std::unique_ptr<Case> make_cpu_case(const ModelConfig& c, double bucket_mb) {
 }
 
 nlohmann::ordered_json library_versions() {
-  return {{"openblas", openblas_get_config()}, {"cublaslt", blas::lt_version()}};
+  return {{"openblas", openblas_get_config()}, {"cublaslt", cublaslt_version()}};
 }
 
 }  // namespace gpubench::suites::train

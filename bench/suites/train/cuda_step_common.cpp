@@ -12,6 +12,8 @@ namespace gpubench::suites::train {
 
 using kernels::train::GpuPrecision;
 
+std::string cublaslt_version() { return blas::lt_version(); }
+
 GpuPrecision gpu_precision(Precision p) {
   switch (p) {
     case Precision::FP32: return GpuPrecision::FP32;

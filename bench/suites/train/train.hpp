@@ -46,6 +46,8 @@ nlohmann::ordered_json step_split(double attention_s, double dense_s, double tot
 std::unique_ptr<Suite> make_suite();
 // Versions of OpenBLAS and cuBLASLt, for the results context (cpu_step.cpp).
 nlohmann::ordered_json library_versions();
+// cuBLASLt's version (cuda_step_common.cpp; kNotBuiltWithCuda in a build without CUDA).
+std::string cublaslt_version();
 // The single-device CPU step; `bucket_mb` only shapes the gradient bucket timeline it writes.
 std::unique_ptr<Case> make_cpu_case(const ModelConfig& c, double bucket_mb);
 // The data-parallel CPU step (dp_cpu.cpp): ddp or zero1 across the ranks of the MPI session.

@@ -1,0 +1,28 @@
+// The memory suite's GPU cases in a build without CUDA: there is no CUDA device, so the suite
+// never asks for one of these; what is asked anyway says kNotBuiltWithCuda. Stands in for
+// bandwidth.cpp, copies.cpp, latency.cpp, peak.cpp and peer.cpp.
+#include "bench/core/errors.hpp"
+#include "bench/suites/memory/memory.hpp"
+#include "gpubench/version.hpp"
+
+namespace gpubench::suites::memory {
+
+std::unique_ptr<Case> make_bandwidth_case(const DeviceInfo&, kernels::StreamOp, std::int64_t) {
+  throw CaseSkipped(kNotBuiltWithCuda);
+}
+std::unique_ptr<Case> make_copy_case(const DeviceInfo&, const std::string&, std::int64_t) { throw CaseSkipped(kNotBuiltWithCuda); }
+std::unique_ptr<Case> make_peer_case(const DeviceInfo&, int, const std::string&, std::int64_t) {
+  throw CaseSkipped(kNotBuiltWithCuda);
+}
+std::unique_ptr<Case> make_peak_case(const DeviceInfo&, const std::string&, std::shared_ptr<Observations>) {
+  throw CaseSkipped(kNotBuiltWithCuda);
+}
+std::unique_ptr<Case> make_latency_case(const DeviceInfo&, const std::string&, std::int64_t) {
+  throw CaseSkipped(kNotBuiltWithCuda);
+}
+
+std::optional<std::string> peak_plan_note(const DeviceInfo&, const std::string&) { return std::nullopt; }
+
+Topology cuda_topology() { return {[] { return 0; }, [](int, int) { return false; }}; }
+
+}  // namespace gpubench::suites::memory
