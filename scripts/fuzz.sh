@@ -30,7 +30,7 @@ if ! fuzzer_links; then
   ensure_packages libclang-rt-dev
   fuzzer_links || die "clang++ cannot link -fsanitize=fuzzer,address,undefined: install libFuzzer (libclang-rt-dev)"
 fi
-find_cuda  # cudart headers and library (host code only: nvcc compiles nothing here)
+GPUBENCH_REQUIRE_CUDA=1 find_cuda  # cudart headers and library (host code only: nvcc compiles nothing here)
 
 build="$GPUBENCH_ROOT/build/fuzz"
 launcher=()
