@@ -13,15 +13,8 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '2,13p' "$0"; }
-cmd="${1:-}"
-[ -n "$cmd" ] || { usage >&2; exit 2; }
+read_build_test_command 13 "$@"
 shift
-case "$cmd" in
-  build|test) ;;
-  -h|--help) usage; exit 0 ;;
-  *) printf '[gpubench] cuda12.sh: unknown command %s (accepted: build, test)\n' "'$cmd'" >&2; exit 2 ;;
-esac
 
 toolkit="$("$GPUBENCH_ROOT/scripts/toolkit-cuda12.sh")"
 toolkit="${toolkit%/bin/nvcc}"
@@ -36,18 +29,9 @@ if [ -z "${GPUBENCH_OTHER_CUDA_HIDDEN:-}" ]; then
     [ -d "$d" ] && [ ! -L "$d" ] && [ "$(cd "$d" && pwd -P)" != "$(cd "$toolkit" && pwd -P)" ] && others+=("$d")
   done
   if [ ${#others[@]} -gt 0 ]; then
-    ns=(unshare -m)
-    [ "$(id -u)" -eq 0 ] || ns=(unshare -Urm)  # unprivileged: a user namespace may make mounts
-    empty="$(dirname "$toolkit")/empty"  # stays empty: only ever a mount source
-    mkdir -p "$empty"
-    if "${ns[@]}" true 2>/dev/null; then
-      log "hiding ${others[*]} while building with CUDA 12.4"
-      exec "${ns[@]}" -- env GPUBENCH_OTHER_CUDA_HIDDEN=1 bash -c '
-        empty="$1"; shift; n="$1"; shift
-        for d in "${@:1:$n}"; do mount --bind "$empty" "$d" || exit 1; done
-        shift "$n"; exec "$@"' _ "$empty" "${#others[@]}" "${others[@]}" "$0" "$cmd" "$@"
-    fi
-    log "warning: cannot make a mount namespace (${ns[*]}): ${others[*]} stay visible; CMake's CUDART_VERSION check guards the headers"
+    log "hiding ${others[*]} while building with CUDA 12.4"
+    rerun_with_dirs_hidden GPUBENCH_OTHER_CUDA_HIDDEN "${others[@]}" -- "$cmd" "$@" ||
+      log "warning: cannot make a mount namespace: ${others[*]} stay visible; CMake's CUDART_VERSION check guards the headers"
   fi
 fi
 

@@ -111,3 +111,36 @@ build_preset() {
   fi
   echo "$GPUBENCH_ROOT/build/$preset"
 }
+
+# The command word of scripts/cuda12.sh and scripts/nocuda.sh: sets `cmd` to build or test. -h
+# prints the script's header comment (lines 2 to LAST); no command or an unknown one exits 2.
+read_build_test_command() {  # LAST "$@"
+  local last="$1"; shift
+  cmd="${1:-}"
+  case "$cmd" in
+    build|test) ;;
+    -h|--help) sed -n "2,${last}p" "$0"; exit 0 ;;
+    "") sed -n "2,${last}p" "$0" >&2; exit 2 ;;
+    *) printf "[gpubench] %s: unknown command '%s' (accepted: build, test)\n" "$(basename "$0")" "$cmd" >&2; exit 2 ;;
+  esac
+}
+
+# Re-runs the calling script ("$0" ARGS...) in a private mount namespace (unshare -m; a user
+# namespace too when not root) where each DIR is an empty folder, with GUARD=1 in its
+# environment so that run goes on; it does not return then. Returns 1 when no mount namespace
+# can be made here (the caller decides whether that is fatal).
+rerun_with_dirs_hidden() {  # GUARD DIR... -- ARGS...
+  local guard="$1"; shift
+  local dirs=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do dirs+=("$1"); shift; done
+  shift
+  local ns=(unshare -m)
+  [ "$(id -u)" -eq 0 ] || ns=(unshare -Urm)
+  "${ns[@]}" true 2>/dev/null || return 1
+  local empty="$GPUBENCH_ROOT/build/.empty"  # stays empty: only ever a mount source
+  mkdir -p "$empty"
+  exec "${ns[@]}" -- env "$guard=1" bash -c '
+    empty="$1"; shift; n="$1"; shift
+    for d in "${@:1:$n}"; do mount --bind "$empty" "$d" || exit 1; done
+    shift "$n"; exec "$@"' _ "$empty" "${#dirs[@]}" "${dirs[@]}" "$0" "$@"
+}

@@ -15,15 +15,8 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '2,16p' "$0"; }
-cmd="${1:-}"
-[ -n "$cmd" ] || { usage >&2; exit 2; }
+read_build_test_command 16 "$@"
 shift
-case "$cmd" in
-  build|test) ;;
-  -h|--help) usage; exit 0 ;;
-  *) printf '[gpubench] nocuda.sh: unknown command %s (accepted: build, test)\n' "'$cmd'" >&2; exit 2 ;;
-esac
 
 # Re-run this script in a mount namespace where every CUDA toolkit is an empty folder.
 if [ -z "${GPUBENCH_CUDA_HIDDEN:-}" ]; then
@@ -32,16 +25,9 @@ if [ -z "${GPUBENCH_CUDA_HIDDEN:-}" ]; then
     [ -d "$d" ] && [ ! -L "$d" ] && toolkits+=("$d")
   done
   if [ ${#toolkits[@]} -gt 0 ]; then
-    ns=(unshare -m)
-    [ "$(id -u)" -eq 0 ] || ns=(unshare -Urm)  # unprivileged: a user namespace may make mounts
-    empty="$GPUBENCH_ROOT/build/.empty"  # stays empty: only ever a mount source
-    mkdir -p "$empty"
-    "${ns[@]}" true 2>/dev/null || die "cannot make a mount namespace (${ns[*]}) to hide ${toolkits[*]}"
     log "hiding ${toolkits[*]}: building without CUDA"
-    exec "${ns[@]}" -- env GPUBENCH_CUDA_HIDDEN=1 bash -c '
-      empty="$1"; shift; n="$1"; shift
-      for d in "${@:1:$n}"; do mount --bind "$empty" "$d" || exit 1; done
-      shift "$n"; exec "$@"' _ "$empty" "${#toolkits[@]}" "${toolkits[@]}" "$0" "$cmd" "$@"
+    rerun_with_dirs_hidden GPUBENCH_CUDA_HIDDEN "${toolkits[@]}" -- "$cmd" "$@" ||
+      die "cannot make a mount namespace to hide ${toolkits[*]}"
   fi
 fi
 unset CUDACXX CUDA_HOME CUDA_PATH CUDAToolkit_ROOT

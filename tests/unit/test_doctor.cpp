@@ -95,7 +95,8 @@ TEST(Doctor, HealthyMachineHasOnlyOkAndInfo) {
   EXPECT_EQ(exit_code(findings), 0);
 }
 
-TEST(Doctor, NoGpuSaysSoAndChecksTheRest) {
+// The healthy machine without its GPU and driver: CUDA finds no device for `why`.
+SystemView without_gpu(const std::string& why) {
   SystemView v = healthy();
   v.gpus.clear();
   v.cuda_device_count = 0;
@@ -103,7 +104,12 @@ TEST(Doctor, NoGpuSaysSoAndChecksTheRest) {
   v.driver_version_string.clear();
   v.nvml_available = false;
   v.nvml_unavailable_reason = "libnvidia-ml.so.1 not found (no NVIDIA driver)";
-  v.cuda_unavailable_reason = "no NVIDIA driver is loaded (cudaErrorInsufficientDriver)";
+  v.cuda_unavailable_reason = why;
+  return v;
+}
+
+TEST(Doctor, NoGpuSaysSoAndChecksTheRest) {
+  const SystemView v = without_gpu("no NVIDIA driver is loaded (cudaErrorInsufficientDriver)");
   const auto findings = run_checks(v);
   const Finding cuda = one(v, "cuda");
   EXPECT_EQ(cuda.severity, Severity::Info);
@@ -123,16 +129,9 @@ TEST(Doctor, NoGpuSaysSoAndChecksTheRest) {
 // driver advice: no driver would help this binary), the libraries are one "not used" finding,
 // and the host checks run as usual.
 TEST(Doctor, BuildWithoutCudaSaysSoInsteadOfTheDriverAndLibraries) {
-  SystemView v = healthy();
+  SystemView v = without_gpu("not built with CUDA");
   v.built_with_cuda = false;
-  v.gpus.clear();
-  v.cuda_device_count = 0;
   v.runtime_version = 0;
-  v.driver_version = 0;
-  v.driver_version_string.clear();
-  v.nvml_available = false;
-  v.nvml_unavailable_reason = "libnvidia-ml.so.1 not found (no NVIDIA driver)";
-  v.cuda_unavailable_reason = "not built with CUDA";
   v.libraries.clear();
   const auto findings = run_checks(v);
   EXPECT_TRUE(of(findings, "driver").empty());
