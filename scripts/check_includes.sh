@@ -5,6 +5,8 @@
 #   kernels/                    never includes bench/
 #   reports/                    includes nothing CUDA (it builds and runs where there is no toolkit)
 #   bench/soak/, bench/tune/    never include profilers/ (instruments reach them through bench/core)
+#   *_none.cpp, cuda_portable.hpp and the other headers a build without CUDA compiles in place
+#   of CUDA code include nothing CUDA (docs/no-cuda.md; CI's no-CUDA stage builds them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bad=0
@@ -25,5 +27,9 @@ check bench/core bench/suites -- 'reports/|apps/|profilers/' "bench/core and ben
 check kernels -- 'bench/' "kernels/ never includes bench/"
 check reports -- 'cuda[_a-z]*\.h|cublas|cublasLt|nccl\.h|cupti|nvml\.h|nvtx|cudnn|kernels/' "reports/ includes nothing CUDA"
 check bench/soak bench/tune -- 'profilers/' "bench/soak and bench/tune reach the host figures through bench/core"
+mapfile -t portable < <(git ls-files '*_none.cpp' bench/core/cuda_portable.hpp kernels/blas/algo_config.hpp \
+  kernels/blas/algo_config.cpp kernels/common/fill_host.hpp kernels/common/fill_host.cpp 2>/dev/null)
+[[ ${#portable[@]} -eq 0 ]] || check "${portable[@]}" -- 'cuda[_a-zA-Z0-9]*\.h|cublas|nccl\.h|cupti|nvml\.h|nvtx|cudnn|[^">]*\.cuh|bench/core/cuda(_case)?\.hpp|kernels/blas/cublaslt\.hpp' \
+  "what a build without CUDA compiles includes nothing CUDA"
 if [[ $bad -eq 0 ]]; then echo "include direction: ok"; fi
 exit $bad

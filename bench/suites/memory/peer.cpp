@@ -110,14 +110,7 @@ std::unique_ptr<Case> make_peer_case(const DeviceInfo& device, int peer, const s
 
 Topology cuda_topology() {
   Topology t;
-  t.device_count = [] {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return 0;
-    }
-    return n;
-  };
+  t.device_count = [] { return cuda_device_count(); };
   t.can_access = [](int src, int dst) {
     int ok = 0;
     if (cudaDeviceCanAccessPeer(&ok, src, dst) != cudaSuccess) {
