@@ -65,16 +65,28 @@ void HostPool::run(const std::function<void(int)>& f) {
   {
     std::lock_guard lock(mutex_);
     job_ = &f;
+    worker_error_ = nullptr;
     pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
     generation_.fetch_add(1, std::memory_order_release);
   }
   start_.notify_all();
-  f(0);
+  // The workers read `f` until they are done: an exception here must not leave before they are.
+  std::exception_ptr error;
+  try {
+    f(0);
+  } catch (...) {
+    error = std::current_exception();
+  }
   auto finished = [this] { return pending_.load(std::memory_order_acquire) == 0; };
   if (!spin_until(finished, kSpin)) {
     std::unique_lock lock(mutex_);
     done_.wait(lock, finished);
   }
+  if (!error) {
+    std::lock_guard lock(mutex_);
+    error = worker_error_;
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 void HostPool::work(int t) {
@@ -88,7 +100,12 @@ void HostPool::work(int t) {
     }
     seen = generation_.load(std::memory_order_acquire);
     const std::function<void(int)>* job = job_;
-    (*job)(t);
+    try {
+      (*job)(t);
+    } catch (...) {  // carried to run()'s caller: an exception leaving a thread ends the process
+      std::lock_guard lock(mutex_);
+      if (!worker_error_) worker_error_ = std::current_exception();
+    }
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard lock(mutex_);  // the caller checks `finished` under this lock: no lost wake-up
       done_.notify_one();

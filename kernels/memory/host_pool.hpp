@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -28,7 +29,8 @@ class HostPool {
 
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
   // Runs f(t) for t = 0 .. threads()-1, t = 0 on the calling thread, and returns when all
-  // calls have returned. Not reentrant.
+  // calls have returned. Not reentrant. When calls throw, run() still waits for every call, then
+  // rethrows one exception (the calling thread's, else the first worker's); the pool stays usable.
   void run(const std::function<void(int)>& f);
 
   // The part [begin, end) of n items that thread t of `threads` handles (contiguous, static).
@@ -45,6 +47,7 @@ class HostPool {
   const std::function<void(int)>* job_ = nullptr;  // written before generation_ is bumped
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<int> pending_{0};
+  std::exception_ptr worker_error_;  // the first exception a worker's call threw in this run (mutex_)
   bool stop_ = false;
   std::vector<std::thread> workers_;
 };

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "bench/core/harness.hpp"
@@ -222,6 +223,32 @@ TEST(MemoryReference, MmaWarpSumIsLayoutFreeSumOfA) {
       EXPECT_DOUBLE_EQ(kernels::mma_warp_sum(t, 4, 100), 0.0);
     }
   }
+}
+
+// A call that throws on a worker reaches run()'s caller instead of ending the process; one that
+// throws on the calling thread waits for the workers first (they read the job until then); the
+// pool runs the next job as before.
+TEST(MemoryReference, HostPoolCarriesExceptionsToTheCallerAndStaysUsable) {
+  kernels::HostPool pool(3);
+  EXPECT_THROW(pool.run([](int t) {
+    if (t == 2) throw std::runtime_error("worker 2 failed");
+  }),
+               std::runtime_error);
+  std::atomic<int> finished{0};
+  try {
+    pool.run([&](int t) {
+      if (t == 0) throw std::invalid_argument("caller failed");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      ++finished;
+    });
+    ADD_FAILURE() << "run() returned without the caller's exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "caller failed");
+    EXPECT_EQ(finished.load(), 2);  // both workers had finished before it left
+  }
+  std::atomic<int> calls{0};
+  pool.run([&](int) { ++calls; });
+  EXPECT_EQ(calls.load(), 3);
 }
 
 TEST(MemoryReference, HostPoolRunsEveryThreadOnceAndSlicesCoverTheRange) {
