@@ -21,6 +21,8 @@ GemmStorages gemm_storages(GemmPrecision p) {
     case GemmPrecision::FP8_E4M3: return {Storage::E4M3, Storage::E4M3, Storage::BF16};
     case GemmPrecision::FP8_E5M2: return {Storage::E5M2, Storage::E4M3, Storage::BF16};
     case GemmPrecision::INT8: return {Storage::I8, Storage::I8, Storage::I32};
+    case GemmPrecision::MXFP8:
+    case GemmPrecision::NVFP4: return {Storage::BF16, Storage::BF16, Storage::BF16};  // before quantisation
   }
   return {Storage::F32, Storage::F32, Storage::F32};
 }
@@ -28,6 +30,8 @@ GemmStorages gemm_storages(GemmPrecision p) {
 Storage gemm_storage(GemmPrecision p) { return gemm_storages(p).a; }
 
 bool gemm_is_integer(GemmPrecision p) { return p == GemmPrecision::INT8; }
+
+bool gemm_is_block_scaled(GemmPrecision p) { return p == GemmPrecision::MXFP8 || p == GemmPrecision::NVFP4; }
 
 GemmUnitRoundoff gemm_unit_roundoff(GemmPrecision p) {
   // Unit roundoff u = 2^-(mantissa bits + 1) for round-to-nearest; TF32 conversion may
@@ -46,6 +50,10 @@ GemmUnitRoundoff gemm_unit_roundoff(GemmPrecision p) {
     case GemmPrecision::FP8_E4M3:
     case GemmPrecision::FP8_E5M2: return {0.0, 0x1p-13, 0x1p-8};
     case GemmPrecision::INT8: return {0.0, 0.0, 0.0};
+    // The quantised values are the inputs (emulated_gemm decodes them exactly); accumulation as
+    // fp8's, output bf16.
+    case GemmPrecision::MXFP8:
+    case GemmPrecision::NVFP4: return {0.0, 0x1p-13, 0x1p-8};
   }
   return {0, 0, 0};
 }

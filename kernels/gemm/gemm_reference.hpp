@@ -37,7 +37,10 @@ namespace gpubench::kernels {
 
 // FP16_ACC16: fp16 in and out with fp16 accumulation. FP8_E5M2: A in e5m2, B in e4m3 (no
 // library multiplies e5m2 by e5m2); both fp8 types write bf16. INT8: int8 in, int32 out.
-enum class GemmPrecision { FP64, FP32, TF32, FP16, BF16, FP16_ACC16, FP8_E4M3, FP8_E5M2, INT8 };
+// MXFP8 and NVFP4 are block-scaled (issue 30; block_quantize.hpp): the case's inputs are bf16
+// tensors it quantises along K (E4M3 values with a UE8M0 scale per 32; E2M1 values with an E4M3
+// scale per 16 and an fp32 tensor scale) and the product is written in bf16.
+enum class GemmPrecision { FP64, FP32, TF32, FP16, BF16, FP16_ACC16, FP8_E4M3, FP8_E5M2, INT8, MXFP8, NVFP4 };
 
 enum class GemmEpilogue { None, Bias, Gelu, BiasGelu };
 
@@ -62,6 +65,7 @@ GemmStorages gemm_storages(GemmPrecision p);
 // stores fp32 and rounds inside.
 Storage gemm_storage(GemmPrecision p);
 bool gemm_is_integer(GemmPrecision p);
+bool gemm_is_block_scaled(GemmPrecision p);  // MXFP8, NVFP4
 
 // Leading dimensions (the default: the stored row count) and buffer sizes in elements, all
 // batches included.

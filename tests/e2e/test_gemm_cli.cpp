@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <set>
 
 #include "cli_fixture.hpp"
 
@@ -114,6 +115,30 @@ TEST_F(GemmCli, ListShowsGpuSkipReasonsForFp8AndInt8) {
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find("skipped: OpenBLAS has no fp8-e4m3 GEMM"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("skipped: OpenBLAS has no int8 GEMM"), std::string::npos) << o.out;
+}
+
+// Issue 30's CLI contract for the block-scaled dtypes: on the CPU every case is planned and
+// skipped naming what the device lacks (exit 0); a Hopper plan skips them with its reason.
+TEST_F(GemmCli, BlockScaledDtypesAreSkippedNamingWhatTheDeviceLacks) {
+  const fs::path out = dir / "G.json";
+  Output o = gpubench(fmt::format("run --device cpu --suite gemm -a dtype=mxfp8,nvfp4 -a m=256 --out {}", out.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto j = nlohmann::json::parse(slurp(out));
+  std::set<std::string> dtypes;
+  for (const auto& e : j["benchmarks"]) {
+    const auto& g = e["gpubench"];
+    EXPECT_EQ(g["status"], "skipped") << e["name"];
+    EXPECT_NE(g["reason"].get<std::string>().find("the CPU has no block-scaled matrix unit"), std::string::npos) << g;
+    dtypes.insert(g["axes"]["dtype"].get<std::string>());
+  }
+  EXPECT_EQ(dtypes, (std::set<std::string>{"mxfp8", "nvfp4"}));
+  o = gpubench("run --dry-run --assume h200 --suite gemm -a dtype=mxfp8,nvfp4 -a m=8192");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("skipped: mxfp8 needs block-scaled Tensor Cores (sm_100 or sm_120, CUDA 12.8+); this GPU is sm_90"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("skipped: nvfp4 needs block-scaled Tensor Cores"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("dry-run: 0 to run"), std::string::npos) << o.out;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gpubench/version.hpp"
 #include "bench/core/nvml.hpp"
 #include "bench/doctor/checks.hpp"
 #include "bench/doctor/probe.hpp"
@@ -574,11 +575,18 @@ TEST(DoctorProbe, NvmlQueriesDegradeToEmpty) {
 TEST(DoctorProbe, RealMachineViewIsConsistent) {
   TempDir dir;
   const SystemView v = probe_system(dir.path.string());
-  EXPECT_GT(v.runtime_version, 0);
   EXPECT_EQ(v.cuda_device_count == 0, !v.cuda_unavailable_reason.empty());
   EXPECT_EQ(v.self_pid, static_cast<unsigned>(::getpid()));
-  ASSERT_EQ(v.libraries.size(), 3u);
-  EXPECT_TRUE(v.libraries[0].version.has_value()) << "cuBLAS is linked, so its version is known";
+  EXPECT_EQ(v.built_with_cuda, kBuiltWithCuda);
+  if (kBuiltWithCuda) {
+    EXPECT_GT(v.runtime_version, 0);
+    ASSERT_EQ(v.libraries.size(), 3u);
+    EXPECT_TRUE(v.libraries[0].version.has_value()) << "cuBLAS is linked, so its version is known";
+  } else {  // no runtime, no libraries used: nothing to probe
+    EXPECT_EQ(v.runtime_version, 0);
+    EXPECT_TRUE(v.libraries.empty());
+    EXPECT_EQ(v.cuda_unavailable_reason, kNotBuiltWithCuda);
+  }
   EXPECT_TRUE(v.memlock_unlimited || v.memlock_bytes.has_value());
   EXPECT_TRUE(v.disk.free_bytes.has_value());
   for (const GpuView& g : v.gpus) EXPECT_TRUE(g.cuda_ordinal.has_value() || g.nvml.has_value());

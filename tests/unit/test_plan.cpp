@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "gpubench/version.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/core/plan.hpp"
 #include "fake_suite.hpp"
@@ -146,8 +147,12 @@ TEST(DeviceDiscovery, WorksWithoutADriver) {
   DeviceInventory inv = discover_devices();
   EXPECT_FALSE(inv.cpu.name.empty());
   EXPECT_GE(inv.cpu.logical_cpus, 1);
-  EXPECT_GT(inv.runtime_version, 0);
-  if (inv.cuda.empty()) EXPECT_FALSE(inv.cuda_unavailable_reason.empty());
+  // A build without CUDA has no runtime and says so.
+  EXPECT_EQ(inv.runtime_version > 0, kBuiltWithCuda);
+  if (!kBuiltWithCuda) EXPECT_EQ(inv.cuda_unavailable_reason, kNotBuiltWithCuda);
+  if (inv.cuda.empty()) {
+    EXPECT_FALSE(inv.cuda_unavailable_reason.empty());
+  }
 }
 
 }  // namespace

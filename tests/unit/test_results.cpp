@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gpubench/version.hpp"
 #include "bench/core/context.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/core/results.hpp"
@@ -90,7 +91,7 @@ TEST(Context, RecordsBuildCpuDevicesAndLibrariesWithoutAGpu) {
   EXPECT_FALSE(g["version"].get<std::string>().empty());
   EXPECT_TRUE(g.contains("git_revision"));
   EXPECT_EQ(g["cpu"]["model"], "Test CPU");
-  EXPECT_EQ(g["cuda"]["runtime_version"], "13.0");
+  EXPECT_EQ(g["cuda"]["runtime_version"], kBuiltWithCuda ? "13.0" : kNotBuiltWithCuda);
   EXPECT_TRUE(g["cuda"]["driver_version"].is_null());
   EXPECT_EQ(g["cuda"]["available"], false);
   EXPECT_NE(g["cuda"]["reason"].get<std::string>().find("no NVIDIA driver"), std::string::npos);

@@ -85,12 +85,14 @@ std::string cublas_version();
 std::string cublaslt_version();
 std::string openblas_version();
 
-// Our own kernels (gemm_custom.cpp): the variants after "custom:", why one cannot run a
-// problem here (nullopt: it can), and the case.
+// Our own kernels: the variants after "custom:" and why one cannot run a problem here (nullopt:
+// it can; both gemm_suite.cpp), and the case (gemm_custom.cpp).
 std::vector<std::string> custom_variants();
 std::optional<std::string> custom_unsupported(const DeviceInfo& device, const GemmProblem& problem,
                                               const std::string& variant);
 std::unique_ptr<Case> make_custom_case(const DeviceInfo& device, const GemmProblem& problem, const std::string& variant);
+// Whether this binary has the sm_90a WGMMA GEMM code (gemm_custom.cpp; false without CUDA).
+bool wgmma_gemm_built();
 // summaries.gemm.custom_vs_cublas (gemm_custom_summary.cpp): each custom case as a % of cuBLAS
 // on the same case.
 nlohmann::ordered_json summarize_custom_vs_cublas(const std::vector<nlohmann::ordered_json>& entries);

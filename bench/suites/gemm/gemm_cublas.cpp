@@ -35,7 +35,9 @@ CublasTypes cublas_types(GemmPrecision p) {
     case GemmPrecision::FP16_ACC16: return {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F, CUDA_R_16F};
     case GemmPrecision::INT8: return {CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, CUDA_R_32I};
     case GemmPrecision::FP8_E4M3:
-    case GemmPrecision::FP8_E5M2: break;  // refused by the support matrix
+    case GemmPrecision::FP8_E5M2:
+    case GemmPrecision::MXFP8:
+    case GemmPrecision::NVFP4: break;  // refused by the support matrix
   }
   throw CaseSkipped("cublasGemmEx has no " + precision_name(p) + " GEMM");
 }

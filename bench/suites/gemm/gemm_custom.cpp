@@ -133,22 +133,7 @@ const CustomGemmSpec* spec_for(const std::string& variant) { return kernels::fin
 
 }  // namespace
 
-
-std::optional<std::string> custom_unsupported(const DeviceInfo& device, const GemmProblem& problem, const std::string& variant) {
-  const CustomGemmSpec* spec = spec_for(variant);
-  if (spec == nullptr) {
-    return fmt::format("no custom GEMM kernel named '{}' (known: {})", variant, fmt::join(custom_variants(), ", "));
-  }
-  if (!device.is_cuda()) return fmt::format("custom:{} runs on CUDA devices only", variant);
-  // The ladder's kernels compute one packed, column-major NN product (the cuBLAS comparison is
-  // on the same case).
-  if (problem.trans_a || problem.trans_b) return "gpubench's own kernels compute the NN layout only (layout=nn)";
-  if (problem.batch != 1) return "gpubench's own kernels compute one product per call (batch=1)";
-  if (kernels::gemm_lda(problem) != problem.m || kernels::gemm_ldb(problem) != problem.k || kernels::gemm_ldc(problem) != problem.m) {
-    return "gpubench's own kernels take packed operands (pad=0)";
-  }
-  return kernels::custom_gemm_unsupported(*spec, problem, device.cc_major, device.cc_minor, kernels::wgmma_gemm_built());
-}
+bool wgmma_gemm_built() { return kernels::wgmma_gemm_built(); }
 
 std::unique_ptr<Case> make_custom_case(const DeviceInfo& device, const GemmProblem& problem, const std::string& variant) {
   const CustomGemmSpec* spec = spec_for(variant);

@@ -93,7 +93,7 @@ class GemmSuite final : public Suite {
         model_axis(),
         {"tp", AxisKind::Int, "tensor-parallel degree for the transformer shapes (1 for the others)", {}, 1, {}, 1024},
         {"provider", AxisKind::Enum, "GEMM implementation (cublas, cublaslt, cublaslt-tuned, custom:<kernel> on GPUs; openblas on the CPU)", provider_choices(), 1},
-        {"dtype", AxisKind::Enum, "precision: fp16/bf16/tf32 accumulate in fp32, fp16-acc16 in fp16, fp8 (A e4m3|e5m2, B e4m3) writes bf16, int8 accumulates and writes int32", dtype_names(), 1},
+        {"dtype", AxisKind::Enum, "precision: fp16/bf16/tf32 accumulate in fp32, fp16-acc16 in fp16, fp8 (A e4m3|e5m2, B e4m3) writes bf16, int8 accumulates and writes int32, mxfp8/nvfp4 block-scaled from bf16 inputs (sm_100+)", dtype_names(), 1},
         {"layout", AxisKind::Enum, "op(A) op(B): n = as stored (column-major), t = transposed", {"nn", "nt", "tn", "tt"}, 1},
         {"m", AxisKind::Int, "rows of op(A) and D", {}, 1},
         {"n", AxisKind::Int, "columns of op(B) and D (default @m: same as m)", {}, 1},
@@ -253,6 +253,7 @@ constexpr PrecisionRow kPrecisions[] = {
     {GemmPrecision::FP64, "fp64"},         {GemmPrecision::FP32, "fp32"},         {GemmPrecision::TF32, "tf32"},
     {GemmPrecision::FP16, "fp16"},         {GemmPrecision::BF16, "bf16"},         {GemmPrecision::FP16_ACC16, "fp16-acc16"},
     {GemmPrecision::FP8_E4M3, "fp8-e4m3"}, {GemmPrecision::FP8_E5M2, "fp8-e5m2"}, {GemmPrecision::INT8, "int8"},
+    {GemmPrecision::MXFP8, "mxfp8"},       {GemmPrecision::NVFP4, "nvfp4"},
 };
 
 bool is_fp8(GemmPrecision p) { return p == GemmPrecision::FP8_E4M3 || p == GemmPrecision::FP8_E5M2; }
@@ -291,6 +292,22 @@ std::vector<std::string> custom_variants() {
   std::vector<std::string> out;
   for (const kernels::CustomGemmSpec& s : kernels::custom_gemm_specs()) out.emplace_back(s.name);
   return out;
+}
+
+std::optional<std::string> custom_unsupported(const DeviceInfo& device, const GemmProblem& problem, const std::string& variant) {
+  const kernels::CustomGemmSpec* spec = kernels::find_custom_gemm(variant);
+  if (spec == nullptr) {
+    return fmt::format("no custom GEMM kernel named '{}' (known: {})", variant, fmt::join(custom_variants(), ", "));
+  }
+  if (!device.is_cuda()) return fmt::format("custom:{} runs on CUDA devices only", variant);
+  // The ladder's kernels compute one packed, column-major NN product (the cuBLAS comparison is
+  // on the same case).
+  if (problem.trans_a || problem.trans_b) return "gpubench's own kernels compute the NN layout only (layout=nn)";
+  if (problem.batch != 1) return "gpubench's own kernels compute one product per call (batch=1)";
+  if (kernels::gemm_lda(problem) != problem.m || kernels::gemm_ldb(problem) != problem.k || kernels::gemm_ldc(problem) != problem.m) {
+    return "gpubench's own kernels take packed operands (pad=0)";
+  }
+  return kernels::custom_gemm_unsupported(*spec, problem, device.cc_major, device.cc_minor, wgmma_gemm_built());
 }
 
 GemmEpilogue parse_epilogue(const std::string& name) {
@@ -348,12 +365,43 @@ GemmCaseSpec spec_from(const Point& point) {
 
 // ---- Support matrix ----
 
+namespace {
+
+// MXFP8 and NVFP4 (issue 30): what the device lacks first (the CPU, a GPU before Blackwell), then
+// what the provider and layout need. The GPU path (a quantiser kernel matching block_quantize
+// bit for bit, cuBLASLt's VEC32_UE8M0 / VEC16_UE4M3 scale modes) is not built yet, and says so.
+std::optional<std::string> block_scaled_unsupported(const DeviceInfo& device, const GemmCaseSpec& spec) {
+  const GemmProblem& p = spec.problem;
+  const std::string dtype = precision_name(p.precision);
+  if (!device.is_cuda()) {
+    return fmt::format("{} is a block-scaled Tensor Core format: the CPU has no block-scaled matrix unit (cuBLASLt runs "
+                       "it on sm_100 and sm_120 GPUs, CUDA 12.8+)",
+                       dtype);
+  }
+  const int cc = device.cc_major * 10 + device.cc_minor;
+  if (cc < 100) {
+    return fmt::format("{} needs block-scaled Tensor Cores (sm_100 or sm_120, CUDA 12.8+); this GPU is sm_{}", dtype, cc);
+  }
+  if (spec.provider != "cublaslt" && spec.provider != "cublaslt-tuned") {
+    return fmt::format("{} runs through cuBLASLt's block scaling only (provider=cublaslt)", dtype);
+  }
+  if (!p.trans_a || p.trans_b) return fmt::format("cuBLASLt runs {} only in the TN layout (layout=tn: A transposed, B not)", dtype);
+  const int block = p.precision == GemmPrecision::MXFP8 ? 32 : 16;
+  if (p.k % block != 0) return fmt::format("{} quantises K in blocks of {}: k={} is not a multiple", dtype, block, p.k);
+  return fmt::format("gpubench's block-scaled GPU path is not built yet: {}'s formats, quantiser and emulated GEMM are "
+                     "(kernels/gemm/block_quantize), its GPU quantiser and cuBLASLt's block scale modes are not",
+                     dtype);
+}
+
+}  // namespace
+
 std::optional<std::string> gemm_unsupported(const DeviceInfo& device, const GemmCaseSpec& spec) {
   const std::string& provider = spec.provider;
   const GemmProblem& p = spec.problem;
   const std::string dtype = precision_name(p.precision);
   const bool has_epilogue = p.epilogue != GemmEpilogue::None;
 
+  if (kernels::gemm_is_block_scaled(p.precision)) return block_scaled_unsupported(device, spec);
   if (provider == "openblas") {
     if (device.is_cuda()) return "openblas runs on the CPU";
     if (p.precision != GemmPrecision::FP32 && p.precision != GemmPrecision::FP64) {
@@ -410,7 +458,9 @@ std::string peak_key(GemmPrecision p) {
     case GemmPrecision::FP16_ACC16: return "fp16_tensor";  // datasheets give one dense fp16 figure
     case GemmPrecision::BF16: return "bf16_tensor";
     case GemmPrecision::FP8_E4M3:
-    case GemmPrecision::FP8_E5M2: return "fp8_tensor";
+    case GemmPrecision::FP8_E5M2:
+    case GemmPrecision::MXFP8: return "fp8_tensor";  // block-scaled fp8 runs at the fp8 rate
+    case GemmPrecision::NVFP4: return "fp4_tensor";
     case GemmPrecision::INT8: return "int8_tensor";
   }
   return "";
