@@ -116,6 +116,22 @@ TEST_F(ReportCli, HistoryNamesTheRunThatShifted) {
   EXPECT_TRUE(contains(r.out, "| 2025-06-05T02:00:00Z |"));
 }
 
+// Issue 30's speed-up section on its fixture (tests/fixtures/make_report_fixtures.py: fp8 GEMMs
+// 1.75x bf16's, the fp8 step 1.28x, 62% of the bf16 step in dense GEMMs).
+TEST_F(ReportCli, LowPrecisionSectionPutsTheGemmSpeedUpBesideTheStepSpeedUp) {
+  const Output r = gpubench("report " + (kReports / "low_precision.json").string() + " -f md");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto at = r.out.find("## Low precision: fp8 against bf16");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string section = r.out.substr(at, r.out.find("\n## ", at + 1) - at);
+  // The model's four GEMMs are paired (the bf16-only mnk GEMM is not), 1.75x.
+  EXPECT_TRUE(contains(section, "| llama-7b | 4 |")) << section;
+  EXPECT_TRUE(contains(section, "| 1.75x |")) << section;
+  EXPECT_FALSE(contains(section, "m, n, k shapes")) << section;
+  // The step: 1.28x, 38.0% outside the dense GEMMs, bound 1 / (0.38 + 0.62 / 1.75) = 1.36x.
+  EXPECT_TRUE(contains(section, "| 1.28x | 38.0% | 1.75x | 1.36x |")) << section;
+}
+
 TEST_F(ReportCli, TenThousandCasesWork) {
   // 10,000 cases in one file (the perf benchmark times this; here it must simply work).
   nlohmann::ordered_json doc = nlohmann::ordered_json::parse(slurp(kReports / "machine_a.json"));
