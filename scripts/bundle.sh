@@ -44,7 +44,7 @@ if [ -z "$build" ] && [ "$cuda" = 12 ]; then
   build=$("$GPUBENCH_ROOT/scripts/cuda12.sh" build)
 elif [ -z "$build" ]; then
   ensure_packages "${GPUBENCH_BUILD_PACKAGES[@]}"
-  build=$(build_preset "${GPUBENCH_PRESET:-release}" -DGPUBENCH_BUILD_TESTS=OFF)  # perf/ (the peers) is built regardless
+  build=$(GPUBENCH_REQUIRE_CUDA=1 build_preset "${GPUBENCH_PRESET:-release}" -DGPUBENCH_BUILD_TESTS=OFF)  # perf/ (the peers) is built regardless
 fi
 bin="$build/apps/gpubench/gpubench"
 [ -x "$bin" ] || die "bundle.sh: no gpubench binary in $build (build it first, or leave out --build)"
