@@ -17,19 +17,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string text(const nlohmann::json& axes, const char* key) {
-  if (!axes.contains(key)) return "";
-  const auto& v = axes[key];
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-// One device of one file: "NVIDIA H200 (cuda:0)", with the file's name when several files are read.
-std::string device_label(const ResultsFile& f, const ResultEntry& e, bool several_files) {
-  std::string label = fmt::format("{} ({})", e.device_name.empty() ? e.device : e.device_name, e.device);
-  if (several_files) label += " [" + f.path.filename().string() + "]";
-  return label;
-}
-
 struct Point {
   std::string device;  // device_label
   double x = 0;        // seq_q (prefill) or seq_kv (decode)
@@ -82,37 +69,36 @@ void attention_section(Document& doc, const std::vector<ResultsFile>& files) {
   for (const ResultsFile& f : files) {
     for (const ResultEntry& e : f.entries) {
       if (e.suite != "attention" || e.run_type != "iteration" || e.status != "ok") continue;
-      const nlohmann::json& a = e.axes;
-      const bool is_decode = text(a, "phase") == "decode";
+      const bool is_decode = axis_text(e, "phase") == "decode";
       Point p;
       p.device = device_label(f, e, files.size() > 1);
       p.pct_peak = number_at(e.metrics, {"pct_of_peak"});
-      const std::string heads = fmt::format("{}/{}", text(a, "heads"), text(a, "kv_heads"));
+      const std::string heads = fmt::format("{}/{}", axis_text(e, "heads"), axis_text(e, "kv_heads"));
       if (is_decode) {
         const auto gbps = number_at(e.metrics, {"gb_per_s"});
         if (!gbps) continue;
         p.rate = *gbps;
-        p.x = number_at(a, {"seq_kv"}).value_or(0);
+        p.x = number_at(e.axes, {"seq_kv"}).value_or(0);
         // The same file's memory suite: its DRAM ceiling on this device.
         if (auto ceiling = number_at(f.summaries, {"memory", "devices", e.device.c_str(), "memory_bandwidth", "gbps"});
             ceiling && *ceiling > 0) {
           p.pct_ceiling = 100 * p.rate / *ceiling;
         }
-        p.row = {p.device, text(a, "provider"), text(a, "dtype"), text(a, "batch"), heads, text(a, "head_dim"),
-                 text(a, "page_size"), fmt::format("{:g}", p.x)};
-        decode.add(fmt::format("{} {}, batch {}, heads {}, d {}, page {}", text(a, "provider"), text(a, "dtype"),
-                               text(a, "batch"), heads, text(a, "head_dim"), text(a, "page_size")),
+        p.row = {p.device, axis_text(e, "provider"), axis_text(e, "dtype"), axis_text(e, "batch"), heads, axis_text(e, "head_dim"),
+                 axis_text(e, "page_size"), fmt::format("{:g}", p.x)};
+        decode.add(fmt::format("{} {}, batch {}, heads {}, d {}, page {}", axis_text(e, "provider"), axis_text(e, "dtype"),
+                               axis_text(e, "batch"), heads, axis_text(e, "head_dim"), axis_text(e, "page_size")),
                    std::move(p));
       } else {
         const auto tflops = number_at(e.metrics, {"tflops"});
         if (!tflops) continue;
         p.rate = *tflops;
-        p.x = number_at(a, {"seq_q"}).value_or(0);
-        const std::string causal = text(a, "causal") == "1" ? "causal" : "non-causal";
-        p.row = {p.device, text(a, "provider"), text(a, "dtype"), text(a, "direction"), text(a, "head_dim"), causal,
-                 heads, text(a, "batch"), fmt::format("{:g}", p.x)};
-        prefill.add(fmt::format("{} {} {}, d {}, {}, heads {}", text(a, "provider"), text(a, "dtype"),
-                                text(a, "direction"), text(a, "head_dim"), causal, heads),
+        p.x = number_at(e.axes, {"seq_q"}).value_or(0);
+        const std::string causal = axis_text(e, "causal") == "1" ? "causal" : "non-causal";
+        p.row = {p.device, axis_text(e, "provider"), axis_text(e, "dtype"), axis_text(e, "direction"), axis_text(e, "head_dim"), causal,
+                 heads, axis_text(e, "batch"), fmt::format("{:g}", p.x)};
+        prefill.add(fmt::format("{} {} {}, d {}, {}, heads {}", axis_text(e, "provider"), axis_text(e, "dtype"),
+                                axis_text(e, "direction"), axis_text(e, "head_dim"), causal, heads),
                     std::move(p));
       }
     }
@@ -163,11 +149,11 @@ void attention_finding(Document& doc, const std::vector<ResultsFile>& files, boo
   for (const ResultsFile& f : files) {
     for (const ResultEntry& e : f.entries) {
       if (e.suite != "train" || e.run_type != "iteration" || e.status != "ok" || !e.axes.contains("attention")) continue;
-      const std::string attention = text(e.axes, "attention");
+      const std::string attention = axis_text(e, "attention");
       if (attention != "fused" && attention != "unfused") continue;
       std::string rest;
       for (const std::string& axis : e.axis_names) {
-        if (axis != "attention") rest += axis + "=" + text(e.axes, axis.c_str()) + " ";
+        if (axis != "attention") rest += axis + "=" + axis_text(e, axis.c_str()) + " ";
       }
       const std::string key = f.path.string() + "|" + e.device + "|" + rest;
       pairs[key][attention] = &e;

@@ -38,6 +38,16 @@ std::string string_at(const json& root, std::initializer_list<const char*> path)
   return scalar_text(*n);
 }
 
+std::string axis_text(const ResultEntry& e, const std::string& axis) {
+  return e.axes.contains(axis) ? scalar_text(e.axes[axis]) : std::string();
+}
+
+std::string device_label(const ResultsFile& f, const ResultEntry& e, bool several_files) {
+  std::string label = fmt::format("{} ({})", e.device_name.empty() ? e.device : e.device_name, e.device);
+  if (several_files) label += " [" + f.path.filename().string() + "]";
+  return label;
+}
+
 std::string scalar_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_integer()) return fmt::format("{}", v.get<long long>());

@@ -32,6 +32,11 @@ std::string case_identity(const ResultEntry& e);
 // "m=1024 n=1024 k=1024 dtype=fp32" in the suite's axis order.
 std::string axes_label(const ResultEntry& e);
 std::string scalar_text(const nlohmann::json& v);
+// One axis of a case as text ("" when the case has no such axis).
+std::string axis_text(const ResultEntry& e, const std::string& axis);
+// A case's device for a section's rows: "NVIDIA H200 (cuda:0)", and " [file.json]" when
+// `several_files` are read.
+std::string device_label(const ResultsFile& f, const ResultEntry& e, bool several_files);
 
 // Lookups into nested objects; nullptr / nullopt where any step is missing.
 const nlohmann::json* json_at(const nlohmann::json& root, std::initializer_list<const char*> path);

@@ -17,23 +17,11 @@ constexpr const char* kBf16Gemm = "bf16";
 constexpr const char* kFp8Step = "fp8";
 constexpr const char* kBf16Step = "bf16-amp";
 
-std::string text(const nlohmann::json& axes, const std::string& key) {
-  if (!axes.contains(key)) return "";
-  const auto& v = axes[key];
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-std::string device_label(const ResultsFile& f, const ResultEntry& e, bool several_files) {
-  std::string label = fmt::format("{} ({})", e.device_name.empty() ? e.device : e.device_name, e.device);
-  if (several_files) label += " [" + f.path.filename().string() + "]";
-  return label;
-}
-
 // Every axis but `except`, as "a=1 b=2": the key that pairs two cases differing only there.
 std::string other_axes(const ResultEntry& e, const char* except) {
   std::string out;
   for (const std::string& axis : e.axis_names) {
-    if (axis != except) out += axis + "=" + text(e.axes, axis) + " ";
+    if (axis != except) out += axis + "=" + axis_text(e, axis) + " ";
   }
   return out;
 }
@@ -49,7 +37,7 @@ struct GemmGroup {
 };
 
 struct StepPair {
-  std::string device, device_id, file, what;
+  std::string device, device_id, what;  // device_id: file|device, the key of its GEMM speed-up
   double bf16_tps = 0, fp8_tps = 0;
   std::optional<double> gemm_fraction;  // the bf16 step's dense GEMM share
 };
@@ -71,27 +59,28 @@ void low_precision_section(Document& doc, const std::vector<ResultsFile>& files)
     for (const ResultEntry& e : f.entries) {
       if (!usable(e)) continue;
       if (e.suite == "gemm") {
-        const std::string dtype = text(e.axes, "dtype");
+        const std::string dtype = axis_text(e, "dtype");
         if ((dtype != kFp8Gemm && dtype != kBf16Gemm) || !e.real_time_s || *e.real_time_s <= 0) continue;
         const std::string key = f.path.string() + "|" + e.device + "|" + other_axes(e, "dtype");
         gemm_pairs[key][dtype] = &e;
-        const std::string model = text(e.axes, "model");
-        const std::string group = f.path.string() + "|" + e.device + "|" + text(e.axes, "provider") + "|" + model;
+        const std::string model = axis_text(e, "model");
+        const std::string group = f.path.string() + "|" + e.device + "|" + axis_text(e, "provider") + "|" + model;
         gemm_group_of[key] = group;
         if (!groups.count(group)) {
           group_order.push_back(group);
-          groups[group] = {device_label(f, e, several), text(e.axes, "provider"),
+          groups[group] = {device_label(f, e, several), axis_text(e, "provider"),
                            model.empty() || model == "none" ? "m, n, k shapes" : model};
         }
       } else if (e.suite == "train") {
-        const std::string precision = text(e.axes, "precision");
+        const std::string precision = axis_text(e, "precision");
         if (precision != kFp8Step && precision != kBf16Step) continue;
         const std::string rest = other_axes(e, "precision");
         const std::string key = f.path.string() + "|" + e.device + "|" + rest;
         step_pairs[key][precision] = &e;
         if (!steps.count(key)) {
           step_order.push_back(key);
-          steps[key] = {device_label(f, e, several), f.path.string() + "|" + e.device, "", rest.empty() ? rest : rest.substr(0, rest.size() - 1)};
+          steps[key] = {device_label(f, e, several), f.path.string() + "|" + e.device,
+                        rest.empty() ? rest : rest.substr(0, rest.size() - 1)};
         }
       }
     }
