@@ -10,6 +10,7 @@
 #include "apps/gpubench/dry_run.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/core/numbers.hpp"
+#include "gpubench/version.hpp"
 
 namespace gpubench::app {
 
@@ -187,7 +188,12 @@ PlanRequest to_plan_request(const SelectionOptions& o, const std::string& filter
 
 DeviceInventory inventory_for(const SelectionOptions& o, const reports::SpecSheet& specs) {
   if (o.assume.empty()) return discover_devices();
-  return assumed_inventory(o.assume, specs);
+  DeviceInventory inv = assumed_inventory(o.assume, specs);
+  if (!kBuiltWithCuda) {  // planning needs no GPU code, but this binary could not run the plan
+    std::cerr << fmt::format("gpubench: --assume {}: this gpubench is {}: the plan is what a build with CUDA would run\n",
+                             o.assume, kNotBuiltWithCuda);
+  }
+  return inv;
 }
 
 std::string join_args(const std::vector<std::string>& args) {

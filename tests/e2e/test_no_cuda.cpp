@@ -38,6 +38,14 @@ TEST_F(NoCudaBuild, ListPlansCpuCasesAndSaysWhyThereAreNoGpuCases) {
   r = gpubench("list --device cuda");
   EXPECT_TRUE(contains(r.err, "not built with CUDA")) << r.err;
   EXPECT_TRUE(contains(r.err, "0 case(s)")) << r.err;
+  // Planning for a named GPU works (it needs no GPU code) and says this binary could not run it.
+  r = gpubench("run --dry-run --assume h200 --suite memory -a test=triad");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "--assume h200: this gpubench is not built with CUDA: the plan is what a build with CUDA "
+                              "would run"))
+      << r.err;
+  EXPECT_TRUE(contains(r.out, "/cuda:0")) << r.out;  // the assumed H200's cases, planned to run
+  EXPECT_FALSE(contains(r.out, "skipped:")) << r.out;
 }
 
 TEST_F(NoCudaBuild, RunMeasuresCpuCasesAndTheResultsFeedEveryReader) {
