@@ -151,14 +151,10 @@ void attention_finding(Document& doc, const std::vector<ResultsFile>& files, boo
       if (e.suite != "train" || e.run_type != "iteration" || e.status != "ok" || !e.axes.contains("attention")) continue;
       const std::string attention = axis_text(e, "attention");
       if (attention != "fused" && attention != "unfused") continue;
-      std::string rest;
-      for (const std::string& axis : e.axis_names) {
-        if (axis != "attention") rest += axis + "=" + axis_text(e, axis.c_str()) + " ";
-      }
+      const std::string rest = axes_label(e, "attention");
       const std::string key = f.path.string() + "|" + e.device + "|" + rest;
       pairs[key][attention] = &e;
-      labels[key] = fmt::format("{} on {}", rest.empty() ? std::string() : rest.substr(0, rest.size() - 1),
-                                device_label(f, e, files.size() > 1));
+      labels[key] = fmt::format("{} on {}", rest, device_label(f, e, files.size() > 1));
     }
   }
   std::vector<std::string> items;

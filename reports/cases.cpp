@@ -107,11 +107,11 @@ std::string case_identity(const ResultEntry& e) {
   return e.suite + '\x1f' + axes.dump();
 }
 
-std::string axes_label(const ResultEntry& e) {
+std::string axes_label(const ResultEntry& e, const std::string& except) {
   std::string out;
   auto add = [&](const std::string& k) {
     auto it = e.axes.find(k);
-    if (it == e.axes.end() || k == "device") return;
+    if (it == e.axes.end() || k == "device" || k == except) return;
     if (!out.empty()) out += ' ';
     out += k + '=' + scalar_text(*it);
   };

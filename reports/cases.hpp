@@ -29,8 +29,9 @@ std::optional<Perf> entry_perf(const ResultEntry& e);
 // suite + every axis except `device` (compact JSON, keys sorted): the same case on two
 // machines has the same identity.
 std::string case_identity(const ResultEntry& e);
-// "m=1024 n=1024 k=1024 dtype=fp32" in the suite's axis order.
-std::string axes_label(const ResultEntry& e);
+// "m=1024 n=1024 k=1024 dtype=fp32" in the suite's axis order, without `except` (the label, and
+// the pairing key, of cases that differ only in that axis); the name when no axis is left.
+std::string axes_label(const ResultEntry& e, const std::string& except = "");
 std::string scalar_text(const nlohmann::json& v);
 // One axis of a case as text ("" when the case has no such axis).
 std::string axis_text(const ResultEntry& e, const std::string& axis);

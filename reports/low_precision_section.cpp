@@ -4,6 +4,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -17,106 +19,97 @@ constexpr const char* kBf16Gemm = "bf16";
 constexpr const char* kFp8Step = "fp8";
 constexpr const char* kBf16Step = "bf16-amp";
 
-// Every axis but `except`, as "a=1 b=2": the key that pairs two cases differing only there.
-std::string other_axes(const ResultEntry& e, const char* except) {
-  std::string out;
-  for (const std::string& axis : e.axis_names) {
-    if (axis != except) out += axis + "=" + axis_text(e, axis) + " ";
-  }
-  return out;
-}
-
 bool usable(const ResultEntry& e) { return e.run_type == "iteration" && e.status == "ok"; }
 
 // Sums of bf16 and fp8 times over the GEMMs measured in both, for one device, provider and model.
 struct GemmGroup {
-  std::string device, provider, model;
+  std::string device, device_id, provider, model;  // device_id: file|device
   int pairs = 0;
   double bf16_s = 0, fp8_s = 0;
   double speedup() const { return fp8_s > 0 ? bf16_s / fp8_s : 0; }
 };
 
-struct StepPair {
-  std::string device, device_id, what;  // device_id: file|device, the key of its GEMM speed-up
-  double bf16_tps = 0, fp8_tps = 0;
-  std::optional<double> gemm_fraction;  // the bf16 step's dense GEMM share
+// Two cases that differ only in their precision axis: the bf16 one and the fp8 one.
+struct Pair {
+  const ResultEntry* bf16 = nullptr;
+  const ResultEntry* fp8 = nullptr;
+  void put(bool is_fp8, const ResultEntry& e) { (is_fp8 ? fp8 : bf16) = &e; }
+  bool complete() const { return bf16 != nullptr && fp8 != nullptr; }
+};
+
+struct StepRow {
+  std::string device, device_id, what;
+  Pair pair;
 };
 
 }  // namespace
 
 void low_precision_section(Document& doc, const std::vector<ResultsFile>& files) {
   const bool several = files.size() > 1;
-  // GEMMs: file|device|every axis but dtype -> dtype -> time.
-  std::map<std::string, std::map<std::string, const ResultEntry*>> gemm_pairs;
-  std::map<std::string, std::string> gemm_group_of;  // pair key -> group key
+  // Groups of paired GEMMs (key: file|device|provider|model) and the pairs (key: file|device|the
+  // other axes), each pair with its group's key; the steps likewise.
   std::map<std::string, GemmGroup> groups;
   std::vector<std::string> group_order;
-  // Steps: file|device|every axis but precision -> precision -> entry.
-  std::map<std::string, std::map<std::string, const ResultEntry*>> step_pairs;
-  std::map<std::string, StepPair> steps;
+  std::map<std::string, std::pair<std::string, Pair>> gemm_pairs;
+  std::map<std::string, StepRow> steps;
   std::vector<std::string> step_order;
   for (const ResultsFile& f : files) {
     for (const ResultEntry& e : f.entries) {
       if (!usable(e)) continue;
+      const std::string device_id = f.path.string() + "|" + e.device;
       if (e.suite == "gemm") {
         const std::string dtype = axis_text(e, "dtype");
         if ((dtype != kFp8Gemm && dtype != kBf16Gemm) || !e.real_time_s || *e.real_time_s <= 0) continue;
-        const std::string key = f.path.string() + "|" + e.device + "|" + other_axes(e, "dtype");
-        gemm_pairs[key][dtype] = &e;
         const std::string model = axis_text(e, "model");
-        const std::string group = f.path.string() + "|" + e.device + "|" + axis_text(e, "provider") + "|" + model;
-        gemm_group_of[key] = group;
+        const std::string group = device_id + "|" + axis_text(e, "provider") + "|" + model;
         if (!groups.count(group)) {
           group_order.push_back(group);
-          groups[group] = {device_label(f, e, several), axis_text(e, "provider"),
+          groups[group] = {device_label(f, e, several), device_id, axis_text(e, "provider"),
                            model.empty() || model == "none" ? "m, n, k shapes" : model};
         }
+        auto& [pair_group, pair] = gemm_pairs[device_id + "|" + axes_label(e, "dtype")];
+        pair_group = group;
+        pair.put(dtype == kFp8Gemm, e);
       } else if (e.suite == "train") {
         const std::string precision = axis_text(e, "precision");
         if (precision != kFp8Step && precision != kBf16Step) continue;
-        const std::string rest = other_axes(e, "precision");
-        const std::string key = f.path.string() + "|" + e.device + "|" + rest;
-        step_pairs[key][precision] = &e;
+        const std::string what = axes_label(e, "precision");
+        const std::string key = device_id + "|" + what;
         if (!steps.count(key)) {
           step_order.push_back(key);
-          steps[key] = {device_label(f, e, several), f.path.string() + "|" + e.device,
-                        rest.empty() ? rest : rest.substr(0, rest.size() - 1)};
+          steps[key] = {device_label(f, e, several), device_id, what, {}};
         }
+        steps[key].pair.put(precision == kFp8Step, e);
       }
     }
   }
-  for (const auto& [key, by] : gemm_pairs) {
-    if (by.size() != 2) continue;
-    GemmGroup& g = groups[gemm_group_of[key]];
-    ++g.pairs;
-    g.bf16_s += *by.at(kBf16Gemm)->real_time_s;
-    g.fp8_s += *by.at(kFp8Gemm)->real_time_s;
-  }
-  // Per device (file|device): every paired GEMM's times, for the Amdahl bound of its steps.
+  // Per device: every paired GEMM's times, for the Amdahl bound of its steps.
   std::map<std::string, GemmGroup> per_device;
-  for (const std::string& key : group_order) {
-    const GemmGroup& g = groups[key];
-    if (g.pairs == 0) continue;
-    GemmGroup& d = per_device[key.substr(0, key.find('|', key.find('|') + 1))];
-    d.pairs += g.pairs;
-    d.bf16_s += g.bf16_s;
-    d.fp8_s += g.fp8_s;
+  for (const auto& [key, grouped] : gemm_pairs) {
+    const auto& [group_key, pair] = grouped;
+    if (!pair.complete()) continue;
+    GemmGroup& g = groups[group_key];
+    for (GemmGroup* sum : {&g, &per_device[g.device_id]}) {
+      ++sum->pairs;
+      sum->bf16_s += *pair.bf16->real_time_s;
+      sum->fp8_s += *pair.fp8->real_time_s;
+    }
   }
-  std::vector<StepPair> step_rows;
+  struct StepFigures {
+    const StepRow* row;
+    double bf16_tps, fp8_tps;
+    std::optional<double> gemm_fraction;  // the bf16 step's dense GEMM share
+  };
+  std::vector<StepFigures> step_rows;
   for (const std::string& key : step_order) {
-    const auto& by = step_pairs[key];
-    if (by.size() != 2) continue;
-    StepPair s = steps[key];
-    const auto b = number_at(by.at(kBf16Step)->metrics, {"tokens_per_s"});
-    const auto f = number_at(by.at(kFp8Step)->metrics, {"tokens_per_s"});
+    const StepRow& s = steps[key];
+    if (!s.pair.complete()) continue;
+    const auto b = number_at(s.pair.bf16->metrics, {"tokens_per_s"});
+    const auto f = number_at(s.pair.fp8->metrics, {"tokens_per_s"});
     if (!b || !f || *b <= 0 || *f <= 0) continue;
-    s.bf16_tps = *b;
-    s.fp8_tps = *f;
-    s.gemm_fraction = number_at(by.at(kBf16Step)->details, {"step_split", "dense_gemm_fraction"});
-    step_rows.push_back(std::move(s));
+    step_rows.push_back({&s, *b, *f, number_at(s.pair.bf16->details, {"step_split", "dense_gemm_fraction"})});
   }
-  bool any_gemm = false;
-  for (const auto& [key, g] : groups) any_gemm = any_gemm || g.pairs > 0;
+  const bool any_gemm = !per_device.empty();
   if (!any_gemm && step_rows.empty()) return;
 
   doc.heading("Low precision: fp8 against bf16");
@@ -151,10 +144,10 @@ void low_precision_section(Document& doc, const std::vector<ResultsFile>& files)
     t.add_column("not sped up", true);
     t.add_column("GEMM-only speed-up", true);
     t.add_column("bound", true);
-    for (const StepPair& s : step_rows) {
+    for (const StepFigures& s : step_rows) {
       std::string share, gemm, bound;
       if (s.gemm_fraction) share = decimal(100 * (1 - *s.gemm_fraction), 1) + "%";
-      if (auto it = per_device.find(s.device_id); it != per_device.end() && it->second.speedup() > 0) {
+      if (auto it = per_device.find(s.row->device_id); it != per_device.end() && it->second.speedup() > 0) {
         const double speedup = it->second.speedup();
         gemm = decimal(speedup, 2) + "x";
         if (s.gemm_fraction) {
@@ -162,8 +155,8 @@ void low_precision_section(Document& doc, const std::vector<ResultsFile>& files)
           bound = decimal(1 / ((1 - f) + f / speedup), 2) + "x";
         }
       }
-      t.rows.push_back({s.device, s.what, sig3(s.bf16_tps), sig3(s.fp8_tps), decimal(s.fp8_tps / s.bf16_tps, 2) + "x",
-                        share, gemm, bound});
+      t.rows.push_back({s.row->device, s.row->what, sig3(s.bf16_tps), sig3(s.fp8_tps),
+                        decimal(s.fp8_tps / s.bf16_tps, 2) + "x", share, gemm, bound});
     }
     doc.table(std::move(t));
   }

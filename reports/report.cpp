@@ -307,11 +307,6 @@ std::vector<std::string> axis_union(const Model& m, const std::vector<std::size_
   return axes;
 }
 
-std::string axis_value(const ResultEntry& e, const std::string& axis) {
-  auto it = e.axes.find(axis);
-  return it == e.axes.end() ? std::string() : scalar_text(*it);
-}
-
 // The axes of `cases` split into those whose value differs between them (a suite table's
 // columns, a chart's labels) and those with one value throughout ("name=value", said once
 // above the table): a gemm table otherwise repeats a dozen constant columns.
@@ -322,7 +317,7 @@ AxisSplit split_axes(const Model& m, const std::vector<std::size_t>& cases) {
   AxisSplit split;
   for (const std::string& a : axis_union(m, cases)) {
     std::set<std::string> values;
-    for (std::size_t i : cases) values.insert(axis_value(*m.j.cases[i].first, a));
+    for (std::size_t i : cases) values.insert(axis_text(*m.j.cases[i].first, a));
     if (values.size() > 1) {
       split.varying.push_back(a);
     } else if (!values.begin()->empty()) {
@@ -335,7 +330,7 @@ AxisSplit split_axes(const Model& m, const std::vector<std::size_t>& cases) {
 // A case's label from the axes that vary (its name when none does).
 std::string varying_label(const ResultEntry& e, const std::vector<std::string>& varying) {
   std::string out;
-  for (const std::string& a : varying) out += (out.empty() ? "" : " ") + a + "=" + axis_value(e, a);
+  for (const std::string& a : varying) out += (out.empty() ? "" : " ") + a + "=" + axis_text(e, a);
   return out.empty() ? e.name : out;
 }
 
@@ -440,7 +435,7 @@ void suite_section(Document& doc, const Model& m, const std::string& suite) {
   for (std::size_t i : cases) {
     const ResultEntry& e = *m.j.cases[i].first;
     std::vector<std::string> row;
-    for (const auto& a : axes) row.push_back(axis_value(e, a));
+    for (const auto& a : axes) row.push_back(axis_text(e, a));
     for (std::size_t c = 0; c < ncol; ++c) {
       if (!present[c]) continue;
       const Cell& x = m.cells[i][c];
@@ -653,7 +648,7 @@ void knob_findings(Document& doc, const Model& m, bool& heading) {
       if (std::find(axes.begin(), axes.end(), knob) == axes.end()) continue;
       std::vector<std::string> values;  // in order of first appearance
       for (std::size_t i : cases) {
-        auto v = axis_value(*m.j.cases[i].first, knob);
+        auto v = axis_text(*m.j.cases[i].first, knob);
         if (!v.empty() && std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
       }
       if (values.size() < 2) continue;
@@ -674,7 +669,7 @@ void knob_findings(Document& doc, const Model& m, bool& heading) {
           json rest = e.axes;
           rest.erase(knob);
           rest.erase("device");
-          groups[rest.dump() + x.perf->metric].emplace_back(axis_value(e, knob), x.perf->value);
+          groups[rest.dump() + x.perf->metric].emplace_back(axis_text(e, knob), x.perf->value);
         }
         std::map<std::string, int> wins;
         std::vector<double> gains;
@@ -719,7 +714,7 @@ void tuned_finding(Document& doc, const Model& m, bool& heading) {
     for (std::size_t i = 0; i < m.j.cases.size(); ++i) {
       const Cell& x = m.cells[i][c];
       const ResultEntry& e = *m.j.cases[i].first;
-      const std::string provider = axis_value(e, "provider");
+      const std::string provider = axis_text(e, "provider");
       if (!x.perf || (provider != "cublaslt" && provider != "cublaslt-tuned")) continue;
       json rest = e.axes;
       rest.erase("provider");
@@ -1071,7 +1066,7 @@ std::string build_csv(const Model& m) {
       const RunColumn& col = m.j.columns[c];
       std::vector<std::string> row{fmt::format("{}", c + 1), m.files[col.file].path.generic_string(), col.host,
                                    col.device, col.device_name, e.suite};
-      for (const auto& a : axes) row.push_back(axis_value(e, a));
+      for (const auto& a : axes) row.push_back(axis_text(e, a));
       row.push_back(x.perf ? num(x.perf->value) : "");
       row.push_back(x.perf ? x.perf->metric : "");
       row.push_back(x.perf ? x.perf->unit : "");

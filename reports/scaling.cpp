@@ -20,18 +20,6 @@ namespace {
 
 std::string kind_of(const std::string& device) { return device.starts_with("cuda") ? "cuda" : device; }
 
-// The case's axes without the ones data parallelism varies (dp, bucket_mb stays: it shapes the
-// timeline) and without the device.
-std::string case_label(const ResultEntry& e) {
-  std::string out;
-  for (const std::string& name : e.axis_names) {
-    if (name == "dp" || name == "device" || !e.axes.contains(name)) continue;
-    if (!out.empty()) out += ' ';
-    out += name + "=" + scalar_text(e.axes[name]);
-  }
-  return out.empty() ? e.name : out;
-}
-
 std::optional<int> int_at(const json& root, std::initializer_list<const char*> path) {
   auto v = number_at(root, path);
   if (!v || *v < 0 || *v > 1e9) return std::nullopt;
@@ -102,7 +90,7 @@ std::vector<TrainCase> train_cases(const std::vector<ResultsFile>& files) {
       TrainCase c;
       c.entry = &e;
       c.file = fi;
-      c.label = case_label(e);
+      c.label = axes_label(e, "dp");  // without the axis data parallelism varies (bucket_mb stays: it shapes the timeline)
       c.device_kind = kind_of(e.device);
       c.step = *in;
       c.dp = string_at(e.details, {"dp"});
