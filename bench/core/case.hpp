@@ -56,11 +56,15 @@ struct Verification {
 // easily disturbed across processes (MPI collectives on shared cores) ask for short windows,
 // the ranks aligned by an untimed barrier before each one (as OSU's osu_allreduce aligns every
 // call), and the median over windows, which a preempted window does not move.
+//
+// Per-iteration timing (nccl-tests' -I) times every run alone: each sample is one run, and the
+// results add the percentiles of those single-run times (measurement.per_iteration).
 struct SamplingPolicy {
   enum class Headline { Mean, Median };
   Headline headline = Headline::Mean;
   double window_s = 0;   // > 0: samples last at most this long (caps --batch-time)
   bool barrier = false;  // with a team: every rank meets at a barrier before each sample
+  bool per_iteration = false;  // every sample is one run (window_s is then moot)
 };
 
 class Case {

@@ -28,9 +28,32 @@ struct Repetition {
   std::optional<Measurement> measurement;
   std::vector<double> rank_mean_s;  // with a team: each rank's mean seconds per run
   std::vector<double> rank_median_s;  // with a team and a median headline: each rank's median
+  nlohmann::ordered_json per_iteration;  // per-iteration timing: percentiles (per_iteration_json)
   nlohmann::ordered_json details = nlohmann::ordered_json::object();  // Case::details
   nlohmann::ordered_json profile = nlohmann::ordered_json::object();  // instruments' fields
 };
+
+// Per-iteration timing (SamplingPolicy::per_iteration): percentiles of the single-run samples.
+// With a team, each rank's, and as the figure the slowest rank's (the largest over ranks):
+// the ranks start every run together (the policy's barrier), and a collective's call ends
+// when its slowest rank's does.
+nlohmann::ordered_json per_iteration_json(const Measurement& m, Team* team, const std::string& step) {
+  const std::pair<const char*, double> mine[] = {
+      {"p50_s", m.stats.median}, {"p90_s", m.stats.p90}, {"p99_s", m.stats.p99}, {"max_s", m.stats.max}};
+  nlohmann::ordered_json j{{"runs_per_sample", 1}, {"samples", m.samples()}};
+  for (const auto& [key, value] : mine) {
+    if (team == nullptr) {
+      j[key] = value;
+      continue;
+    }
+    const std::vector<double> ranks = team->all_gather(value, step);
+    j[key] = *std::max_element(ranks.begin(), ranks.end());
+    j[std::string("rank_") + key] = ranks;
+  }
+  j["statistic"] = team != nullptr ? "the slowest rank's percentile of its single-run times"
+                                   : "percentile of the single-run times (linear interpolation)";
+  return j;
+}
 
 // Everything the harness knows about one registered case, shared by the benchmark function
 // (which fills it) and the reporter (which writes it out).
@@ -212,6 +235,7 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
             for (double t : rank_median_s) mean_s += t / static_cast<double>(rank_median_s.size());
           }
         }
+        if (policy.per_iteration) slot.current().per_iteration = per_iteration_json(m, team, step);
         // Google Benchmark divides by the planned runs (it was told them up front); samples
         // added to reach --min-time ran more, so hand it the planned runs' share of the time.
         st.SetIterationTime(mean_s * static_cast<double>(plan.total_runs()));
@@ -284,13 +308,18 @@ void add_rank_times(nlohmann::ordered_json& measurement, const std::vector<doubl
 // median and the slowest rank's (Case::annotate reports the latter as its slowest-rank time).
 void add_headline(nlohmann::ordered_json& measurement, const SamplingPolicy& policy, const MeasureOptions& options,
                   bool team, const std::vector<double>& rank_median_s) {
-  if (policy.headline == SamplingPolicy::Headline::Mean && !policy.barrier && policy.window_s <= 0) return;
+  if (policy.headline == SamplingPolicy::Headline::Mean && !policy.barrier && policy.window_s <= 0 && !policy.per_iteration)
+    return;
   const MeasureOptions applied = with_policy(options, policy);
   measurement["headline"] = {
       {"statistic", policy.headline == SamplingPolicy::Headline::Median ? "median" : "mean"},
       {"window_s", applied.batch_s},
       {"barrier", policy.barrier && team},  // a barrier needs ranks to meet
   };
+  if (policy.per_iteration) {
+    measurement["headline"]["per_iteration"] = true;
+    measurement["headline"].erase("window_s");  // every sample is one run
+  }
   if (rank_median_s.empty()) return;
   double sum = 0, max = 0;
   for (double t : rank_median_s) {
@@ -463,6 +492,7 @@ class ResultsReporter final : public benchmark::BenchmarkReporter {
         add_rank_times(g["measurement"], rep->rank_mean_s);
         if (slot.instance) add_headline(g["measurement"], slot.instance->sampling(), opt_.measure, opt_.team != nullptr,
                                         rep->rank_median_s);
+        if (!rep->per_iteration.empty()) g["measurement"]["per_iteration"] = rep->per_iteration;
         if (auto ranks = rank_figures(pc, slot.metrics, rep->rank_mean_s, opt_); !ranks.empty()) g["ranks"] = ranks;
         if (slot.instance) slot.instance->annotate(g, per_run);
       }

@@ -26,7 +26,7 @@ MeasurePlan plan_samples(double estimated_run_s, const MeasureOptions& o, double
   MeasurePlan p;
   p.estimated_run_s = estimated_run_s;
   const double run_s = std::max(estimated_run_s, 1e-9);
-  if (!o.cold) {
+  if (!o.cold && !o.one_run_per_sample) {
     p.runs_per_sample = std::clamp<std::int64_t>(ceil_count(o.batch_s / run_s), 1,
                                                  kMaxRunsPerSample);
   } else {
@@ -142,6 +142,7 @@ MeasureOptions with_policy(MeasureOptions o, const SamplingPolicy& policy) {
   if (policy.window_s > 0) o.batch_s = std::min(o.batch_s, policy.window_s);
   o.barrier_before_sample = o.barrier_before_sample || policy.barrier;
   o.estimate_from_fastest_batch = o.estimate_from_fastest_batch || policy.headline == SamplingPolicy::Headline::Median;
+  o.one_run_per_sample = o.one_run_per_sample || policy.per_iteration;
   return o;
 }
 

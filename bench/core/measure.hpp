@@ -39,6 +39,8 @@ struct MeasureOptions {
   // (longest) batch's: a batch that lost the core to another process only runs slower, and an
   // estimate inflated by one would plan windows of a few runs (median headlines set it).
   bool estimate_from_fastest_batch = false;
+  // Every sample is one run, whatever its length (per-iteration timing, SamplingPolicy).
+  bool one_run_per_sample = false;
 };
 
 struct MeasurePlan {

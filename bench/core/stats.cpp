@@ -22,7 +22,17 @@ SampleStats summarize(std::vector<double> samples) {
     s.stddev = std::sqrt(ss / static_cast<double>(n - 1));
   }
   s.rel_noise = s.mean > 0 ? s.stddev / s.mean : 0;
+  s.p90 = percentile_of_sorted(samples, 90);
+  s.p99 = percentile_of_sorted(samples, 99);
   return s;
+}
+
+double percentile_of_sorted(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const double rank = (static_cast<double>(sorted.size()) - 1) * std::clamp(p, 0.0, 100.0) / 100.0;
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - static_cast<double>(lo));
 }
 
 }  // namespace gpubench

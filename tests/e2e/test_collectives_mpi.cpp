@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 
 #include "cli_fixture.hpp"
@@ -75,9 +76,87 @@ TEST_F(CollectivesMpi, TwoRanksWriteOneResultsFileWithEveryOperation) {
     EXPECT_GT(m["time_mean_us"].get<double>(), 0);
   }
   EXPECT_EQ(ops, (std::set<std::string>{"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall",
-                                        "sendrecv"}));
-  EXPECT_EQ(ok, 2 * 7 + 2 * 5);  // two sizes; in place for five operations
+                                        "sendrecv", "alltoallv"}));
+  EXPECT_EQ(ok, 2 * 8 + 2 * 5);  // two sizes; in place for five operations
   EXPECT_FALSE(doc["gpubench"]["summaries"]["collectives"]["groups"].empty());
+}
+
+// Issue 31's contract: every call timed alone (timing=per_iter) with its percentiles, for a
+// reducing operation and the uneven all-to-all-v.
+TEST_F(CollectivesMpi, PerIterationTimingReportsPercentilesOfSingleCalls) {
+  const fs::path results = dir / "C.json";
+  const Output o = sh(fmt::format("{} {} run --device cpu --suite collectives -a op=all_reduce,alltoallv -a timing=per_iter "
+                                  "-a size=8,64k --min-time 0.02 --warmup 0.005 --out {}",
+                                  mpirun(2), GPUBENCH_BINARY, results.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto doc = nlohmann::json::parse(slurp(results));
+  int ok = 0;
+  for (const auto& b : doc["benchmarks"]) {
+    const auto& g = b["gpubench"];
+    ASSERT_EQ(g["status"], "ok") << g.dump();
+    ++ok;
+    EXPECT_EQ(g["verification"]["wrong"], 0);
+    const auto& m = g["metrics"];
+    const double p50 = m["time_p50_us"].get<double>(), p90 = m["time_p90_us"].get<double>();
+    const double p99 = m["time_p99_us"].get<double>(), slowest = m["time_slowest_call_us"].get<double>();
+    EXPECT_GT(p50, 0);
+    EXPECT_LE(p50, p90);
+    EXPECT_LE(p90, p99);
+    EXPECT_LE(p99, slowest);
+    EXPECT_EQ(g["measurement"]["runs_per_sample"], 1);
+    EXPECT_EQ(g["measurement"]["per_iteration"]["rank_p99_s"].size(), 2u);
+    EXPECT_EQ(g["collective"]["timing"], "per_iter");
+  }
+  EXPECT_EQ(ok, 4);
+}
+
+// alltoallv's uneven blocks and moe_dispatch's round trip, checked exactly on 3 ranks (an odd
+// count, so no block is a power-of-two share) in a 16-, an 8- and a 32-bit type.
+TEST_F(CollectivesMpi, UnevenExchangesAreCheckedExactly) {
+  const fs::path results = dir / "M.json";
+  const Output o = sh(fmt::format("{} {} run --device cpu --suite collectives -a op=alltoallv,moe_dispatch "
+                                  "-a dtype=bf16,fp8_e4m3,int32 -a size=4096,1M --min-time 0.01 --warmup 0.005 --out {}",
+                                  mpirun(3), GPUBENCH_BINARY, results.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto doc = nlohmann::json::parse(slurp(results));
+  std::map<std::string, int> ok;
+  for (const auto& b : doc["benchmarks"]) {
+    const auto& g = b["gpubench"];
+    ASSERT_EQ(g["status"], "ok") << g.dump();
+    EXPECT_EQ(g["verification"]["wrong"], 0);
+    const auto& x = g["collective"]["exchange"];
+    const std::string op = g["axes"]["op"];
+    ++ok[op];
+    ASSERT_EQ(x["received_elements"].size(), 3u);
+    std::int64_t received = 0;
+    for (const auto& r : x["received_elements"]) received += r.get<std::int64_t>();
+    const std::int64_t elements = g["axes"]["size"].get<std::int64_t>() / (g["axes"]["dtype"] == "bf16" ? 2 : g["axes"]["dtype"] == "int32" ? 4 : 1);
+    EXPECT_EQ(received, 3 * elements) << op;  // everything sent arrives somewhere
+    // Every element of every rank checked: what it received (alltoallv), and what it received
+    // plus its own tokens back in place (moe_dispatch).
+    EXPECT_EQ(g["verification"]["checked"], op == "alltoallv" ? received : received + 3 * elements) << op;
+    EXPECT_GT(g["metrics"]["busbw_gbps"].get<double>(), 0);
+  }
+  EXPECT_EQ(ok["alltoallv"], 6);
+  EXPECT_EQ(ok["moe_dispatch"], 6);
+}
+
+// The contract's moe_dispatch run on the default sizes.
+TEST_F(CollectivesMpi, MoeDispatchRunsVerifiedAtTheDefaultSizes) {
+  const fs::path results = dir / "M.json";
+  const Output o = sh(fmt::format("{} {} run --device cpu --suite collectives -a op=moe_dispatch --min-time 0.01 "
+                                  "--warmup 0.005 --out {}",
+                                  mpirun(2), GPUBENCH_BINARY, results.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto doc = nlohmann::json::parse(slurp(results));
+  ASSERT_FALSE(doc["benchmarks"].empty());
+  for (const auto& b : doc["benchmarks"]) {
+    const auto& g = b["gpubench"];
+    ASSERT_EQ(g["status"], "ok") << g.dump();
+    EXPECT_TRUE(g["verification"]["passed"].get<bool>());
+    EXPECT_EQ(g["verification"]["wrong"], 0);
+    EXPECT_GE(g["collective"]["exchange"]["tokens_per_rank"].get<int>(), 1);
+  }
 }
 
 TEST_F(CollectivesMpi, ARankThatDoesNotArriveEndsTheRunNamingIt) {

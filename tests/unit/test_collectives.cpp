@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,6 +16,7 @@
 #include "bench/suites/collectives/collectives.hpp"
 #include "bench/suites/collectives/progress.hpp"
 #include "fake_suite.hpp"
+#include "kernels/common/rows.hpp"
 #include "test_util.hpp"
 
 namespace gpubench::suites::collectives {
@@ -33,12 +35,12 @@ TEST(CollectivesOps, BusFactorsAreNcclTests) {
     EXPECT_DOUBLE_EQ(reduce_op().bus_factor(n), 1.0);
     EXPECT_DOUBLE_EQ(sendrecv_op().bus_factor(n), 1.0);
   }
-  EXPECT_EQ(operations().size(), 7u);
+  EXPECT_EQ(operations().size(), 9u);
 }
 
 TEST(CollectivesOps, CountRounding) {
   // 10 elements on 4 ranks.
-  auto counts = [](const Operation& op) { return op.counts(10, 4); };
+  auto counts = [](const Operation& op) { return op.counts(CountArgs{10, 4, 0}); };
   Counts c = counts(all_reduce_op());
   EXPECT_EQ(c.send, 10);
   EXPECT_EQ(c.recv, 10);
@@ -68,11 +70,11 @@ TEST(CollectivesOps, CountRounding) {
 }
 
 TEST(CollectivesOps, SizesThatGiveNoElementAreUnsupported) {
-  EXPECT_TRUE(size_unsupported(all_gather_op(), 8, Dtype::F32, 4).has_value());  // 2 elements, 4 ranks
-  EXPECT_FALSE(size_unsupported(all_gather_op(), 16, Dtype::F32, 4).has_value());
-  EXPECT_FALSE(size_unsupported(all_reduce_op(), 8, Dtype::F32, 4).has_value());
-  EXPECT_TRUE(size_unsupported(all_reduce_op(), 6, Dtype::F32, 1).has_value());  // not whole elements
-  EXPECT_FALSE(size_unsupported(all_reduce_op(), 6, Dtype::F16, 1).has_value());
+  EXPECT_TRUE(size_unsupported(all_gather_op(), 8, Dtype::F32, 4, 0).has_value());  // 2 elements, 4 ranks
+  EXPECT_FALSE(size_unsupported(all_gather_op(), 16, Dtype::F32, 4, 0).has_value());
+  EXPECT_FALSE(size_unsupported(all_reduce_op(), 8, Dtype::F32, 4, 0).has_value());
+  EXPECT_TRUE(size_unsupported(all_reduce_op(), 6, Dtype::F32, 1, 0).has_value());  // not whole elements
+  EXPECT_FALSE(size_unsupported(all_reduce_op(), 6, Dtype::F16, 1, 0).has_value());
 }
 
 TEST(CollectivesExact, Fp8RoundTripsItsExactIntegers) {
@@ -86,6 +88,52 @@ TEST(CollectivesExact, Fp8RoundTripsItsExactIntegers) {
 
 // A naive collective over typed buffers: what each rank's receive buffer holds after `op`,
 // reducing in rank order and rounding to the type after every step (as a chain would).
+// alltoallv and moe_dispatch as a transport runs them: blocks copied by the count matrix, and
+// for moe_dispatch the pack, the two exchanges and the unpack (kernels/common/rows.hpp).
+std::vector<std::vector<unsigned char>> simulate_exchange(const CaseConfig& c,
+                                                          const std::vector<std::vector<unsigned char>>& in) {
+  const Exchange& x = *c.counts.exchange;
+  const int n = x.ranks;
+  const std::size_t e = static_cast<std::size_t>(info(c.input.dtype).bytes);
+  using Buffers = std::vector<std::vector<unsigned char>>;
+  // One all-to-all-v: forward from the send layout to the receive layout, or back.
+  auto exchange = [&](const Buffers& from, Buffers& to, bool forward) {
+    for (int s = 0; s < n; ++s) {
+      for (int d = 0; d < n; ++d) {
+        const auto k = static_cast<std::size_t>(s * n + d);
+        const auto count = static_cast<std::size_t>(x.count[k]) * e;
+        const auto send_at = static_cast<std::size_t>(x.send_displ[k]) * e;
+        const auto recv_at = static_cast<std::size_t>(x.recv_displ[static_cast<std::size_t>(d * n + s)]) * e;
+        if (forward) {
+          std::memcpy(to[static_cast<std::size_t>(d)].data() + recv_at, from[static_cast<std::size_t>(s)].data() + send_at, count);
+        } else {
+          std::memcpy(to[static_cast<std::size_t>(s)].data() + send_at, from[static_cast<std::size_t>(d)].data() + recv_at, count);
+        }
+      }
+    }
+  };
+  Buffers out(static_cast<std::size_t>(n), std::vector<unsigned char>(static_cast<std::size_t>(c.counts.recv) * e));
+  if (x.tokens == 0) {
+    exchange(in, out, true);
+    return out;
+  }
+  const std::size_t row = static_cast<std::size_t>(x.hidden) * e;
+  Buffers packed(static_cast<std::size_t>(n), std::vector<unsigned char>(static_cast<std::size_t>(x.tokens) * row));
+  Buffers back = packed;
+  for (int r = 0; r < n; ++r) {
+    kernels::gather_rows(packed[static_cast<std::size_t>(r)].data(), in[static_cast<std::size_t>(r)].data(),
+                         x.packed.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(x.tokens), x.tokens, row);
+  }
+  exchange(packed, out, true);
+  exchange(out, back, false);
+  for (int r = 0; r < n; ++r) {
+    kernels::scatter_rows(out[static_cast<std::size_t>(r)].data() + static_cast<std::size_t>(x.max_received()) * e,
+                          back[static_cast<std::size_t>(r)].data(),
+                          x.packed.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(x.tokens), x.tokens, row);
+  }
+  return out;
+}
+
 std::vector<std::vector<unsigned char>> simulate(const CaseConfig& c,
                                                  const std::vector<std::vector<unsigned char>>& in) {
   const int n = c.input.ranks;
@@ -118,6 +166,7 @@ std::vector<std::vector<unsigned char>> simulate(const CaseConfig& c,
     if (c.input.redop == RedOp::Avg) acc = info(t).is_float ? round_to(t, acc / n) : std::floor(acc / n);
     return acc;
   };
+  if (c.counts.exchange) return simulate_exchange(c, in);
   const std::int64_t per = c.counts.param;
   for (int r = 0; r < n; ++r) {
     const std::string& op = c.op->name;
@@ -145,7 +194,7 @@ TEST(CollectivesExact, EveryOperationTypeAndReductionChecksExactly) {
           c.op = op;
           c.input = {d.type, *parse_redop(redop), op->reduces, n};
           c.root = op->rooted ? n - 1 : 0;
-          c.counts = op->counts(48, n);
+          c.counts = op->counts(CountArgs{48, n, 4});
           std::vector<std::vector<unsigned char>> in;
           for (int r = 0; r < n; ++r) {
             in.emplace_back(static_cast<std::size_t>(c.counts.send * d.bytes));
@@ -161,11 +210,14 @@ TEST(CollectivesExact, EveryOperationTypeAndReductionChecksExactly) {
           for (int r = 0; r < n; ++r) {
             const Check chk = check_output(c, r, out[static_cast<std::size_t>(r)].data());
             EXPECT_EQ(chk.wrong, 0) << what << ": " << chk.first;
-            EXPECT_EQ(chk.checked, op->name == "reduce" && r != c.root ? 0 : c.counts.recv) << what;
+            std::int64_t defined = op->name == "reduce" && r != c.root ? 0 : c.counts.recv;
+            if (const Exchange* x = c.counts.exchange.get()) defined = x->received(r) + (x->tokens > 0 ? c.counts.send : 0);
+            EXPECT_EQ(chk.checked, defined) << what;
           }
-          // One corrupted element on the last rank is one wrong element.
+          // One corrupted element on the last rank is one wrong element (one the rank receives).
           const int r = n - 1;
-          const std::int64_t j = c.counts.recv / 2;
+          std::int64_t j = c.counts.recv / 2;
+          while (j > 0 && !op->expected(c.input, c.counts, r, c.root, j)) --j;
           const double v = load_element(d.type, out[static_cast<std::size_t>(r)].data(), j);
           store_element(d.type, out[static_cast<std::size_t>(r)].data(), j, v == 1 ? 2 : 1);
           if (op->name != "reduce" || r == c.root) {
@@ -461,7 +513,8 @@ class PreemptedTransport final : public suites::collectives::Transport {
 
 class PreemptedSuite final : public Suite {
  public:
-  explicit PreemptedSuite(SamplingPolicy policy) : policy_(policy) {}
+  explicit PreemptedSuite(SamplingPolicy policy, bool per_iteration = false)
+      : policy_(policy), per_iteration_(per_iteration) {}
   std::string name() const override { return "fakecoll"; }
   std::string description() const override { return "all_reduce over a fake transport"; }
   std::vector<AxisSpec> axes() const override { return {{"size", AxisKind::Int, "bytes", {}, 1}}; }
@@ -473,16 +526,18 @@ class PreemptedSuite final : public Suite {
     c.op = &co::all_reduce_op();
     c.input = {co::Dtype::F32, co::RedOp::Sum, true, 2};
     c.size_bytes = point.integer("size");
-    c.counts = c.op->counts(c.size_bytes / 4, 2);
+    c.counts = c.op->counts(co::CountArgs{c.size_bytes / 4, 2, 0});
+    c.per_iteration = per_iteration_;
     return co::make_case(c, std::make_unique<PreemptedTransport>(policy_));
   }
 
  private:
   SamplingPolicy policy_;
+  bool per_iteration_;
 };
 
-nlohmann::ordered_json run_preempted(const SamplingPolicy& policy, ScriptedTeam& team) {
-  PreemptedSuite suite(policy);
+nlohmann::ordered_json run_preempted(const SamplingPolicy& policy, ScriptedTeam& team, bool per_iteration = false) {
+  PreemptedSuite suite(policy, per_iteration);
   const std::filesystem::path file =
       std::filesystem::temp_directory_path() / ("gpubench-preempted-" + std::to_string(::getpid()) + ".json");
   PlanRequest r;
@@ -543,5 +598,163 @@ TEST(CollectivesHeadline, TheDefaultPolicyStaysTheMeanOfBackToBackCalls) {
   EXPECT_GT(g["metrics"]["time_us"].get<double>(), 10.0);  // the preemptions are in it
 }
 
+
+// timing=per_iter (issue 31): every call a sample of its own after a barrier; the percentiles
+// of single calls, the slowest rank's. On the fake clock a call takes 1 us except every 300th
+// (3 ms); "rank 1" reports 3x: p50 and p99 3 us (1 call in 300 is under 1%), slowest 9 ms.
+TEST(CollectivesHeadline, PerIterationTimesEveryCallAloneWithPercentiles) {
+  ScriptedTeam team;
+  const auto b = run_preempted(SamplingPolicy{}, team, /*per_iteration=*/true);
+  const auto& g = b["gpubench"];
+  ASSERT_EQ(g["status"], "ok") << g.dump();
+  const auto& meas = g["measurement"];
+  EXPECT_EQ(meas["runs_per_sample"], 1);
+  EXPECT_EQ(meas["runs"], meas["samples"]);
+  EXPECT_EQ(meas["headline"]["statistic"], "median");
+  EXPECT_EQ(meas["headline"]["per_iteration"], true);
+  EXPECT_EQ(static_cast<std::int64_t>(team.barriers.size()), meas["samples"].get<std::int64_t>());
+  const auto& it = meas["per_iteration"];
+  EXPECT_NEAR(it["p50_s"].get<double>(), 3e-6, 1e-12);
+  EXPECT_NEAR(it["p99_s"].get<double>(), 3e-6, 1e-12);
+  EXPECT_NEAR(it["max_s"].get<double>(), 9e-3, 1e-9);
+  ASSERT_EQ(it["rank_p50_s"].size(), 2u);
+  EXPECT_NEAR(it["rank_p50_s"][0].get<double>(), 1e-6, 1e-12);
+  const auto& m = g["metrics"];
+  EXPECT_NEAR(m["time_p50_us"].get<double>(), 3.0, 1e-6);
+  EXPECT_NEAR(m["time_p90_us"].get<double>(), 3.0, 1e-6);
+  EXPECT_NEAR(m["time_p99_us"].get<double>(), 3.0, 1e-6);
+  EXPECT_NEAR(m["time_slowest_call_us"].get<double>(), 9000.0, 1e-3);
+  EXPECT_NEAR(m["time_us"].get<double>(), 2.0, 1e-6);  // the mean over ranks of their medians
+  EXPECT_NEAR(m["busbw_at_p50_gbps"].get<double>(), 64 / 3e-6 / 1e9, 1e-6);  // all_reduce, n=2: factor 2(n-1)/n = 1
+  EXPECT_EQ(g["collective"]["timing"], "per_iter");
+}
+
 }  // namespace
 }  // namespace gpubench
+
+namespace gpubench::suites::collectives {
+namespace {
+
+TEST(CollectivesExchange, DisplacementsAndSourcesOfAHandMatrix) {
+  // 3 ranks; rank 0 sends 1, 2, 3 elements to ranks 0, 1, 2; rank 1 sends 0, 4, 1; rank 2 sends 2, 0, 5.
+  const Exchange e = make_exchange(3, {1, 2, 3, 0, 4, 1, 2, 0, 5});
+  EXPECT_EQ(e.sent(0), 6);
+  EXPECT_EQ(e.received(0), 3);
+  EXPECT_EQ(e.received(2), 9);
+  EXPECT_EQ(e.max_sent(), 7);
+  EXPECT_EQ(e.max_received(), 9);
+  EXPECT_EQ(e.send_displ[0 * 3 + 2], 3);  // rank 0's block for rank 2 follows its 1 + 2
+  EXPECT_EQ(e.recv_displ[2 * 3 + 1], 3);  // rank 2 receives rank 0's 3, then rank 1's
+  EXPECT_EQ(e.recv_displ[2 * 3 + 2], 4);
+  // Rank 2's receive buffer: [0:3) from rank 0 (its elements 3..5), [3:4) from rank 1 (its
+  // element 6), [4:9) from itself (its elements 2..6).
+  EXPECT_EQ(e.source_of(2, 0), std::make_pair(0, std::int64_t{3}));
+  EXPECT_EQ(e.source_of(2, 3), std::make_pair(1, std::int64_t{4}));
+  EXPECT_EQ(e.source_of(2, 8), std::make_pair(2, std::int64_t{6}));
+  EXPECT_FALSE(e.source_of(0, 3).has_value());  // past rank 0's total
+  EXPECT_THROW(make_exchange(2, {1, 2, 3}), std::invalid_argument);
+}
+
+TEST(CollectivesExchange, UnevenCountsAreSeededUnevenAndSumExactly) {
+  for (int n : {1, 2, 3, 8, 13}) {
+    for (std::int64_t per_rank : {std::int64_t{0}, std::int64_t{1}, std::int64_t{7}, std::int64_t{1000}, std::int64_t{1} << 26}) {
+      const auto c = uneven_counts(per_rank, n, kExchangeSeed);
+      ASSERT_EQ(c.size(), static_cast<std::size_t>(n * n));
+      EXPECT_EQ(c, uneven_counts(per_rank, n, kExchangeSeed));  // seeded: the same every time
+      for (int src = 0; src < n; ++src) {
+        std::int64_t row = 0;
+        std::int64_t lo = per_rank, hi = 0;
+        for (int dst = 0; dst < n; ++dst) {
+          const std::int64_t v = c[static_cast<std::size_t>(src * n + dst)];
+          EXPECT_GE(v, 0);
+          row += v;
+          lo = std::min(lo, v);
+          hi = std::max(hi, v);
+        }
+        EXPECT_EQ(row, per_rank) << "n=" << n << " rank " << src;
+        // Weights in [1, 3): blocks at most 3:1, and uneven once they are large.
+        if (per_rank >= 1000 && n > 1) {
+          EXPECT_LE(static_cast<double>(hi), 3.0 * static_cast<double>(lo) + 1) << n;
+          EXPECT_GT(hi, lo) << n;
+        }
+      }
+    }
+  }
+  // The totals received differ between ranks.
+  const Exchange e = make_exchange(8, uneven_counts(1 << 20, 8, kExchangeSeed));
+  EXPECT_NE(e.received(0), e.received(1));
+  EXPECT_NE(uneven_counts(1000, 4, kExchangeSeed), uneven_counts(1000, 4, kExchangeSeed + 1));
+}
+
+TEST(CollectivesExchange, MoeRoutingPacksEveryTokenOnceByDestination) {
+  const int n = 4;
+  const std::int64_t tokens = 1000, hidden = 3;
+  const Exchange e = moe_exchange(tokens, hidden, n, kExchangeSeed);
+  EXPECT_EQ(e.tokens, tokens);
+  EXPECT_EQ(e.hidden, hidden);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(e.sent(r), tokens * hidden);
+    std::vector<bool> seen(static_cast<std::size_t>(tokens), false);
+    int last_dest = 0;
+    std::int64_t last_token = -1;
+    for (std::int64_t p = 0; p < tokens; ++p) {
+      const std::int64_t t = e.packed[static_cast<std::size_t>(r * tokens + p)];
+      ASSERT_GE(t, 0);
+      ASSERT_LT(t, tokens);
+      EXPECT_FALSE(seen[static_cast<std::size_t>(t)]);
+      seen[static_cast<std::size_t>(t)] = true;
+      const int d = e.dest[static_cast<std::size_t>(r * tokens + t)];
+      EXPECT_EQ(d, moe_route(kExchangeSeed, r, t, n));
+      // Grouped by destination, in token order within a group, at the group's displacement.
+      EXPECT_GE(d, last_dest);
+      if (d == last_dest) {
+        EXPECT_GT(t, last_token);
+      }
+      EXPECT_GE(p * hidden, e.send_displ[static_cast<std::size_t>(r * n + d)]);
+      EXPECT_LT(p * hidden, e.send_displ[static_cast<std::size_t>(r * n + d)] + e.count[static_cast<std::size_t>(r * n + d)]);
+      last_dest = d;
+      last_token = t;
+    }
+    // A uniform router: every rank gets about a quarter of the tokens (1000/4 = 250, sd ~14).
+    for (int d = 0; d < n; ++d) {
+      const std::int64_t got = e.count[static_cast<std::size_t>(r * n + d)] / hidden;
+      EXPECT_GT(got, 180) << r << "->" << d;
+      EXPECT_LT(got, 320) << r << "->" << d;
+    }
+  }
+  // The counts and the bus bytes: two exchanges of the busiest rank's max(sent, received).
+  const Counts c = moe_dispatch_op().counts(CountArgs{tokens * hidden, n, hidden});
+  EXPECT_EQ(c.param, tokens);
+  EXPECT_EQ(c.send, tokens * hidden);
+  EXPECT_EQ(c.recv, c.exchange->max_received() + tokens * hidden);
+  EXPECT_EQ(c.bus_elements, 2 * std::max(c.exchange->max_sent(), c.exchange->max_received()));
+  // A size under one token is one token of the whole size.
+  const Counts small = moe_dispatch_op().counts(CountArgs{2, n, 4096});
+  EXPECT_EQ(small.param, 1);
+  EXPECT_EQ(small.exchange->hidden, 2);
+  EXPECT_TRUE(size_unsupported(moe_dispatch_op(), (kMaxMoeTokens + 1) * 4, Dtype::F32, 2, 1).has_value());
+}
+
+TEST(CollectivesExchange, AlltoallvCountsAndBusBytesAreTheBusiestRanks) {
+  const Counts c = alltoallv_op().counts(CountArgs{1000, 4, 0});
+  ASSERT_TRUE(c.exchange);
+  EXPECT_EQ(c.send, 1000);  // every rank sends the whole size
+  EXPECT_EQ(c.recv, c.exchange->max_received());
+  EXPECT_EQ(c.bus_elements, std::max<std::int64_t>(1000, c.exchange->max_received()));
+  EXPECT_EQ(c.param, 250);
+  EXPECT_DOUBLE_EQ(alltoallv_op().bus_factor(4), 0.75);
+  EXPECT_TRUE(size_unsupported(alltoallv_op(), 12, Dtype::F32, 4, 0).has_value());  // 3 elements on 4 ranks
+}
+
+TEST(RowPermutations, ScatterUndoesGather) {
+  const std::vector<std::int64_t> index = {2, 0, 3, 1};
+  const std::vector<char> src = {'a', 'A', 'b', 'B', 'c', 'C', 'd', 'D'};  // rows of 2 bytes
+  std::vector<char> packed(8), back(8);
+  kernels::gather_rows(packed.data(), src.data(), index.data(), 4, 2);
+  EXPECT_EQ(std::string(packed.begin(), packed.end()), "cCaAdDbB");
+  kernels::scatter_rows(back.data(), packed.data(), index.data(), 4, 2);
+  EXPECT_EQ(back, src);
+}
+
+}  // namespace
+}  // namespace gpubench::suites::collectives

@@ -27,6 +27,26 @@ TEST(Stats, Summary) {
   EXPECT_DOUBLE_EQ(summarize({1.0, 2.0, 3.0}).median, 2.0);
 }
 
+// numpy.percentile's default ("linear"): rank (n - 1) p / 100, interpolated. By hand for
+// [1, 2, 3, 4]: p50 at rank 1.5 = 2.5; p90 at 2.7 = 3.7; p99 at 2.97 = 3.97; p0 = 1; p100 = 4.
+TEST(Stats, PercentilesInterpolateBetweenRanks) {
+  const std::vector<double> v = {1, 2, 3, 4};
+  EXPECT_DOUBLE_EQ(percentile_of_sorted(v, 50), 2.5);
+  EXPECT_NEAR(percentile_of_sorted(v, 90), 3.7, 1e-12);
+  EXPECT_NEAR(percentile_of_sorted(v, 99), 3.97, 1e-12);
+  EXPECT_DOUBLE_EQ(percentile_of_sorted(v, 0), 1);
+  EXPECT_DOUBLE_EQ(percentile_of_sorted(v, 100), 4);
+  EXPECT_DOUBLE_EQ(percentile_of_sorted({7}, 99), 7);
+  EXPECT_DOUBLE_EQ(percentile_of_sorted({}, 99), 0);
+  // 1000 samples 1..1000: p99 at rank 989.01, 990.01.
+  std::vector<double> many(1000);
+  for (std::size_t i = 0; i < many.size(); ++i) many[i] = static_cast<double>(i + 1);
+  EXPECT_NEAR(percentile_of_sorted(many, 99), 990.01, 1e-9);
+  const SampleStats s = summarize({4.0, 1.0, 3.0, 2.0});  // summarize sorts first
+  EXPECT_NEAR(s.p90, 3.7, 1e-12);
+  EXPECT_NEAR(s.p99, 3.97, 1e-12);
+}
+
 TEST(MeasurePlan, BatchesLastBatchTimeAndFillMinTime) {
   MeasureOptions o;
   o.batch_s = 0.002;
@@ -42,6 +62,16 @@ TEST(MeasurePlan, BatchesLastBatchTimeAndFillMinTime) {
   p = plan_samples(1e-6, o);
   EXPECT_EQ(p.runs_per_sample, 1);
   EXPECT_EQ(p.samples, 100000);  // capped
+  // Per-iteration timing: one run per sample, however short, and samples fill min_time.
+  o.cold = false;
+  o.one_run_per_sample = true;
+  p = plan_samples(1e-5, o);
+  EXPECT_EQ(p.runs_per_sample, 1);
+  EXPECT_EQ(p.samples, 50000);
+  SamplingPolicy per_iter;
+  per_iter.per_iteration = true;
+  EXPECT_TRUE(with_policy(MeasureOptions{}, per_iter).one_run_per_sample);
+  EXPECT_FALSE(with_policy(MeasureOptions{}, SamplingPolicy{}).one_run_per_sample);
 }
 
 // A case on a fake clock: run i takes run_s(i) seconds of it; flush_cache calls on_flush (a real

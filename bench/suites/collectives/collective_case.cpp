@@ -12,9 +12,9 @@
 
 namespace gpubench::suites::collectives {
 
-Counts whole_buffer_counts(std::int64_t elements, int /*ranks*/) {
+Counts whole_buffer_counts(const CountArgs& a) {
   Counts c;
-  c.send = c.recv = c.param = c.bus_elements = elements;
+  c.send = c.recv = c.param = c.bus_elements = a.elements;
   return c;
 }
 
@@ -23,7 +23,7 @@ std::pair<std::int64_t, std::int64_t> same_place(const Counts& /*c*/, std::int64
 const std::vector<const Operation*>& operations() {
   static const std::vector<const Operation*> all = {&all_reduce_op(), &all_gather_op(), &reduce_scatter_op(),
                                                     &broadcast_op(),  &reduce_op(),     &alltoall_op(),
-                                                    &sendrecv_op()};
+                                                    &sendrecv_op(),   &alltoallv_op(),  &moe_dispatch_op()};
   return all;
 }
 
@@ -45,12 +45,21 @@ double collective_timeout_s() {
   return 300;
 }
 
-std::optional<std::string> size_unsupported(const Operation& op, std::int64_t size_bytes, Dtype t, int ranks) {
+Counts counts_for(const Operation& op, std::int64_t size_bytes, Dtype t, int ranks, std::int64_t hidden) {
+  return op.counts(CountArgs{size_bytes / info(t).bytes, ranks, hidden});
+}
+
+std::optional<std::string> size_unsupported(const Operation& op, std::int64_t size_bytes, Dtype t, int ranks,
+                                            std::int64_t hidden) {
   const int bytes = info(t).bytes;
   if (size_bytes % bytes != 0) {
     return fmt::format("size {} is not a whole number of {} elements ({} bytes)", size_bytes, info(t).name, bytes);
   }
-  const Counts c = op.counts(size_bytes / bytes, ranks);
+  const Counts c = counts_for(op, size_bytes, t, ranks, hidden);
+  if (&op == &moe_dispatch_op() && c.param > kMaxMoeTokens) {
+    return fmt::format("moe_dispatch of {} bytes: more than {} tokens of {} elements per rank (raise hidden)",
+                       size_bytes, kMaxMoeTokens, hidden);
+  }
   if (c.param <= 0) {
     return fmt::format("{} of {} bytes on {} ranks gives each rank no {} element", op.name, size_bytes, ranks,
                        info(t).name);
@@ -125,7 +134,18 @@ class CollectiveCase final : public Case {
   std::unique_ptr<Timer> make_timer() override { return transport_->make_timer(); }
   void flush_cache() override { transport_->flush_cache(); }
   void synchronize() override { transport_->synchronize(); }
-  SamplingPolicy sampling() const override { return transport_->sampling(); }
+  // timing=per_iter: every call timed alone, the ranks aligned by a barrier before each (as
+  // OSU's osu_* latency tests and nccl-tests -I), the median call as the headline.
+  SamplingPolicy sampling() const override {
+    SamplingPolicy p = transport_->sampling();
+    if (config_.per_iteration) {
+      p.per_iteration = true;
+      p.headline = SamplingPolicy::Headline::Median;
+      p.barrier = true;
+      p.window_s = 0;
+    }
+    return p;
+  }
 
   void annotate(nlohmann::ordered_json& g, double seconds_per_run) const override {
     const int n = transport_->ranks();
@@ -158,6 +178,17 @@ class CollectiveCase final : public Case {
         m["time_mean_us"] = meas["mean_s"].get<double>() * 1e6;
       }
     }
+    // Per-iteration timing: the percentiles of single calls (the slowest rank's), and the
+    // bus bandwidth at the median call.
+    if (meas.contains("per_iteration")) {
+      const nlohmann::ordered_json& it = meas["per_iteration"];
+      for (const char* p : {"p50", "p90", "p99"}) {
+        m[fmt::format("time_{}_us", p)] = it[fmt::format("{}_s", p)].get<double>() * 1e6;
+      }
+      m["time_slowest_call_us"] = it["max_s"].get<double>() * 1e6;
+      const double p50 = it["p50_s"].get<double>();
+      m["busbw_at_p50_gbps"] = p50 > 0 ? bytes / p50 / 1e9 * factor : 0.0;
+    }
     if (g.contains("verification") && g["verification"].contains("wrong"))
       m["wrong_elements"] = g["verification"]["wrong"];
     g["collective"] = {{"operation", config_.op->name},
@@ -172,7 +203,26 @@ class CollectiveCase final : public Case {
                        {"bytes", bytes},
                        {"in_place", config_.in_place},
                        {"root", config_.root},
-                       {"graph", config_.graph}};
+                       {"graph", config_.graph},
+                       {"timing", config_.per_iteration ? "per_iter" : "batch"}};
+    if (const Exchange* e = config_.counts.exchange.get()) {
+      nlohmann::ordered_json x{{"distribution", e->tokens > 0 ? "top-1 router, each token to a rank drawn uniformly"
+                                                              : "each rank's size split by weights 1 + 2u (u uniform)"},
+                               {"seed", kExchangeSeed}};
+      std::vector<std::int64_t> sent, received;
+      for (int r = 0; r < e->ranks; ++r) {
+        sent.push_back(e->sent(r));
+        received.push_back(e->received(r));
+      }
+      x["sent_elements"] = sent;
+      x["received_elements"] = received;
+      if (e->ranks <= 16) x["count_matrix"] = e->count;  // [src * ranks + dst]
+      if (e->tokens > 0) {
+        x["tokens_per_rank"] = e->tokens;
+        x["hidden"] = e->hidden;
+      }
+      g["collective"]["exchange"] = std::move(x);
+    }
   }
 
  private:

@@ -58,13 +58,62 @@ double reduced_value(const InputSpec& spec, std::int64_t i);
 // may differ by two steps of the type.
 bool matches(const InputSpec& spec, double got, double expected);
 
+// ---- uneven exchanges (exchange.cpp): alltoallv and moe_dispatch ----
+// Who sends how many elements to whom in one all-to-all-v, with MPI_Alltoallv's displacements:
+// each rank's send buffer holds its blocks packed in destination order, each receive buffer
+// the blocks it gets packed in source order.
+struct Exchange {
+  int ranks = 0;
+  std::vector<std::int64_t> count;       // [src * ranks + dst]: elements src sends dst
+  std::vector<std::int64_t> send_displ;  // [src * ranks + dst]: where src's block for dst starts
+  std::vector<std::int64_t> recv_displ;  // [dst * ranks + src]: where dst's block from src starts
+  std::int64_t sent(int src) const;
+  std::int64_t received(int dst) const;
+  std::int64_t max_sent() const;
+  std::int64_t max_received() const;
+  // Receive element `j` of `dst`: the rank that sent it and its index in that rank's send
+  // buffer; nullopt past what `dst` receives.
+  std::optional<std::pair<int, std::int64_t>> source_of(int dst, std::int64_t j) const;
+
+  // moe_dispatch only: every rank holds `tokens` tokens of `hidden` elements. Token t of rank
+  // r goes to rank dest[r * tokens + t]; packed[r * tokens + p] is the token at position p of
+  // r's send buffer (its tokens grouped by destination, in token order within a group).
+  std::int64_t tokens = 0, hidden = 0;
+  std::vector<int> dest;
+  std::vector<std::int64_t> packed;
+};
+// The displacements of `count` ([src * ranks + dst]).
+Exchange make_exchange(int ranks, std::vector<std::int64_t> count);
+// alltoallv's counts: each rank splits `per_rank` elements over every rank (itself included) in
+// proportion to weights 1 + 2u, u uniform in [0, 1) from kernels/common/random.hpp's counter
+// generator (seed, index src * ranks + dst); largest-remainder rounding (ties to the lower
+// rank) makes every row sum to exactly `per_rank`. So the blocks differ up to 3:1 and the
+// totals received differ between ranks, as an uneven exchange's do.
+std::vector<std::int64_t> uneven_counts(std::int64_t per_rank, int ranks, std::uint64_t seed);
+// moe_dispatch's router: top-1, every token to a rank drawn uniformly (counter generator over
+// seed, rank and token), as a balanced router's expectation; the draw makes the blocks uneven.
+int moe_route(std::uint64_t seed, int rank, std::int64_t token, int ranks);
+Exchange moe_exchange(std::int64_t tokens, std::int64_t hidden, int ranks, std::uint64_t seed);
+constexpr std::uint64_t kExchangeSeed = 31;
+// moe_dispatch's routing table is held in memory for the check: at most this many tokens a rank.
+constexpr std::int64_t kMaxMoeTokens = std::int64_t{1} << 22;
+
 // ---- operations (one file each) ----
 // Counts of one collective call from the size axis (bytes per rank, as nccl-tests' -b/-e).
 struct Counts {
-  std::int64_t send = 0;          // elements in each rank's send buffer
-  std::int64_t recv = 0;          // elements in each rank's receive buffer
+  std::int64_t send = 0;          // elements in each rank's send buffer (the largest, when uneven)
+  std::int64_t recv = 0;          // elements in each rank's receive buffer (the largest, when uneven)
   std::int64_t param = 0;         // the count argument of the call (per-rank block for the gathers/scatters)
   std::int64_t bus_elements = 0;  // elements algbw counts (nccl-tests' "size"): max(send, recv)
+  std::shared_ptr<const Exchange> exchange;  // alltoallv, moe_dispatch: who sends what to whom
+};
+
+// What the counts of one call depend on besides the size: the rank count, and the elements of
+// one token (moe_dispatch).
+struct CountArgs {
+  std::int64_t elements = 0;  // the size axis in elements
+  int ranks = 1;
+  std::int64_t hidden = 0;
 };
 
 struct Operation {
@@ -74,7 +123,7 @@ struct Operation {
   bool in_place;  // has an in-place form
   std::string bus_factor_formula;
   std::function<double(int ranks)> bus_factor;
-  std::function<Counts(std::int64_t elements, int ranks)> counts;
+  std::function<Counts(const CountArgs&)> counts;
   // The answer at receive element `j` on `rank`, or nullopt where the operation defines none
   // (reduce on ranks other than the root).
   std::function<std::optional<double>(const InputSpec&, const Counts&, int rank, int root, std::int64_t j)> expected;
@@ -84,7 +133,7 @@ struct Operation {
 };
 // Shared by the operations: every count is the whole buffer (all_reduce, broadcast, reduce,
 // sendrecv), and an in-place result lies where the input was (offsets 0, 0).
-Counts whole_buffer_counts(std::int64_t elements, int ranks);
+Counts whole_buffer_counts(const CountArgs& a);
 std::pair<std::int64_t, std::int64_t> same_place(const Counts& c, std::int64_t rank);
 
 const std::vector<const Operation*>& operations();
@@ -97,6 +146,8 @@ const Operation& broadcast_op();
 const Operation& reduce_op();
 const Operation& alltoall_op();
 const Operation& sendrecv_op();
+const Operation& alltoallv_op();
+const Operation& moe_dispatch_op();
 
 // ---- one case's configuration, and its checks (collective_case.cpp) ----
 struct CaseConfig {
@@ -106,10 +157,15 @@ struct CaseConfig {
   Counts counts;
   bool in_place = false;
   int root = 0;
-  bool graph = false;  // NCCL: launch through a captured CUDA Graph
+  bool graph = false;          // NCCL: launch through a captured CUDA Graph
+  bool per_iteration = false;  // timing=per_iter: every call timed alone (SamplingPolicy)
+  std::int64_t hidden = 0;     // moe_dispatch: elements per token
 };
+// The counts of `op` for a size in bytes (a whole number of `t`).
+Counts counts_for(const Operation& op, std::int64_t size_bytes, Dtype t, int ranks, std::int64_t hidden);
 // Why `size_bytes` cannot give this operation a non-empty buffer on `ranks` ranks, or nullopt.
-std::optional<std::string> size_unsupported(const Operation& op, std::int64_t size_bytes, Dtype t, int ranks);
+std::optional<std::string> size_unsupported(const Operation& op, std::int64_t size_bytes, Dtype t, int ranks,
+                                            std::int64_t hidden);
 
 // Fills rank `rank`'s send data (`count` elements) for a case.
 void fill_input(const CaseConfig& c, int rank, void* buffer, std::int64_t count);

@@ -17,6 +17,9 @@ extern char** environ;
 namespace gpubench::suites::collectives {
 namespace {
 
+// moe_dispatch's token: 4096 elements, a Llama 3 8B hidden state (8 KiB in bf16).
+constexpr std::int64_t kDefaultHidden = 4096;
+
 // A multi-process run: every rank drives one GPU (or the host) and the communicator spans ranks.
 mpi::Session* mpi_run() {
   mpi::Session* s = mpi::active() ? mpi::session() : nullptr;
@@ -51,26 +54,33 @@ class CollectivesSuite final : public Suite {
          {},
          1024},
         {"graph", AxisKind::Int, "1: launch through a captured CUDA Graph (NCCL, one GPU per process)", {}, 0, {}, 1},
+        {"timing",
+         AxisKind::Enum,
+         "batch: mean of back-to-back calls (NCCL) or median of barrier-aligned windows (MPI); per_iter: every call "
+         "timed alone after a barrier, with p50/p90/p99/max (nccl-tests -I)",
+         {"batch", "per_iter"},
+         1},
+        {"hidden", AxisKind::Int, "elements per token of moe_dispatch (the others take the default)", {}, 1, {}, kMaxAxisBytes},
     };
   }
 
   std::vector<Preset> presets() const override {
-    const std::string all_ops = "all_reduce,all_gather,reduce_scatter,broadcast,reduce,alltoall,sendrecv";
-    auto preset = [&](std::string name, std::string dtype, std::string redop, std::string gpu_size,
+    const std::string all_ops = "all_reduce,all_gather,reduce_scatter,broadcast,reduce,alltoall,sendrecv,alltoallv";
+    auto preset = [&](std::string name, std::string ops, std::string dtype, std::string redop, std::string gpu_size,
                       std::string cpu_size, std::string inplace) {
       std::vector<std::pair<std::string, std::string>> common = {
-          {"op", all_ops}, {"dtype", dtype}, {"redop", redop}, {"inplace", inplace},
-          {"root", "0"},   {"gpus", "0"},    {"graph", "0"}};
+          {"op", ops},   {"dtype", dtype}, {"redop", redop},   {"inplace", inplace},       {"root", "0"},
+          {"gpus", "0"}, {"graph", "0"},   {"timing", "batch"}, {"hidden", std::to_string(kDefaultHidden)}};
       Preset p{std::move(name), common, common};
       p.cuda.emplace_back("size", gpu_size);
       p.cpu.emplace_back("size", cpu_size);
       return p;
     };
     return {
-        preset("quick", "fp32", "sum", "8:256M:x32", "8:256k:x8", "0"),
-        preset("standard", "fp32,fp16,bf16", "sum", "8:1G:x2", "8:16M:x2", "0,1"),
-        preset("full", "fp32,fp16,bf16,fp64,int32,fp8_e4m3,fp8_e5m2", "sum,prod,max,min,avg", "8:16G:x2", "8:64M:x2",
-               "0,1"),
+        preset("quick", all_ops, "fp32", "sum", "8:256M:x32", "8:256k:x8", "0"),
+        preset("standard", all_ops + ",moe_dispatch", "fp32,fp16,bf16", "sum", "8:1G:x2", "8:16M:x2", "0,1"),
+        preset("full", all_ops + ",moe_dispatch", "fp32,fp16,bf16,fp64,int32,fp8_e4m3,fp8_e5m2", "sum,prod,max,min,avg",
+               "8:16G:x2", "8:64M:x2", "0,1"),
     };
   }
 
@@ -79,6 +89,7 @@ class CollectivesSuite final : public Suite {
     if (op == nullptr) return false;
     if (!op->reduces && p.text("redop") != "sum") return false;
     if (!op->rooted && p.integer("root") != 0) return false;
+    if (op != &moe_dispatch_op() && p.integer("hidden") != kDefaultHidden) return false;
     if (!device.is_cuda()) return p.integer("gpus") == 0 && p.integer("graph") == 0;
     // One process driving every GPU: one case, planned on the first GPU. Under MPI every rank
     // plans on its own GPU (the run keeps only that one).
@@ -139,9 +150,9 @@ class CollectivesSuite final : public Suite {
     if (op.rooted && (p.integer("root") < 0 || p.integer("root") >= ranks)) {
       return fmt::format("root {}: the run has {} rank{}", p.integer("root"), ranks, ranks == 1 ? "" : "s");
     }
-    if (auto why = size_unsupported(op, p.integer("size"), dtype, ranks)) return why;
+    if (auto why = size_unsupported(op, p.integer("size"), dtype, ranks, p.integer("hidden"))) return why;
     if (device.is_cuda() && device.memory_bytes > 0) {
-      const Counts c = op.counts(p.integer("size") / info(dtype).bytes, ranks);
+      const Counts c = counts_for(op, p.integer("size"), dtype, ranks, p.integer("hidden"));
       const double footprint = static_cast<double>(c.send + c.recv) * info(dtype).bytes;
       if (footprint > 0.5 * static_cast<double>(device.memory_bytes)) {
         return fmt::format("{} bytes of buffers per GPU: more than half of its memory", footprint);
@@ -160,6 +171,8 @@ class CollectivesSuite final : public Suite {
     c.in_place = p.integer("inplace") != 0;
     c.root = static_cast<int>(p.integer("root"));
     c.graph = p.integer("graph") != 0;
+    c.per_iteration = p.text("timing") == "per_iter";
+    c.hidden = p.integer("hidden");
     const double timeout = collective_timeout_s();
     std::unique_ptr<Transport> t;
     if (!device.is_cuda()) {
@@ -172,7 +185,7 @@ class CollectivesSuite final : public Suite {
     }
     if (!t) throw std::logic_error("collectives: no backend for " + device.id());
     c.input.ranks = t->ranks();
-    c.counts = c.op->counts(c.size_bytes / info(c.input.dtype).bytes, c.input.ranks);
+    c.counts = counts_for(*c.op, c.size_bytes, c.input.dtype, c.input.ranks, c.hidden);
     return collectives::make_case(std::move(c), std::move(t));
   }
 

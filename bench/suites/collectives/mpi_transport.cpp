@@ -1,6 +1,7 @@
 // The MPI CPU backend: the same operations on host memory through MPI's own collectives
 // (MPI_Allreduce, MPI_Allgather, MPI_Reduce_scatter_block, MPI_Bcast, MPI_Reduce,
-// MPI_Alltoall, MPI_Sendrecv along the ring), one rank per process, timed on the host clock.
+// MPI_Alltoall, MPI_Sendrecv along the ring, MPI_Alltoallv for alltoallv and moe_dispatch's
+// two exchanges), one rank per process, timed on the host clock.
 // MPI has no 16-bit or 8-bit float types: those move as MPI_UINT16_T / MPI_UINT8_T and reduce
 // through a user-defined MPI_Op that converts each element. MPI has no average: avg is MPI_SUM
 // followed by a division of the result (inside the timed run, as NCCL divides in its kernel).
@@ -9,12 +10,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <cstring>
 #include <mutex>
 #include <thread>
 
+#include "bench/core/errors.hpp"
 #include "bench/mpi/session.hpp"
 #include "bench/suites/collectives/collectives.hpp"
+#include "kernels/common/rows.hpp"
 
 namespace gpubench::suites::collectives {
 namespace {
@@ -187,6 +191,7 @@ class MpiTransport final : public Transport {
       MPI_Op_create(user_function(c.input.dtype, c.input.redop), /*commute=*/1, &user_op_);
     }
     if (user_op_ != MPI_OP_NULL) op_ = user_op_;
+    if (c.counts.exchange) prepare_exchange(*c.counts.exchange, rank);
     if (c.in_place) {
       // One buffer. NCCL's layout for the send data, except MPI_Reduce_scatter_block in place,
       // which reads the whole buffer and writes its block at the start.
@@ -235,6 +240,11 @@ class MpiTransport final : public Transport {
     } else if (name == "sendrecv") {
       MPI_Sendrecv(send_.data(), count, type_, (rank + 1) % n, 0, recv, count, type_, (rank - 1 + n) % n, 0, comm,
                    MPI_STATUS_IGNORE);
+    } else if (name == "alltoallv") {
+      MPI_Alltoallv(send_.data(), out_.count.data(), out_.displ.data(), type_, recv, in_.count.data(),
+                    in_.displ.data(), type_, comm);
+    } else if (name == "moe_dispatch") {
+      moe_round_trip(comm);
     } else {
       throw std::logic_error("mpi backend: no " + name);
     }
@@ -275,6 +285,53 @@ class MpiTransport final : public Transport {
   static constexpr double kWindowS = 200e-6;
 
  private:
+  // MPI_Alltoallv's arguments of one side of an exchange: per-peer counts and displacements.
+  struct Side {
+    std::vector<int> count, displ;
+  };
+
+  static int as_int(std::int64_t v, const char* what) {
+    if (v > std::numeric_limits<int>::max()) {
+      throw CaseSkipped(fmt::format("MPI_Alltoallv takes int counts: {} of {} elements is too large", what, v));
+    }
+    return static_cast<int>(v);
+  }
+
+  // The dispatch's sides from this rank's row and column of the exchange; the combine runs the
+  // same exchange backwards (this rank sends back what it received, from where it received it).
+  void prepare_exchange(const Exchange& e, int rank) {
+    const int n = e.ranks;
+    out_ = Side{std::vector<int>(static_cast<std::size_t>(n)), std::vector<int>(static_cast<std::size_t>(n))};
+    in_ = out_;
+    for (int peer = 0; peer < n; ++peer) {
+      const auto k = static_cast<std::size_t>(peer);
+      out_.count[k] = as_int(e.count[static_cast<std::size_t>(rank * n + peer)], "a block");
+      out_.displ[k] = as_int(e.send_displ[static_cast<std::size_t>(rank * n + peer)], "an offset");
+      in_.count[k] = as_int(e.count[static_cast<std::size_t>(peer * n + rank)], "a block");
+      in_.displ[k] = as_int(e.recv_displ[static_cast<std::size_t>(rank * n + peer)], "an offset");
+    }
+    if (e.tokens > 0) {
+      const std::size_t bytes = static_cast<std::size_t>(e.tokens * e.hidden) * static_cast<std::size_t>(info(c_.input.dtype).bytes);
+      packed_.assign(bytes, 0);
+      returned_.assign(bytes, 0);
+    }
+  }
+
+  // moe_dispatch (op_moe_dispatch.cpp): pack by destination, dispatch, combine, unpack. The
+  // dispatched tokens stay at the start of the receive buffer; the unpacked ones follow them.
+  void moe_round_trip(MPI_Comm comm) {
+    const Exchange& e = *c_.counts.exchange;
+    const std::size_t row = static_cast<std::size_t>(e.hidden) * static_cast<std::size_t>(info(c_.input.dtype).bytes);
+    const std::int64_t* order = e.packed.data() + static_cast<std::size_t>(session_->rank()) * static_cast<std::size_t>(e.tokens);
+    kernels::gather_rows(packed_.data(), send_.data(), order, e.tokens, row);
+    MPI_Alltoallv(packed_.data(), out_.count.data(), out_.displ.data(), type_, recv_.data(), in_.count.data(),
+                  in_.displ.data(), type_, comm);
+    MPI_Alltoallv(recv_.data(), in_.count.data(), in_.displ.data(), type_, returned_.data(), out_.count.data(),
+                  out_.displ.data(), type_, comm);
+    const std::size_t dispatched = static_cast<std::size_t>(e.max_received()) * static_cast<std::size_t>(info(c_.input.dtype).bytes);
+    kernels::scatter_rows(recv_.data() + dispatched, returned_.data(), order, e.tokens, row);
+  }
+
   void divide_for_avg(void* buffer, std::int64_t count) const {
     if (c_.input.redop != RedOp::Avg) return;
     const int n = session_->size();
@@ -300,6 +357,8 @@ class MpiTransport final : public Transport {
   double timeout_s_;
   CaseConfig c_;
   std::vector<unsigned char> send_, recv_;
+  Side out_, in_;                              // alltoallv, moe_dispatch: this rank's sides of the exchange
+  std::vector<unsigned char> packed_, returned_;  // moe_dispatch: tokens grouped by destination, and back
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
   MPI_Op op_ = MPI_OP_NULL, user_op_ = MPI_OP_NULL;
   bool armed_ = false;  // the watchdog watches this transport's collectives

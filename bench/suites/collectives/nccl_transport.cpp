@@ -3,7 +3,8 @@
 //   issued for all GPUs between ncclGroupStart/ncclGroupEnd);
 // - one rank per GPU under MPI: the rank's GPU is its local rank (host-name order), rank 0
 //   creates the NCCL unique id and the MPI session broadcasts it (ncclCommInitRank).
-// Timing as nccl-tests: the host clock around a batch of calls and the wait for every stream.
+// Timing as nccl-tests: the host clock around a batch of calls and the wait for every stream;
+// with timing=per_iter, CUDA events around every single call on every GPU (the longest span).
 // Communicators under MPI are non-blocking (a rank that never joins must not hang the run), so
 // every NCCL call that may answer ncclInProgress (init, ncclGroupEnd, also inside a graph
 // capture) is followed by a wait until ncclCommGetAsyncError no longer says so (progress.hpp):
@@ -28,6 +29,7 @@
 #include "bench/suites/collectives/nccl_comm.hpp"
 #include "bench/suites/collectives/progress.hpp"
 #include "kernels/common/l2_flush.cuh"
+#include "kernels/common/rows.cuh"
 
 namespace gpubench::suites::collectives {
 namespace {
@@ -82,6 +84,10 @@ struct Local {
   void* send_ptr = nullptr;
   void* recv_ptr = nullptr;
   cudaGraphExec_t graph = nullptr;
+  // moe_dispatch: this rank's tokens grouped by destination, the tokens the combine returns,
+  // and the packing order (Exchange::packed) on the device.
+  cuda::DeviceBuffer packed, returned, order;
+  std::unique_ptr<cuda::Event> started, stopped;  // timing=per_iter
 };
 
 class NcclTransport final : public Transport {
@@ -157,6 +163,7 @@ class NcclTransport final : public Transport {
         GPUBENCH_CUDA_CHECK(cudaMemcpyAsync(l.send_ptr, host.data(), send_bytes, cudaMemcpyHostToDevice, l.stream));
         GPUBENCH_CUDA_CHECK(cudaMemsetAsync(l.recv_ptr, 0, recv_bytes, l.stream));
       }
+      if (c.counts.exchange && c.counts.exchange->tokens > 0) prepare_moe(l, *c.counts.exchange, esize);
       // On the stream the collectives run on, so ordered before them; waited for here since
       // `host` goes away (and a pageable source is not guaranteed copied at return).
       GPUBENCH_CUDA_CHECK(cudaStreamSynchronize(l.stream));
@@ -169,10 +176,7 @@ class NcclTransport final : public Transport {
       for (Local& l : locals_) GPUBENCH_CUDA_CHECK(cudaGraphLaunch(l.graph, l.stream));
       return;
     }
-    GPUBENCH_NCCL_CHECK(ncclGroupStart());
-    for (Local& l : locals_) issue(l);
-    GPUBENCH_NCCL_CHECK(ncclGroupEnd());
-    await_enqueued(c_.op->name.c_str());
+    issue_all(c_.op->name.c_str());
   }
 
   void synchronize() override {
@@ -210,7 +214,10 @@ class NcclTransport final : public Transport {
     return host;
   }
 
-  std::unique_ptr<Timer> make_timer() override { return std::make_unique<StreamsTimer>(*this); }
+  std::unique_ptr<Timer> make_timer() override {
+    if (c_.per_iteration) return std::make_unique<EventsTimer>(*this);
+    return std::make_unique<StreamsTimer>(*this);
+  }
 
   // Cold: each GPU's L2 flushed on its stream before the sample by reading twice its size, as
   // CudaCase does (bench/core/cuda_case.cpp: a read leaves only clean lines in L2, a memset would
@@ -258,6 +265,110 @@ class NcclTransport final : public Transport {
     std::chrono::steady_clock::time_point start_;
   };
 
+  // timing=per_iter: events on every GPU's stream around the call; the longest span over the
+  // GPUs this process drives (its call ends when its last GPU's does).
+  class EventsTimer final : public Timer {
+   public:
+    explicit EventsTimer(NcclTransport& t) : t_(t) {
+      for (Local& l : t_.locals_) {
+        cuda::ScopedDevice on(l.device);
+        if (!l.started) l.started = std::make_unique<cuda::Event>();
+        if (!l.stopped) l.stopped = std::make_unique<cuda::Event>();
+      }
+    }
+    void start() override {
+      for (Local& l : t_.locals_) {
+        cuda::ScopedDevice on(l.device);
+        GPUBENCH_CUDA_CHECK(cudaEventRecord(l.started->get(), l.stream));
+      }
+    }
+    double stop() override {
+      for (Local& l : t_.locals_) {
+        cuda::ScopedDevice on(l.device);
+        GPUBENCH_CUDA_CHECK(cudaEventRecord(l.stopped->get(), l.stream));
+      }
+      t_.synchronize();  // bounded by the timeout, unlike an event wait
+      double longest = 0;
+      for (Local& l : t_.locals_) {
+        cuda::ScopedDevice on(l.device);
+        longest = std::max(longest, cuda::Event::elapsed_ms(*l.started, *l.stopped) * 1e-3);
+      }
+      return longest;
+    }
+    const char* kind() const override { return "cuda_events_per_gpu"; }
+
+   private:
+    NcclTransport& t_;
+  };
+
+  // Every local rank's part of one call. Most operations are one NCCL group; moe_dispatch is
+  // four steps in order (op_moe_dispatch.cpp): the pack kernel, the dispatch's group, the
+  // combine's group (the dispatch must have landed), the unpack kernel. Kernels stay outside
+  // the groups: NCCL enqueues a group's work at ncclGroupEnd, after any kernel launched inside.
+  void issue_all(const char* what) {
+    if (!c_.counts.exchange || c_.counts.exchange->tokens == 0) {
+      GPUBENCH_NCCL_CHECK(ncclGroupStart());
+      for (Local& l : locals_) issue(l);
+      GPUBENCH_NCCL_CHECK(ncclGroupEnd());
+      await_enqueued(what);
+      return;
+    }
+    const Exchange& e = *c_.counts.exchange;
+    const std::size_t row = static_cast<std::size_t>(e.hidden) * static_cast<std::size_t>(info(c_.input.dtype).bytes);
+    for (Local& l : locals_) {
+      cuda::ScopedDevice on(l.device);
+      GPUBENCH_CUDA_CHECK(
+          kernels::launch_gather_rows(l.packed.get(), l.send_ptr, l.order.as<std::int64_t>(), e.tokens, row, l.stream));
+    }
+    GPUBENCH_NCCL_CHECK(ncclGroupStart());
+    for (Local& l : locals_) exchange(l, e, l.packed.get(), l.recv_ptr, /*forward=*/true);
+    GPUBENCH_NCCL_CHECK(ncclGroupEnd());
+    await_enqueued(what);
+    GPUBENCH_NCCL_CHECK(ncclGroupStart());
+    for (Local& l : locals_) exchange(l, e, l.recv_ptr, l.returned.get(), /*forward=*/false);
+    GPUBENCH_NCCL_CHECK(ncclGroupEnd());
+    await_enqueued(what);
+    const std::size_t dispatched = static_cast<std::size_t>(e.max_received()) * static_cast<std::size_t>(info(c_.input.dtype).bytes);
+    for (Local& l : locals_) {
+      cuda::ScopedDevice on(l.device);
+      GPUBENCH_CUDA_CHECK(kernels::launch_scatter_rows(static_cast<char*>(l.recv_ptr) + dispatched, l.returned.get(),
+                                                       l.order.as<std::int64_t>(), e.tokens, row, l.stream));
+    }
+  }
+
+  // One all-to-all-v as grouped point-to-point (as nccl-tests' alltoallv): forward sends this
+  // rank's blocks (Exchange::send_displ) and receives its peers' (recv_displ); backward sends
+  // every received block back to its sender, which receives it where it had sent it from.
+  void exchange(const Local& l, const Exchange& e, const void* from, void* to, bool forward) {
+    const std::size_t esize = static_cast<std::size_t>(info(c_.input.dtype).bytes);
+    const int n = e.ranks, r = l.rank;
+    for (int peer = 0; peer < n; ++peer) {
+      const auto mine = static_cast<std::size_t>(r * n + peer), theirs = static_cast<std::size_t>(peer * n + r);
+      const std::int64_t out = forward ? e.count[mine] : e.count[theirs];
+      const std::int64_t in = forward ? e.count[theirs] : e.count[mine];
+      const std::int64_t out_at = forward ? e.send_displ[mine] : e.recv_displ[mine];
+      const std::int64_t in_at = forward ? e.recv_displ[mine] : e.send_displ[mine];
+      if (out > 0) {
+        GPUBENCH_NCCL_CHECK(ncclSend(static_cast<const char*>(from) + static_cast<std::size_t>(out_at) * esize,
+                                     static_cast<std::size_t>(out), type_, peer, l.comm, l.stream));
+      }
+      if (in > 0) {
+        GPUBENCH_NCCL_CHECK(ncclRecv(static_cast<char*>(to) + static_cast<std::size_t>(in_at) * esize,
+                                     static_cast<std::size_t>(in), type_, peer, l.comm, l.stream));
+      }
+    }
+  }
+
+  // moe_dispatch's staging buffers and this rank's packing order, once per case.
+  static void prepare_moe(Local& l, const Exchange& e, std::size_t esize) {
+    const std::size_t bytes = static_cast<std::size_t>(e.tokens * e.hidden) * esize;
+    if (l.packed.bytes() == 0) l.packed = cuda::DeviceBuffer(bytes);
+    if (l.returned.bytes() == 0) l.returned = cuda::DeviceBuffer(bytes);
+    if (l.order.bytes() == 0) l.order = cuda::DeviceBuffer(static_cast<std::size_t>(e.tokens) * sizeof(std::int64_t));
+    const std::int64_t* order = e.packed.data() + static_cast<std::size_t>(l.rank) * static_cast<std::size_t>(e.tokens);
+    GPUBENCH_CUDA_CHECK(cudaMemcpyAsync(l.order.get(), order, l.order.bytes(), cudaMemcpyHostToDevice, l.stream));
+  }
+
   void issue(Local& l) {
     const std::size_t esize = static_cast<std::size_t>(info(c_.input.dtype).bytes);
     const std::size_t count = static_cast<std::size_t>(c_.counts.param);
@@ -283,6 +394,8 @@ class NcclTransport final : public Transport {
     } else if (name == "sendrecv") {
       GPUBENCH_NCCL_CHECK(ncclSend(l.send_ptr, count, type_, (l.rank + 1) % ranks_, l.comm, l.stream));
       GPUBENCH_NCCL_CHECK(ncclRecv(l.recv_ptr, count, type_, (l.rank - 1 + ranks_) % ranks_, l.comm, l.stream));
+    } else if (name == "alltoallv") {
+      exchange(l, *c_.counts.exchange, l.send_ptr, l.recv_ptr, /*forward=*/true);
     } else {
       throw std::logic_error("nccl backend: no " + name);
     }
@@ -295,10 +408,7 @@ class NcclTransport final : public Transport {
     cuda::ScopedDevice on(l.device);
     cudaGraph_t graph = nullptr;
     GPUBENCH_CUDA_CHECK(cudaStreamBeginCapture(l.stream, cudaStreamCaptureModeThreadLocal));
-    GPUBENCH_NCCL_CHECK(ncclGroupStart());
-    issue(l);
-    GPUBENCH_NCCL_CHECK(ncclGroupEnd());
-    await_enqueued("graph capture");  // the capture must hold the collective before it ends
+    issue_all("graph capture");  // the capture must hold the collective before it ends
     GPUBENCH_CUDA_CHECK(cudaStreamEndCapture(l.stream, &graph));
     GPUBENCH_CUDA_CHECK(cudaGraphInstantiate(&l.graph, graph, 0));
     GPUBENCH_CUDA_CHECK(cudaGraphDestroy(graph));

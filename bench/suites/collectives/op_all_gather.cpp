@@ -15,11 +15,10 @@ const Operation& all_gather_op() {
       /*in_place=*/true,
       "(n-1)/n",
       [](int n) { return n <= 0 ? 0.0 : static_cast<double>(n - 1) / n; },
-      [](std::int64_t elements, int ranks) {
-        (void)ranks;
+      [](const CountArgs& a) {
         Counts c;
-        c.send = c.param = elements / ranks;
-        c.recv = c.bus_elements = c.send * ranks;
+        c.send = c.param = a.elements / a.ranks;
+        c.recv = c.bus_elements = c.send * a.ranks;
         return c;
       },
       [](const InputSpec& s, const Counts& c, int rank, int root, std::int64_t j) -> std::optional<double> {

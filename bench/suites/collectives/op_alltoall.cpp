@@ -15,10 +15,10 @@ const Operation& alltoall_op() {
       /*in_place=*/false,
       "(n-1)/n",
       [](int n) { return n <= 0 ? 0.0 : static_cast<double>(n - 1) / n; },
-      [](std::int64_t elements, int ranks) {
+      [](const CountArgs& a) {
         Counts c;
-        c.param = elements / ranks;
-        c.send = c.recv = c.bus_elements = c.param * ranks;
+        c.param = a.elements / a.ranks;
+        c.send = c.recv = c.bus_elements = c.param * a.ranks;
         return c;
       },
       [](const InputSpec& s, const Counts& c, int rank, int root, std::int64_t j) -> std::optional<double> {

@@ -15,11 +15,10 @@ const Operation& reduce_scatter_op() {
       /*in_place=*/true,
       "(n-1)/n",
       [](int n) { return n <= 0 ? 0.0 : static_cast<double>(n - 1) / n; },
-      [](std::int64_t elements, int ranks) {
-        (void)ranks;
+      [](const CountArgs& a) {
         Counts c;
-        c.recv = c.param = elements / ranks;
-        c.send = c.bus_elements = c.recv * ranks;
+        c.recv = c.param = a.elements / a.ranks;
+        c.send = c.bus_elements = c.recv * a.ranks;
         return c;
       },
       [](const InputSpec& s, const Counts& c, int rank, int root, std::int64_t j) -> std::optional<double> {
