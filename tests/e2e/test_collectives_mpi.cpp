@@ -106,8 +106,17 @@ TEST_F(CollectivesMpi, PerIterationTimingReportsPercentilesOfSingleCalls) {
     EXPECT_EQ(g["measurement"]["runs_per_sample"], 1);
     EXPECT_EQ(g["measurement"]["per_iteration"]["rank_p99_s"].size(), 2u);
     EXPECT_EQ(g["collective"]["timing"], "per_iter");
+    EXPECT_EQ(g["measurement"]["noisy"], false);  // the spread of single calls is the figure
   }
   EXPECT_EQ(ok, 4);
+  // The report's table of the percentiles, one row per case.
+  const Output r = gpubench(fmt::format("report {} --format md --out {}", results.string(), (dir / "report.md").string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string md = slurp(dir / "report.md");
+  const auto at = md.find("## Collectives: time per call");
+  ASSERT_NE(at, std::string::npos) << md;
+  EXPECT_NE(md.find("p99 us", at), std::string::npos);
+  EXPECT_NE(md.find("| alltoallv | fp32 | 2 | calls | 65536 |", at), std::string::npos) << md.substr(at, 2000);
 }
 
 // alltoallv's uneven blocks and moe_dispatch's round trip, checked exactly on 3 ranks (an odd
