@@ -113,6 +113,10 @@ run      coll-ops         --suite collectives --axis gpus=1 --axis dtype=fp32 --
 run      coll-dtypes      --suite collectives --axis gpus=1 --axis op=all_reduce --axis dtype=fp16,bf16,fp64,int32,fp8_e4m3,fp8_e5m2 --axis redop=sum --axis inplace=0 --axis size=1M
 run      coll-redops      --suite collectives --axis gpus=1 --axis op=all_reduce --axis dtype=fp32 --axis redop=prod,max,min,avg --axis inplace=0 --axis size=1M
 run      coll-graph       --suite collectives --axis gpus=1 --axis op=all_reduce,all_gather --axis graph=1 --axis size=1M
+# Uneven exchanges (alltoallv; moe_dispatch's pack and unpack kernels around two of them), with
+# and without a graph, and every call timed alone with events (timing=per_iter; issue 31).
+run      coll-exchange    --suite collectives --axis gpus=1 --axis op=alltoallv,moe_dispatch --axis dtype=fp32,bf16 --axis size=8,1M --axis graph=0,1
+run      coll-per-iter    --suite collectives --axis gpus=1 --axis op=all_reduce,alltoallv --axis size=8,1M --axis graph=0,1 --axis timing=per_iter
 # Non-blocking communicators: every call polled until no longer ncclInProgress before timing ends.
 run      coll-nonblocking ENV:NCCL_COMM_BLOCKING=0 --suite collectives --axis gpus=1 --axis op=all_reduce,all_gather,alltoall,sendrecv --axis dtype=fp32 --axis size=8,64M --axis graph=0,1
 # The same cases on a blocking communicator: polling must not cost a non-blocking one its speed.
