@@ -6,6 +6,7 @@
 #include "kernels/common/l2_flush.cuh"
 #include "kernels/memory/peak.cuh"
 #include "kernels/memory/peak_wgmma.cuh"
+#include "kernels/memory/pointer_chase.cuh"
 #include "kernels/memory/stream.cuh"
 
 namespace gpubench::kernels {
@@ -36,5 +37,8 @@ cudaError_t launch_stream(StreamOp, double*, double*, double*, std::size_t, doub
 int stream_blocks_per_sm(StreamOp) { no_kernels(); }
 int copy16_blocks_per_sm() { no_kernels(); }
 cudaError_t launch_copy16(void*, const void*, std::size_t, unsigned, cudaStream_t) { no_kernels(); }
+cudaError_t launch_pointer_chase(const void*, std::uint64_t, unsigned, unsigned, std::uint64_t*, cudaStream_t) {
+  no_kernels();
+}
 
 }  // namespace gpubench::kernels

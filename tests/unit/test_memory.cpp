@@ -20,6 +20,7 @@
 #include "kernels/memory/host_pool.hpp"
 #include "kernels/memory/peak_inputs.hpp"
 #include "kernels/memory/peak_reference.hpp"
+#include "kernels/memory/pointer_chase.hpp"
 #include "kernels/memory/stream_reference.hpp"
 
 namespace gpubench {
@@ -289,7 +290,7 @@ TEST(MemorySuite, QuickPresetOnTheCpuPlansOnlyCpuTestsWithoutSkips) {
   auto suite = mem::make_suite(three_gpus());
   PlanRequest r;
   auto plan = make_plan({suite.get()}, r, {testing::fake_cpu()});
-  ASSERT_EQ(plan.size(), 10u);  // 6 bandwidth tests at one size + 4 FMA tests at size=0
+  ASSERT_EQ(plan.size(), 11u);  // 6 bandwidth tests and host_latency at one size + 4 FMA tests at size=0
   for (const PlannedCase& c : plan) {
     EXPECT_FALSE(c.skip_reason) << c.name();
     const mem::TestInfo* t = mem::find_test(c.point.text("test"));
@@ -303,7 +304,7 @@ TEST(MemorySuite, QuickPresetOnTheCpuPlansOnlyCpuTestsWithoutSkips) {
 TEST(MemorySuite, PeerMatrixWithFakeDevices) {
   auto suite = mem::make_suite(three_gpus());
   PlanRequest r;
-  r.axis_overrides = {"test=p2p,p2p_noaccess,triad", "size=4k"};
+  r.axis_overrides = {"test=p2p,p2p_noaccess,triad,device_device_latency", "size=0,4k"};
   auto plan = make_plan({suite.get()}, r, {gpu(0), gpu(1), gpu(2)});
   std::set<std::tuple<int, int, std::string>> runnable, skipped;
   int triads = 0;
@@ -319,10 +320,14 @@ TEST(MemorySuite, PeerMatrixWithFakeDevices) {
     (c.skip_reason ? skipped : runnable).insert(key);
   }
   EXPECT_EQ(triads, 3);
-  // Every ordered pair of 3 GPUs, for both tests: 6 pairs x 2.
-  EXPECT_EQ(runnable.size() + skipped.size(), 12u);
-  // 0 <-> 2 cannot use peer access: only those p2p cases are skipped; the staged path runs.
-  EXPECT_EQ(skipped, (std::set<std::tuple<int, int, std::string>>{{0, 2, "p2p"}, {2, 0, "p2p"}}));
+  // Every ordered pair of 3 GPUs, for the three tests: 6 pairs x 3.
+  EXPECT_EQ(runnable.size() + skipped.size(), 18u);
+  // 0 <-> 2 cannot use peer access: those p2p and latency cases are skipped; the staged path runs.
+  EXPECT_EQ(skipped, (std::set<std::tuple<int, int, std::string>>{{0, 2, "p2p"},
+                                                                  {2, 0, "p2p"},
+                                                                  {0, 2, "device_device_latency"},
+                                                                  {2, 0, "device_device_latency"}}));
+  EXPECT_TRUE(runnable.count({0, 1, "device_device_latency"}));
   EXPECT_TRUE(runnable.count({0, 2, "p2p_noaccess"}));
   EXPECT_TRUE(runnable.count({1, 2, "p2p"}));
 
@@ -353,6 +358,9 @@ TEST(MemorySuite, QuickPresetOnOneGpuHasNoSkipsOnHopper) {
   }
   EXPECT_TRUE(tests.count("mma_fp8"));
   EXPECT_TRUE(tests.count("h2d_pinned"));
+  EXPECT_TRUE(tests.count("host_device_latency"));
+  EXPECT_FALSE(tests.count("host_latency"));  // the CPU's
+  EXPECT_FALSE(tests.count("device_device_latency"));  // needs a peer
   EXPECT_FALSE(tests.count("p2p"));
   EXPECT_FALSE(tests.count("fma_fp32_core"));
 }
@@ -379,6 +387,52 @@ TEST(MemorySuite, UnsupportedReasons) {
   EXPECT_FALSE(suite->applies(gpu(0), point("launch", 4096)));
   EXPECT_TRUE(suite->applies(gpu(0), point("malloc", 4096)));
   EXPECT_FALSE(suite->applies(gpu(0), point("launch", 0, 1)));  // peer axis only for p2p tests
+  EXPECT_TRUE(suite->applies(gpu(0), point("host_device_latency", 0)));  // nvbandwidth's fixed 2 MiB ring
+  EXPECT_FALSE(suite->applies(gpu(0), point("host_device_latency", 4096)));
+  EXPECT_TRUE(suite->unsupported(testing::fake_cpu(), point("host_device_latency", 0)));
+  EXPECT_TRUE(suite->unsupported(gpu(0), point("host_latency", 1 << 20)));
+}
+
+// The pointer-chase rings (kernels/memory/pointer_chase.hpp), by hand.
+TEST(MemoryChase, StridedRingEndsWhereTheArithmeticSays) {
+  // 8 words, stride 3: 0 -> 3 -> 6 -> 1 (9 mod 8) -> 4 -> 7 -> 2 -> 5 -> 0.
+  std::vector<std::uint64_t> words(8);
+  kernels::fill_strided_ring(words.data(), 8, 3, 1000);
+  EXPECT_EQ(words[0], 1000u + 8 * 3);
+  EXPECT_EQ(words[6], 1000u + 8 * 1);
+  EXPECT_EQ(kernels::strided_ring_end(8, 3, 0), 0u);
+  EXPECT_EQ(kernels::strided_ring_end(8, 3, 3), 1u);
+  EXPECT_EQ(kernels::strided_ring_end(8, 3, 8), 0u);
+  EXPECT_EQ(kernels::strided_ring_end(8, 3, 8 + 5), 7u);
+  // nvbandwidth's: 2 MiB of 8-byte words, 16 apart: the walk visits 16384 lines before it returns.
+  const std::uint64_t n = kernels::kChaseBufferBytes / 8;
+  EXPECT_EQ(kernels::strided_ring_end(n, kernels::kChaseStrideNodes, n / 16), 0u);
+  EXPECT_EQ(kernels::strided_ring_end(n, kernels::kChaseStrideNodes, n / 16 + 1), 16u);
+  // A walk through real memory agrees with the arithmetic.
+  std::vector<std::uint64_t> ring(64);
+  kernels::fill_strided_ring(ring.data(), 64, 16, reinterpret_cast<std::uint64_t>(ring.data()));
+  EXPECT_EQ(kernels::chase(ring.data(), 7), &ring[kernels::strided_ring_end(64, 16, 7)]);
+}
+
+TEST(MemoryChase, RandomCycleVisitsEveryLineOnceAndIsSeeded) {
+  for (std::uint32_t lines : {2u, 3u, 17u, 4096u}) {
+    const auto next = kernels::random_cycle(lines, 41);
+    EXPECT_EQ(next, kernels::random_cycle(lines, 41));
+    std::vector<bool> seen(lines, false);
+    std::uint32_t at = 0;
+    for (std::uint32_t k = 0; k < lines; ++k) {
+      EXPECT_FALSE(seen[at]) << lines;
+      seen[at] = true;
+      at = next[at];
+    }
+    EXPECT_EQ(at, 0u) << "one cycle through all " << lines << " lines";
+  }
+  EXPECT_NE(kernels::random_cycle(4096, 41), kernels::random_cycle(4096, 42));
+  // Not a stride: consecutive lines are not neighbours for most of the walk.
+  const auto next = kernels::random_cycle(4096, 41);
+  int neighbours = 0;
+  for (std::uint32_t i = 0; i < 4096; ++i) neighbours += next[i] == i + 1;
+  EXPECT_LT(neighbours, 20);
 }
 
 TEST(MemorySuite, CpuCasesSetupVerifyRun) {
@@ -396,6 +450,19 @@ TEST(MemorySuite, CpuCasesSetupVerifyRun) {
     EXPECT_EQ(m.flops, 0);  // a bandwidth case: GB/s, not TFLOP/s
     EXPECT_DOUBLE_EQ(m.bytes, kernels::stream_bytes(*kernels::parse_stream_op(test), size));
     EXPECT_EQ(m.peak_key, "memory_bandwidth");
+  }
+  {
+    auto c = suite->make_case(cpu, point("host_latency", size));
+    c->setup();
+    const Verification v = c->verify();
+    EXPECT_TRUE(v.passed) << v.detail;
+    EXPECT_EQ(v.checked, size / 64);  // every line of the cycle
+    c->run();
+    const Metrics m = c->metrics();
+    EXPECT_EQ(m.items, kernels::kHostChaseAccessesPerRun);
+    nlohmann::ordered_json g;
+    c->annotate(g, 0.01);
+    EXPECT_DOUBLE_EQ(g["metrics"]["ns_per_access"].get<double>(), 0.01 * 1e9 / kernels::kHostChaseAccessesPerRun);
   }
   for (const char* test : {"fma_fp64", "fma_fp32", "fma_fp64_core", "fma_fp32_core"}) {
     auto c = suite->make_case(cpu, point(test, 0));

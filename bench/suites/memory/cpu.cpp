@@ -1,5 +1,6 @@
 // CPU ceilings: host memory bandwidth over every core (the array operations of
-// stream_reference.hpp on the shared host thread pool) and vectorized FMA peak, on one core and on all of them.
+// stream_reference.hpp on the shared host thread pool), vectorized FMA peak, on one core and on
+// all of them, and the latency of a load (a pointer chase through a buffer in random order).
 #include <fmt/format.h>
 
 #include <time.h>
@@ -11,6 +12,7 @@
 #include "bench/core/errors.hpp"
 #include "bench/suites/memory/memory.hpp"
 #include "kernels/memory/host_pool.hpp"
+#include "kernels/memory/pointer_chase.hpp"
 
 namespace gpubench::suites::memory {
 namespace {
@@ -192,7 +194,86 @@ class HostFmaCase final : public HostCase {
   std::vector<RunTimes> runs_;  // every run since setup (warm-up and verification included)
 };
 
+// host_latency: one thread walks `size` bytes of 64-byte lines linked into one cycle in a
+// random order (kernels::random_cycle): every load waits for the one before and no prefetcher
+// guesses the next line, so a buffer larger than the last-level cache gives the DRAM latency and
+// a smaller one that of the cache it fits in (lmbench's lat_mem_rd, with a random walk). The
+// figure is ns per access: the run's time over its accesses.
+class HostLatencyCase final : public HostCase {
+ public:
+  explicit HostLatencyCase(std::int64_t bytes) : lines_(static_cast<std::uint32_t>(bytes / kLine)) {}
+
+  void setup() override {
+    if (lines_ < 2) throw CaseSkipped(fmt::format("host_latency needs at least two {}-byte lines", kLine));
+    next_ = kernels::random_cycle(lines_, kSeed);
+    try {
+      buffer_.reset(static_cast<unsigned char*>(::operator new[](static_cast<std::size_t>(lines_) * kLine, std::align_val_t(kLine))));
+    } catch (const std::bad_alloc&) {
+      throw CaseSkipped(fmt::format("out of host memory for {} bytes", static_cast<std::size_t>(lines_) * kLine));
+    }
+    for (std::uint32_t i = 0; i < lines_; ++i) *reinterpret_cast<const void**>(line(i)) = line(next_[i]);
+    at_ = line(0);
+  }
+
+  // The walk through memory must follow the cycle line by line and come back to its start after
+  // exactly `lines` steps (one cycle through every line).
+  Verification verify() override {
+    Verification v;
+    v.method = "a walk of every line follows the random cycle and returns to its start";
+    v.passed = true;
+    const void* p = line(0);
+    std::uint32_t expected = 0;
+    for (std::uint32_t k = 0; k < lines_; ++k) {
+      p = kernels::chase(p, 1);
+      expected = next_[expected];
+      ++v.checked;
+      if (p != line(expected)) {
+        v.passed = false;
+        v.detail = fmt::format("step {}: at line {}, expected line {}", k + 1,
+                               (static_cast<const unsigned char*>(p) - buffer_.get()) / kLine, expected);
+        break;
+      }
+    }
+    if (v.passed && p != line(0)) {
+      v.passed = false;
+      v.detail = "the walk did not return to its start after one pass over every line";
+    }
+    return v;
+  }
+
+  void run() override { at_ = kernels::chase(at_, kAccessesPerRun); }
+
+  Metrics metrics() const override {
+    Metrics m{0, 0, ""};
+    m.items = static_cast<double>(kAccessesPerRun);
+    m.items_unit = "accesses";
+    return m;
+  }
+
+  void annotate(nlohmann::ordered_json& g, double seconds_per_run) const override {
+    g["metrics"]["ns_per_access"] = seconds_per_run * 1e9 / static_cast<double>(kAccessesPerRun);
+    g["metrics"]["buffer_bytes"] = static_cast<std::size_t>(lines_) * kLine;
+    g["metrics"]["memory"] = "host memory, random order of 64-byte lines";
+  }
+
+ private:
+  static constexpr std::size_t kLine = kernels::kHostChaseLineBytes;
+  static constexpr std::uint64_t kSeed = 41;
+  static constexpr std::int64_t kAccessesPerRun = kernels::kHostChaseAccessesPerRun;
+  struct AlignedBytesFree {
+    void operator()(unsigned char* p) const { ::operator delete[](p, std::align_val_t(kLine)); }
+  };
+  unsigned char* line(std::uint32_t i) const { return buffer_.get() + static_cast<std::size_t>(i) * kLine; }
+
+  std::uint32_t lines_;
+  std::vector<std::uint32_t> next_;
+  std::unique_ptr<unsigned char[], AlignedBytesFree> buffer_;
+  const void* at_ = nullptr;
+};
+
 }  // namespace
+
+std::unique_ptr<Case> make_host_latency_case(std::int64_t bytes) { return std::make_unique<HostLatencyCase>(bytes); }
 
 std::unique_ptr<Case> make_host_bandwidth_case(StreamOp op, std::int64_t bytes) {
   return std::make_unique<HostBandwidthCase>(op, bytes);

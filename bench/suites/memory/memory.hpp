@@ -3,8 +3,9 @@
 // placed on a roofline. Axes: `test` (which benchmark), `size` (bytes per buffer, for the tests
 // that have one; 0 for those that do not) and `peer` (the other GPU of a peer-to-peer test).
 // One short file per group: bandwidth (device arrays), copies (host<->device, device<->device),
-// peer, peak (FMA chains, mma.sync), latency (launch, graph, allocation, sync), cpu (host
-// bandwidth and FMA peak); summary.cpp writes the ceilings summary.
+// peer, peak (FMA chains, mma.sync), latency (launch, graph, allocation, sync), chase (access
+// latency by pointer chase), cpu (host bandwidth, FMA peak, load latency); summary.cpp writes
+// the ceilings summary.
 #include <functional>
 #include <map>
 #include <memory>
@@ -70,6 +71,10 @@ std::unique_ptr<Case> make_peak_case(const DeviceInfo& device, const std::string
 // other tests (peak.cpp).
 std::optional<std::string> peak_plan_note(const DeviceInfo& device, const std::string& test);
 std::unique_ptr<Case> make_latency_case(const DeviceInfo& device, const std::string& test, std::int64_t bytes);
+// Pointer-chase latency from an SM: `peer` < 0 reads mapped host memory (host_device_latency),
+// else that GPU's memory (device_device_latency) (chase.cpp).
+std::unique_ptr<Case> make_chase_case(const DeviceInfo& device, const std::string& test, int peer);
+std::unique_ptr<Case> make_host_latency_case(std::int64_t bytes);
 std::unique_ptr<Case> make_host_bandwidth_case(kernels::StreamOp op, std::int64_t bytes);
 std::unique_ptr<Case> make_host_fma_case(kernels::HostFmaType type, bool all_cores);
 

@@ -106,6 +106,7 @@ class MemorySuite final : public Suite {
     const std::int64_t size = point.integer("size");
     if (!device.is_cuda()) {
       if (t.group == Group::Bandwidth) return make_host_bandwidth_case(*kernels::parse_stream_op(name), size);
+      if (name == "host_latency") return make_host_latency_case(size);
       const bool f32 = name.rfind("fma_fp32", 0) == 0;
       const bool all_cores = name.find("_core") == std::string::npos;
       return make_host_fma_case(f32 ? kernels::HostFmaType::F32 : kernels::HostFmaType::F64, all_cores);
@@ -113,9 +114,13 @@ class MemorySuite final : public Suite {
     switch (t.group) {
       case Group::Bandwidth: return make_bandwidth_case(device, *kernels::parse_stream_op(name), size);
       case Group::Copy: return make_copy_case(device, name, size);
-      case Group::Peer: return make_peer_case(device, static_cast<int>(point.integer("peer")), name, size);
+      case Group::Peer:
+        if (name == "device_device_latency") return make_chase_case(device, name, static_cast<int>(point.integer("peer")));
+        return make_peer_case(device, static_cast<int>(point.integer("peer")), name, size);
       case Group::Peak: return make_peak_case(device, name, observations_);
-      case Group::Latency: return make_latency_case(device, name, size);
+      case Group::Latency:
+        if (name == "host_device_latency") return make_chase_case(device, name, -1);
+        return make_latency_case(device, name, size);
     }
     throw std::logic_error("memory: no case for " + name);
   }
@@ -149,6 +154,8 @@ const std::vector<TestInfo>& tests() {
     add("p2p", Group::Peer, true, true, false, "cudaMemcpyPeerAsync with peer access enabled");
     add("p2p_noaccess", Group::Peer, true, true, false, "cudaMemcpyPeerAsync with peer access disabled");
     add("p2p_bidir", Group::Peer, true, true, false, "both directions at once, peer access enabled");
+    add("device_device_latency", Group::Peer, false, true, false,
+        "pointer chase from this GPU's SMs in the peer's memory, ns per access (nvbandwidth)");
     for (const char* d : {"fp64", "fp32"}) add(fmt::format("fma_{}", d), Group::Peak, false, true, true, "FMA chains");
     for (const char* d : {"fp16x2", "bf16x2", "int32"}) add(fmt::format("fma_{}", d), Group::Peak, false, true, false, "FMA chains");
     for (const char* d : {"fp16", "bf16", "tf32", "int8", "fp8"}) {
@@ -165,6 +172,9 @@ const std::vector<TestInfo>& tests() {
     add("sync", Group::Latency, false, true, false, "event record + cudaEventSynchronize on an idle stream");
     add("malloc", Group::Latency, true, true, false, "cudaMalloc + cudaFree of size bytes");
     add("malloc_async", Group::Latency, true, true, false, "cudaMallocAsync + cudaFreeAsync (stream-ordered pool)");
+    add("host_device_latency", Group::Latency, false, true, false,
+        "pointer chase from an SM in mapped pinned host memory, ns per access (nvbandwidth)");
+    add("host_latency", Group::Latency, true, false, true, "pointer chase in host memory in random order, ns per access");
     return v;
   }();
   return all;

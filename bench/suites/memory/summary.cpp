@@ -101,6 +101,17 @@ Json summarize(const std::vector<Json>& entries, const Observations& observation
     Json& d = devices[dev];
     if (!d.contains("device_name")) d["device_name"] = g.value("device_name", "");
 
+    // Pointer-chase latencies (host_latency per size, host_device_latency, device_device_latency
+    // per peer): the lowest ns per access.
+    if (m.contains("ns_per_access")) {
+      std::string key = test;
+      if (t->group == Group::Peer) key += fmt::format("/cuda:{}", g["axes"].value("peer", 0));
+      if (t->sized) key += fmt::format("/{}", size);
+      Json& slot = d["access_latency_ns"][key];
+      const double ns = number(m, "ns_per_access");
+      if (!slot.is_number() || ns < slot.get<double>()) slot = ns;
+      continue;
+    }
     switch (t->group) {
       case Group::Bandwidth: {
         Json c = ceiling_figure(g, m, "gbps", test);
