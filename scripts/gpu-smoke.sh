@@ -71,9 +71,9 @@ run      gemm-large-n     --suite gemm --axis m=16 --axis n=1100000 --axis k=16 
 # memory: every GPU path of the ceilings suite (each verifies its answer).
 run      memory-bandwidth --suite memory --axis test=copy,scale,add,triad,dot,fill --axis size=4000016
 run      memory-copies    --suite memory --axis test=h2d_pinned,h2d_pageable,d2h_pinned,d2h_pageable,bidir_pinned,bidir_pageable,d2d,h2d_sm,d2h_sm --axis size=1000,8M
-run      memory-peer      NEEDS:gpus>=2 --device cuda --suite memory --axis test=p2p,p2p_noaccess,p2p_bidir --axis size=8M
+run      memory-peer      NEEDS:gpus>=2 --device cuda --suite memory --axis test=p2p,p2p_noaccess,p2p_bidir,device_device_latency --axis size=0,8M
 run      memory-peak      --suite memory --axis test=fma_fp64,fma_fp32,fma_fp16x2,fma_bf16x2,fma_int32,mma_fp16,mma_bf16,mma_tf32,mma_int8,mma_fp8
-run      memory-overheads --suite memory --axis test=launch,launch_queue,graph_launch,graph_queue,sync,malloc,malloc_async --axis size=0,64M
+run      memory-overheads --suite memory --axis test=launch,launch_queue,graph_launch,graph_queue,sync,malloc,malloc_async,host_device_latency --axis size=0,64M
 run      memory-cold      --suite memory --axis test=triad,launch --axis size=0,64M --cold
 # The cold flush (a read kernel) is not counted by the CUPTI timer.
 run      memory-cold-cupti --suite memory --axis test=triad --axis size=64M --cold --timer cupti --profile nvtx,trace,telemetry,host
