@@ -72,6 +72,9 @@ run      gemm-large-n     --suite gemm --axis m=16 --axis n=1100000 --axis k=16 
 run      memory-bandwidth --suite memory --axis test=copy,scale,add,triad,dot,fill --axis size=4000016
 run      memory-copies    --suite memory --axis test=h2d_pinned,h2d_pageable,d2h_pinned,d2h_pageable,bidir_pinned,bidir_pageable,d2d,h2d_sm,d2h_sm --axis size=1000,8M
 run      memory-peer      NEEDS:gpus>=2 --device cuda --suite memory --axis test=p2p,p2p_noaccess,p2p_bidir,device_device_latency --axis size=0,8M
+# nvbandwidth's concurrent patterns (issue 31): the host ones on any GPU count, the peer ones with two or more.
+run      memory-patterns  --suite memory --axis test=all_to_host_ce,host_to_all_ce,all_to_host_sm,host_to_all_sm --axis size=8M
+run      memory-patterns-peer NEEDS:gpus>=2 --device cuda --suite memory --axis test=all_to_one_ce,one_to_all_ce,all_to_one_sm,one_to_all_sm --axis size=8M
 run      memory-peak      --suite memory --axis test=fma_fp64,fma_fp32,fma_fp16x2,fma_bf16x2,fma_int32,mma_fp16,mma_bf16,mma_tf32,mma_int8,mma_fp8
 run      memory-overheads --suite memory --axis test=launch,launch_queue,graph_launch,graph_queue,sync,malloc,malloc_async,host_device_latency --axis size=0,64M
 run      memory-cold      --suite memory --axis test=triad,launch --axis size=0,64M --cold

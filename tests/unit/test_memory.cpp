@@ -6,6 +6,7 @@
 #include <fstream>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -391,6 +392,36 @@ TEST(MemorySuite, UnsupportedReasons) {
   EXPECT_FALSE(suite->applies(gpu(0), point("host_device_latency", 4096)));
   EXPECT_TRUE(suite->unsupported(testing::fake_cpu(), point("host_device_latency", 0)));
   EXPECT_TRUE(suite->unsupported(gpu(0), point("host_latency", 1 << 20)));
+}
+
+// nvbandwidth's concurrent patterns: the host ones once, on cuda:0, spanning every GPU; the
+// peer ones per target GPU, skipped where a pair they need cannot reach each other.
+TEST(MemorySuite, ConcurrentPatternsPlanOnceForTheHostAndPerTargetForPeers) {
+  auto suite = mem::make_suite(three_gpus());
+  PlanRequest r;
+  r.axis_overrides = {"test=all_to_host_ce,host_to_all_sm,all_to_one_ce,one_to_all_sm", "size=4M"};
+  auto plan = make_plan({suite.get()}, r, {gpu(0), gpu(1), gpu(2)});
+  std::map<std::string, std::vector<int>> runnable, skipped;
+  for (const PlannedCase& c : plan) (c.skip_reason ? skipped : runnable)[c.point.text("test")].push_back(c.device.ordinal);
+  EXPECT_EQ(runnable["all_to_host_ce"], std::vector<int>{0});
+  EXPECT_EQ(runnable["host_to_all_sm"], std::vector<int>{0});
+  // 0 <-> 2 have no peer access: every GPU but cuda:1 misses a pair.
+  EXPECT_EQ(runnable["all_to_one_ce"], std::vector<int>{1});
+  EXPECT_EQ(skipped["all_to_one_ce"], (std::vector<int>{0, 2}));
+  EXPECT_EQ(runnable["one_to_all_sm"], std::vector<int>{1});
+  auto why = mem::pattern_unsupported("all_to_one_ce", gpu(0), three_gpus());
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("cuda:2 cannot access cuda:0"), std::string::npos) << *why;
+  // One GPU: the host patterns only.
+  auto single = mem::make_suite({[] { return 1; }, [](int, int) { return false; }});
+  auto one = make_plan({single.get()}, r, {gpu(0)});
+  std::set<std::string> tests;
+  for (const PlannedCase& c : one) tests.insert(c.point.text("test"));
+  EXPECT_EQ(tests, (std::set<std::string>{"all_to_host_ce", "host_to_all_sm"}));
+  // Copy kernels move 16-byte vectors.
+  EXPECT_TRUE(suite->unsupported(gpu(0), point("host_to_all_sm", 1000)));
+  EXPECT_FALSE(suite->unsupported(gpu(0), point("host_to_all_ce", 1000)));
+  EXPECT_TRUE(suite->unsupported(testing::fake_cpu(), point("all_to_host_ce", 4096)));
 }
 
 // The pointer-chase rings (kernels/memory/pointer_chase.hpp), by hand.

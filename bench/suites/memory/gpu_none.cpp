@@ -1,6 +1,6 @@
 // The memory suite's GPU cases in a build without CUDA: there is no CUDA device, so the suite
 // never asks for one of these; what is asked anyway says kNotBuiltWithCuda. Stands in for
-// bandwidth.cpp, chase.cpp, copies.cpp, latency.cpp, peak.cpp and peer.cpp.
+// bandwidth.cpp, chase.cpp, copies.cpp, latency.cpp, patterns.cpp, peak.cpp and peer.cpp.
 #include "bench/core/errors.hpp"
 #include "bench/suites/memory/memory.hpp"
 #include "gpubench/version.hpp"
@@ -21,6 +21,9 @@ std::unique_ptr<Case> make_latency_case(const DeviceInfo&, const std::string&, s
   throw CaseSkipped(kNotBuiltWithCuda);
 }
 std::unique_ptr<Case> make_chase_case(const DeviceInfo&, const std::string&, int) { throw CaseSkipped(kNotBuiltWithCuda); }
+std::unique_ptr<Case> make_pattern_case(const DeviceInfo&, const std::string&, std::int64_t, int) {
+  throw CaseSkipped(kNotBuiltWithCuda);
+}
 
 std::optional<std::string> peak_plan_note(const DeviceInfo&, const std::string&) { return std::nullopt; }
 

@@ -3,7 +3,7 @@
 // placed on a roofline. Axes: `test` (which benchmark), `size` (bytes per buffer, for the tests
 // that have one; 0 for those that do not) and `peer` (the other GPU of a peer-to-peer test).
 // One short file per group: bandwidth (device arrays), copies (host<->device, device<->device),
-// peer, peak (FMA chains, mma.sync), latency (launch, graph, allocation, sync), chase (access
+// peer, patterns (concurrent copies), peak (FMA chains, mma.sync), latency (launch, graph, allocation, sync), chase (access
 // latency by pointer chase), cpu (host bandwidth, FMA peak, load latency); summary.cpp writes
 // the ceilings summary.
 #include <functional>
@@ -19,7 +19,7 @@
 
 namespace gpubench::suites::memory {
 
-enum class Group { Bandwidth, Copy, Peer, Peak, Latency };
+enum class Group { Bandwidth, Copy, Peer, Pattern, Peak, Latency };
 
 struct TestInfo {
   std::string name;
@@ -75,6 +75,11 @@ std::unique_ptr<Case> make_latency_case(const DeviceInfo& device, const std::str
 // else that GPU's memory (device_device_latency) (chase.cpp).
 std::unique_ptr<Case> make_chase_case(const DeviceInfo& device, const std::string& test, int peer);
 std::unique_ptr<Case> make_host_latency_case(std::int64_t bytes);
+// A concurrent copy pattern over `gpus` GPUs (patterns.cpp): all_to_host, host_to_all (every GPU,
+// planned on cuda:0), all_to_one, one_to_all (this GPU the target or the source); _ce or _sm.
+std::unique_ptr<Case> make_pattern_case(const DeviceInfo& device, const std::string& test, std::int64_t bytes, int gpus);
+// Why `device` cannot run the concurrent pattern `test` (peer access missing), or nullopt.
+std::optional<std::string> pattern_unsupported(const std::string& test, const DeviceInfo& device, const Topology& topology);
 std::unique_ptr<Case> make_host_bandwidth_case(kernels::StreamOp op, std::int64_t bytes);
 std::unique_ptr<Case> make_host_fma_case(kernels::HostFmaType type, bool all_cores);
 

@@ -43,6 +43,7 @@ class MemorySuite final : public Suite {
     std::string g_quick;
     for (const std::string& name : gpu) {
       if (name == "p2p_noaccess" || name == "p2p_bidir") continue;
+      if (name.ends_with("_sm") && find_test(name)->group == Group::Pattern) continue;  // quick: copy engines only
       g_quick += (g_quick.empty() ? "" : ",") + name;
     }
     return {
@@ -63,6 +64,12 @@ class MemorySuite final : public Suite {
     if (t->sized != (point.integer("size") > 0)) return false;
     const std::int64_t peer = point.integer("peer");
     if (t->group == Group::Peer && device.is_cuda()) return peer_applies(device, peer, topology_.device_count());
+    if (t->group == Group::Pattern && device.is_cuda() && peer == 0) {
+      // The host patterns span every GPU in one case, planned on the first; the peer patterns
+      // run per target GPU and need another GPU.
+      const bool host_pattern = point.text("test").find("host") != std::string::npos;
+      return host_pattern ? device.ordinal == 0 : topology_.device_count() >= 2;
+    }
     return peer == 0;
   }
 
@@ -88,9 +95,13 @@ class MemorySuite final : public Suite {
       if (t->group == Group::Peer) {
         if (auto why = peer_unsupported(name, device, point.integer("peer"), topology_)) return why;
       }
+      if (t->group == Group::Pattern) {
+        if (auto why = pattern_unsupported(name, device, topology_)) return why;
+      }
     }
     const std::int64_t size = point.integer("size");
-    const bool vectorized = t->group == Group::Bandwidth || name == "h2d_sm" || name == "d2h_sm";
+    const bool vectorized = t->group == Group::Bandwidth || name == "h2d_sm" || name == "d2h_sm" ||
+                            (t->group == Group::Pattern && name.ends_with("_sm"));
     if (vectorized && size % 16 != 0) return fmt::format("{} moves 16-byte vectors: size must be a multiple of 16", name);
     return std::nullopt;
   }
@@ -117,6 +128,12 @@ class MemorySuite final : public Suite {
       case Group::Peer:
         if (name == "device_device_latency") return make_chase_case(device, name, static_cast<int>(point.integer("peer")));
         return make_peer_case(device, static_cast<int>(point.integer("peer")), name, size);
+      case Group::Pattern: {
+        // The host patterns span every GPU; with a device number beyond what the runtime
+        // reports (an assumed plan), as many as that needs.
+        const int gpus = std::max(topology_.device_count(), device.ordinal + 1);
+        return make_pattern_case(device, name, size, gpus);
+      }
       case Group::Peak: return make_peak_case(device, name, observations_);
       case Group::Latency:
         if (name == "host_device_latency") return make_chase_case(device, name, -1);
@@ -154,6 +171,12 @@ const std::vector<TestInfo>& tests() {
     add("p2p", Group::Peer, true, true, false, "cudaMemcpyPeerAsync with peer access enabled");
     add("p2p_noaccess", Group::Peer, true, true, false, "cudaMemcpyPeerAsync with peer access disabled");
     add("p2p_bidir", Group::Peer, true, true, false, "both directions at once, peer access enabled");
+    for (const char* pattern : {"all_to_host", "host_to_all", "all_to_one", "one_to_all"}) {
+      add(fmt::format("{}_ce", pattern), Group::Pattern, true, true, false,
+          "every copy of the pattern at once, copy engines (nvbandwidth's *_memcpy_ce / *_write_ce)");
+      add(fmt::format("{}_sm", pattern), Group::Pattern, true, true, false,
+          "every copy of the pattern at once, copy kernels on the issuing GPUs (nvbandwidth's *_sm)");
+    }
     add("device_device_latency", Group::Peer, false, true, false,
         "pointer chase from this GPU's SMs in the peer's memory, ns per access (nvbandwidth)");
     for (const char* d : {"fp64", "fp32"}) add(fmt::format("fma_{}", d), Group::Peak, false, true, true, "FMA chains");
@@ -185,6 +208,22 @@ const TestInfo* find_test(const std::string& name) {
     if (t.name == name) return &t;
   }
   return nullptr;
+}
+
+std::optional<std::string> pattern_unsupported(const std::string& test, const DeviceInfo& device, const Topology& topology) {
+  if (!device.is_cuda()) return fmt::format("{} needs a CUDA device", test);
+  const bool into = test.rfind("all_to_one", 0) == 0, out_of = test.rfind("one_to_all", 0) == 0;
+  if (!into && !out_of) return std::nullopt;  // host patterns: every GPU reaches its host
+  const int self = device.ordinal;
+  for (int g = 0; g < topology.device_count(); ++g) {
+    if (g == self) continue;
+    // The issuing GPU writes into the other: the sources into this one, or this one into each.
+    const int from = into ? g : self, to = into ? self : g;
+    if (!topology.can_access(from, to)) {
+      return fmt::format("{}: cuda:{} cannot access cuda:{} as a peer (cudaDeviceCanAccessPeer is 0)", test, from, to);
+    }
+  }
+  return std::nullopt;
 }
 
 bool peer_applies(const DeviceInfo& device, std::int64_t peer, int device_count) {

@@ -141,6 +141,17 @@ Json summarize(const std::vector<Json>& entries, const Observations& observation
         }
         break;
       }
+      case Group::Pattern: {
+        // The aggregate rate of every copy at once, the best size's (per target GPU for the
+        // peer patterns: this entry's device).
+        Json& slot = d["patterns"][test];
+        const double gbps = best_sample_rate(g, number(m, "gbps"));
+        if (!slot.contains("best_gbps") || gbps > number(slot, "best_gbps")) {
+          slot["best_gbps"] = gbps;
+          slot["best_size"] = size;
+        }
+        break;
+      }
       case Group::Peak: {
         Json c = ceiling_figure(g, m, "tflops", test);
         if (m.contains("peak_key")) c["peak_key"] = m["peak_key"];
