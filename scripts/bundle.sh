@@ -49,7 +49,7 @@ fi
 bin="$build/apps/gpubench/gpubench"
 [ -x "$bin" ] || die "bundle.sh: no gpubench binary in $build (build it first, or leave out --build)"
 programs=("$bin")
-for p in gpubench_perf_cublaslt gpubench_perf_memcpy; do
+for p in gpubench_perf_cublaslt gpubench_perf_memcpy gpubench_perf_chase_gpu; do
   if [ -x "$build/perf/$p" ]; then programs+=("$build/perf/$p"); else log "bundle: $p not built: gpu-smoke.sh's peer step will fail"; fi
 done
 version=$("$bin" version | head -n1 | awk '{print $2}')

@@ -33,7 +33,7 @@ here="$(cd "$(dirname "$(readlink -f "$0")")" && pwd)"
 #   doctor   gpubench doctor --json: no finding of severity error
 #   profile  smoke_check.py profile on the results and trace of step ARGUMENTS
 #   memcheck compute-sanitizer --tool memcheck gpubench run ARGUMENTS (one case per kernel family)
-#   peer     a bare program beside the suite: cublaslt ARGS | memcpy RESULTS-STEP ARGS
+#   peer     a bare program beside the suite: cublaslt ARGS | memcpy RESULTS-STEP ARGS | chase_gpu RESULTS-STEP ARGS
 #   mpi      mpirun -np <GPUs> gpubench run ARGUMENTS (one rank per GPU)
 #   ratio    A B LO HI [AXIS=V1,V2 ...]: each case's mean time in results/A.json over results/B.json
 #            within [LO, HI]; with AXIS=..., only the cases that have one of those values
@@ -146,6 +146,7 @@ tune-data tune-dataload   ENV:GPUBENCH_DATASET=@aux/dataload-data --budget 15
 # Bare peers, side by side with the suites: ratios printed.
 peer     peer-cublaslt    cublaslt 1 8192
 peer     peer-memcpy      memcpy memory-ref --size 256M --min-time 0.3 --rounds 1
+peer     peer-chase       chase_gpu memory-overheads --min-time 0.3 --rounds 1
 run      quick            --preset quick
 # Last, as the slowest steps for what they prove (a call cut short loses these first): one case
 # per kernel family under compute-sanitizer's memcheck (where the tool exists), three processes:
@@ -385,7 +386,7 @@ do_step() {
       local cmd
       if cmd=$(peer_cmd "gpubench_perf_${args[0]}"); then
         local line
-        if [ "${args[0]}" = memcpy ]; then line=$($cmd "${args[@]:2}" --plan); else line=$($cmd --plan "${args[@]:1}"); fi
+        if [ "${args[0]}" = memcpy ] || [ "${args[0]}" = chase_gpu ]; then line=$($cmd "${args[@]:2}" --plan); else line=$($cmd --plan "${args[@]:1}"); fi
         [[ "$line" =~ ^plan:\ ([0-9]+)\ cases?,\ about\ ([0-9.]+)\ s$ ]] && plan_cases=${BASH_REMATCH[1]} plan_s=${BASH_REMATCH[2]}
       else
         note="gpubench_perf_${args[0]} not found"
@@ -498,9 +499,10 @@ do_step() {
       [ "$rc" = 0 ] && [ "$crc" = 0 ] && verdict "$name" "$kind" "$plan_s" 0 || { show_failure "$name"; verdict "$name" "$kind" "$plan_s" 1; } ;;
     peer)
       local cmd; cmd=$(peer_cmd "gpubench_perf_${args[0]}") || { verdict "$name" peer "$plan_s" 1 "$note"; return; }
-      if [ "${args[0]}" = memcpy ]; then
+      if [ "${args[0]}" = memcpy ] || [ "${args[0]}" = chase_gpu ]; then
+        local check=peer-memcpy; [ "${args[0]}" = chase_gpu ] && check=peer-chase
         run_logged "$name" "$limit" $cmd "${args[@]:2}"
-        python3 "$checker" peer-memcpy "$logs/$name.log" "$results/${args[1]}.json" >"$aux/$name.check" 2>&1
+        python3 "$checker" "$check" "$logs/$name.log" "$results/${args[1]}.json" >"$aux/$name.check" 2>&1
       else
         run_logged "$name" "$limit" $cmd "${args[@]:1}"
         python3 "$checker" peer-cublaslt "$logs/$name.log" >"$aux/$name.check" 2>&1

@@ -26,6 +26,10 @@
       The bare cudaMemcpy loop's lines (perf/memcpy_bare.cpp) beside the memory suite's d2d and
       h2d_pinned entries of the same size: prints gpubench / bare for each; fails when the suite is
       more than 10% off the bare loop either way (or a side is missing).
+  smoke_check.py peer-chase BARE_OUTPUT RESULTS
+      The bare pointer chase's line (perf/chase_bare.cu) beside the memory suite's
+      host_device_latency entry: prints gpubench / bare; fails outside 0.85-1.15 (the suite walks
+      from every SM in turn, the bare loop from one) or when a side is missing.
   smoke_check.py peer-cublaslt OUTPUT
       gpubench_perf_cublaslt's output: prints its comparison line; fails on FAIL or no line.
   smoke_check.py ratio A B LO HI [--where AXIS=V1,V2 ...]
@@ -240,6 +244,29 @@ def check_peer_memcpy(args):
     return 1 if problems else 0
 
 
+def check_peer_chase(args):
+    bare = None
+    with open(args.bare_output) as f:
+        for line in f:
+            m = re.match(r"chase-bare host_device_latency ns_per_access=(\S+)", line)
+            if m:
+                bare = float(m.group(1))
+    if bare is None:
+        print("  problem: the bare pointer chase printed no host_device_latency line")
+        return 1
+    mine = [g.get("metrics", {}).get("ns_per_access") for _, g in entries(load(args.results))
+            if g.get("status") == "ok" and g.get("axes", {}).get("test") == "host_device_latency"]
+    mine = [v for v in mine if v]
+    if not mine:
+        print(f"  problem: no ok memory/host_device_latency entry in {args.results}")
+        return 1
+    # The suite walks from every SM in turn, the bare loop from one: within 15%.
+    ratio = min(mine) / bare
+    verdict = "ok" if 0.85 <= ratio <= 1.15 else "FAIL"
+    print(f"peer chase host_device_latency: bare {bare:.1f} ns, gpubench {min(mine):.1f} ns, gpubench/bare {ratio:.3f} {verdict}")
+    return 0 if verdict == "ok" else 1
+
+
 def check_peer_cublaslt(args):
     with open(args.output) as f:
         text = f.read()
@@ -388,6 +415,9 @@ def main():
     m = sub.add_parser("peer-memcpy")
     m.add_argument("bare_output")
     m.add_argument("results")
+    h = sub.add_parser("peer-chase")
+    h.add_argument("bare_output")
+    h.add_argument("results")
     c = sub.add_parser("peer-cublaslt")
     c.add_argument("output")
     q = sub.add_parser("ratio")
@@ -405,7 +435,7 @@ def main():
     t.add_argument("--target", choices=["train", "dataload"], required=True)
     args = parser.parse_args()
     handlers = {"results": check_results, "doctor": check_doctor, "profile": check_profile,
-                "peer-memcpy": check_peer_memcpy, "peer-cublaslt": check_peer_cublaslt, "ratio": check_ratio, "soak": check_soak,
+                "peer-memcpy": check_peer_memcpy, "peer-chase": check_peer_chase, "peer-cublaslt": check_peer_cublaslt, "ratio": check_ratio, "soak": check_soak,
                 "tuning": check_tuning}
     sys.exit(handlers[args.command](args))
 

@@ -84,15 +84,15 @@ TEST_F(Cli, NoGpuLineAndCpuCasesByDefault) {
   EXPECT_NE(list.err.find("; GPU cases skipped"), std::string::npos);
   EXPECT_NE(list.out.find(gemm_cpu_name(256, "fp32")), std::string::npos);
   EXPECT_NE(list.out.find("memory/test=triad/size=67108864/peer=0/cpu"), std::string::npos);
-  // gemm: 4 quick CPU cases; memory: 6 bandwidth + 4 FMA; dataload: decode, decode_augment and 5
+  // gemm: 4 quick CPU cases; memory: 6 bandwidth + host_latency + 4 FMA; dataload: decode, decode_augment and 5
   // pipeline cases, at 1 worker and at every usable CPU (once on a 1-CPU machine); train: 2;
   // attention: flash and naive, prefill fwd/bwd causal or not (8) and one decode each (2);
-  // collectives: not run on the CPU outside mpirun/srun, said in one line instead of 42 cases
+  // collectives: not run on the CPU outside mpirun/srun, said in one line instead of 48 cases
   cpu_set_t set;
   CPU_ZERO(&set);
   ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
   const int dataload = CPU_COUNT(&set) > 1 ? 14 : 7;
-  EXPECT_EQ(count_lines(list.out), 4 + 10 + dataload + 2 + 10);
+  EXPECT_EQ(count_lines(list.out), 4 + 11 + dataload + 2 + 10);
   EXPECT_NE(list.err.find("collectives on cpu: not run here: the MPI CPU backend"), std::string::npos) << list.err;
   // Asking for a GPU explicitly on a machine without one fails, with the same line.
   Output run = gpubench("run --device cuda -q -o " + (dir / "x.json").string());

@@ -70,6 +70,11 @@ expect 1 'no power in the case' profile "$fx/profile_no_power.json" "$fx/profile
 expect 0 'peer memcpy d2d 268435456 B: bare 4295.0 GB/s, gpubench 4129.8 GB/s, gpubench/bare 0.962 ok' peer-memcpy "$fx/memcpy_bare_close.txt" "$fx/memory_ref.json"
 expect 1 'peer memcpy d2d .* gpubench/bare 0.769 FAIL' peer-memcpy "$fx/memcpy_bare_far.txt" "$fx/memory_ref.json"
 expect 1 'no ok memory/d2d entry of size 268435456' peer-memcpy "$fx/memcpy_bare_close.txt" "$fx/results_ok.json"
+# Bare pointer-chase peer vs host_device_latency: within 15% passes (840 / 800), 40% off fails.
+expect 0 'peer chase host_device_latency: bare 800.0 ns, gpubench 840.0 ns, gpubench/bare 1.050 ok' peer-chase "$fx/chase_bare_close.txt" "$fx/memory_overheads.json"
+expect 1 'gpubench/bare 1.400 FAIL' peer-chase "$fx/chase_bare_far.txt" "$fx/memory_overheads.json"
+expect 1 'printed no host_device_latency line' peer-chase "$fx/chase_bare_no_gpu.txt" "$fx/memory_overheads.json"
+expect 1 'no ok memory/host_device_latency entry' peer-chase "$fx/chase_bare_close.txt" "$fx/results_ok.json"
 # The cuBLASLt peer: its own verdict; no GPU proves nothing.
 expect 0 '^peer cuBLASLt bf16 8192\^3 on NVIDIA H200: .* PASS$' peer-cublaslt "$fx/cublaslt_pass.txt"
 expect 1 'difference \+6.11% \(goal < 2%\) FAIL$' peer-cublaslt "$fx/cublaslt_fail.txt"
