@@ -31,6 +31,7 @@ for f in "$work/pass/results"/*.json; do
   [ -f "$work/pass/reports/$(basename "${f%.json}").md" ] || fail "no report of $(basename "$f")"
 done
 grep -q '^peer memcpy d2d .* gpubench/bare 0.962 ok$' "$work/pass.log" || fail "no memcpy peer ratio printed"
+grep -q '^peer chase host_device_latency: .* gpubench/bare 1.020 ok$' "$work/pass.log" || fail "no pointer-chase peer ratio printed"
 
 # A suspect figure fails its step and the run.
 FAKE_SUSPECT=gemm-llm "$smoke" --out "$work/suspect" --only '^(gemm-llm|report)$' >"$work/suspect.log" 2>&1; rc=$?
