@@ -1,5 +1,6 @@
 // The gemm suite's command-line surface: `tune gemm`, `run --tuning-cache`, --lt-candidates,
-// and the CPU path of the extended suite (layouts, batches, threads, metrics fields).
+// the CPU path of the extended suite (layouts, batches, threads, metrics fields), and grouped
+// GEMMs (op=grouped).
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -139,6 +140,38 @@ TEST_F(GemmCli, BlockScaledDtypesAreSkippedNamingWhatTheDeviceLacks) {
       << o.out;
   EXPECT_NE(o.out.find("skipped: nvfp4 needs block-scaled Tensor Cores"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("dry-run: 0 to run"), std::string::npos) << o.out;
+}
+
+// The grouped GEMM's CLI contract, exactly as written: every entry ok, verified, with
+// pct_of_dense in gpubench.metrics; the expert counts sum to the tokens.
+TEST_F(GemmCli, GroupedGemmContract) {
+  const fs::path out = dir / "G.json";
+  Output o = gpubench(fmt::format("run --device cpu --suite gemm -a op=grouped -a experts=8 -a routing=uniform,zipf --out {}",
+                                  out.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto doc = nlohmann::json::parse(slurp(out));
+  const auto& entries = doc["benchmarks"];
+  ASSERT_FALSE(entries.empty());
+  std::set<std::string> routings;
+  for (const auto& e : entries) {
+    const auto& g = e["gpubench"];
+    EXPECT_EQ(g["status"], "ok") << e["name"] << ": " << g.value("reason", "");
+    EXPECT_EQ(g["verification"]["passed"], true) << e["name"];
+    EXPECT_GT(g["verification"]["checked"].get<std::int64_t>(), 0) << e["name"];
+    EXPECT_EQ(g["axes"]["op"], "grouped");
+    EXPECT_EQ(g["axes"]["experts"], 8);
+    routings.insert(g["axes"]["routing"].get<std::string>());
+    ASSERT_TRUE(g["metrics"].contains("pct_of_dense")) << g.dump();
+    EXPECT_GT(g["metrics"]["pct_of_dense"].get<double>(), 0);
+    EXPECT_GT(g["metrics"]["dense_tflops"].get<double>(), 0);
+    const auto& d = g["details"];
+    std::int64_t total = 0;
+    for (const auto& c : d["tokens_per_expert"]) total += c.get<std::int64_t>();
+    EXPECT_EQ(total, g["axes"]["m"].get<std::int64_t>());
+    EXPECT_EQ(d["experts"], 8);
+    EXPECT_NE(e["name"].get<std::string>().find("/op=grouped/experts=8/routing="), std::string::npos) << e["name"];
+  }
+  EXPECT_EQ(routings, (std::set<std::string>{"uniform", "zipf"}));
 }
 
 }  // namespace

@@ -8,6 +8,9 @@
 namespace gpubench::suites::gemm {
 
 std::unique_ptr<Case> make_openblas_case(const GemmCaseSpec&) { throw std::logic_error("fuzz build: no gemm cases"); }
+std::unique_ptr<Case> make_openblas_grouped_case(const GemmCaseSpec&) {
+  throw std::logic_error("fuzz build: no gemm cases");
+}
 std::string openblas_version() { return "fuzz"; }
 
 }  // namespace gpubench::suites::gemm

@@ -9,13 +9,16 @@
 //   openblas        sgemm/dgemm on the CPU
 // Axes: provider, dtype, layout (nn nt tn tt), m, n, k, batch, pad (leading-dimension padding),
 // alpha, beta, epilogue (none bias gelu bias-gelu), fusion (fused: in the GEMM; separate: the
-// GEMM then an elementwise kernel), threads (OpenBLAS threads, 0 = its default).
+// GEMM then an elementwise kernel), threads (OpenBLAS threads, 0 = its default); op (gemm, or
+// grouped: the GEMMs of a mixture-of-experts layer's experts, grouped.hpp), experts and routing
+// (grouped only).
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/core/suite.hpp"
+#include "bench/suites/gemm/routing.hpp"
 #include "kernels/gemm/gemm_reference.hpp"
 
 namespace gpubench::suites::gemm {
@@ -35,12 +38,23 @@ const std::vector<std::string>& builtin_providers();       // cublas cublaslt cu
 
 enum class Fusion { Fused, Separate };
 
+// op=gemm: one product (or a strided batch). op=grouped: the GEMMs of one mixture-of-experts
+// layer: the problem's m tokens are routed over `experts` experts, and expert e computes
+// [M_e x k] x [k x n] with its own k x n weight matrix (grouped.hpp).
+enum class GemmOp { Gemm, Grouped };
+struct GroupedGemm {
+  std::int64_t experts = 8;
+  Routing routing = Routing::Uniform;
+};
+
 // Everything one case needs beyond the arithmetic problem.
 struct GemmCaseSpec {
   std::string provider;
   GemmProblem problem;
   Fusion fusion = Fusion::Fused;
   int threads = 0;  // OpenBLAS only; 0: its default
+  GemmOp op = GemmOp::Gemm;
+  GroupedGemm grouped;  // op=grouped only
 };
 GemmCaseSpec spec_from(const Point& point);
 GemmProblem problem_from(const Point& point);
@@ -51,6 +65,10 @@ GemmProblem problem_from(const Point& point);
 // alpha/beta for int8, epilogues (fused only through cuBLASLt; floating outputs only), and
 // 32-bit dimension limits. Custom providers are asked through custom_unsupported.
 std::optional<std::string> gemm_unsupported(const DeviceInfo& device, const GemmCaseSpec& spec);
+// op=grouped (checked first by gemm_unsupported): OpenBLAS on the CPU, cuBLASLt on GPUs
+// (provider=cublaslt; not the tuned one), no batch, padding or epilogue, and on GPUs the
+// precisions without per-tensor scales or the TN rule (fp64 fp32 tf32 fp16 bf16 fp16-acc16).
+std::optional<std::string> grouped_unsupported(const DeviceInfo& device, const GemmCaseSpec& spec);
 
 // ---- Metrics ----
 // The datasheet figure a precision is compared with (data/gpus.json peak keys).
@@ -81,6 +99,11 @@ const GemmRunSettings& settings();
 std::unique_ptr<Case> make_cublas_case(const DeviceInfo& device, const GemmCaseSpec& spec);
 std::unique_ptr<Case> make_cublaslt_case(const DeviceInfo& device, const GemmCaseSpec& spec);
 std::unique_ptr<Case> make_openblas_case(const GemmCaseSpec& spec);
+// op=grouped: one sgemm/dgemm per expert with tokens (gemm_openblas.cpp); one cublasLtMatmul
+// per expert with tokens on one stream (gemm_grouped_cublaslt.cpp; cuBLASLt in CUDA 13.0 has no
+// grouped GEMM of its own).
+std::unique_ptr<Case> make_openblas_grouped_case(const GemmCaseSpec& spec);
+std::unique_ptr<Case> make_cublaslt_grouped_case(const DeviceInfo& device, const GemmCaseSpec& spec);
 std::string cublas_version();
 std::string cublaslt_version();
 std::string openblas_version();

@@ -1,6 +1,6 @@
 // The gemm suite's GPU providers in a build without CUDA: no CUDA device exists there, so the
 // suite never asks for a case; what is asked anyway says kNotBuiltWithCuda. Stands in for
-// gemm_cublas.cpp, gemm_cublaslt.cpp, gemm_custom.cpp and gemm_gpu.cpp.
+// gemm_cublas.cpp, gemm_cublaslt.cpp, gemm_custom.cpp, gemm_gpu.cpp and gemm_grouped_cublaslt.cpp.
 #include "bench/core/errors.hpp"
 #include "bench/suites/gemm/gemm.hpp"
 #include "bench/suites/gemm/gemm_tune.hpp"
@@ -10,6 +10,9 @@ namespace gpubench::suites::gemm {
 
 std::unique_ptr<Case> make_cublas_case(const DeviceInfo&, const GemmCaseSpec&) { throw CaseSkipped(kNotBuiltWithCuda); }
 std::unique_ptr<Case> make_cublaslt_case(const DeviceInfo&, const GemmCaseSpec&) { throw CaseSkipped(kNotBuiltWithCuda); }
+std::unique_ptr<Case> make_cublaslt_grouped_case(const DeviceInfo&, const GemmCaseSpec&) {
+  throw CaseSkipped(kNotBuiltWithCuda);
+}
 std::string cublas_version() { return kNotBuiltWithCuda; }
 std::string cublaslt_version() { return kNotBuiltWithCuda; }
 

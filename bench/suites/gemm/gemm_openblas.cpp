@@ -1,7 +1,8 @@
 // OpenBLAS provider: sgemm/dgemm on host buffers filled with the reference's input values,
 // with every layout, leading-dimension padding, batches (one call per batch, as OpenBLAS has
 // no strided-batched GEMM in its CBLAS interface) and a thread count (openblas_set_num_threads;
-// threads=0 keeps OpenBLAS's default, normally one thread per core).
+// threads=0 keeps OpenBLAS's default, normally one thread per core). op=grouped: one call per
+// expert with tokens, on that expert's packed slices of A, B and D (grouped.hpp).
 #include <cblas.h>
 #include <fmt/format.h>
 
@@ -10,6 +11,7 @@
 #include "bench/core/errors.hpp"
 #include "bench/core/resources.hpp"
 #include "bench/suites/gemm/gemm.hpp"
+#include "bench/suites/gemm/grouped.hpp"
 #include "kernels/common/fill_host.hpp"
 
 namespace gpubench::suites::gemm {
@@ -23,6 +25,35 @@ int default_threads() {
   return n;
 }
 
+// One sgemm/dgemm of `p` (batch 0's operands at a, b, d; D doubles as C).
+void openblas_gemm(Storage storage, const GemmProblem& p, const unsigned char* a, const unsigned char* b, unsigned char* d) {
+  const auto m = static_cast<blasint>(p.m), n = static_cast<blasint>(p.n), k = static_cast<blasint>(p.k);
+  const auto lda = static_cast<blasint>(kernels::gemm_lda(p)), ldb = static_cast<blasint>(kernels::gemm_ldb(p));
+  const auto ldc = static_cast<blasint>(kernels::gemm_ldc(p));
+  const CBLAS_TRANSPOSE ta = p.trans_a ? CblasTrans : CblasNoTrans, tb = p.trans_b ? CblasTrans : CblasNoTrans;
+  if (storage == Storage::F64) {
+    cblas_dgemm(CblasColMajor, ta, tb, m, n, k, p.alpha, reinterpret_cast<const double*>(a), lda,
+                reinterpret_cast<const double*>(b), ldb, p.beta, reinterpret_cast<double*>(d), ldc);
+  } else {
+    cblas_sgemm(CblasColMajor, ta, tb, m, n, k, static_cast<float>(p.alpha), reinterpret_cast<const float*>(a), lda,
+                reinterpret_cast<const float*>(b), ldb, static_cast<float>(p.beta), reinterpret_cast<float*>(d), ldc);
+  }
+}
+
+// OpenBLAS's thread count for a case asking for `threads` (0: the default), applied.
+int apply_threads(int threads) {
+  const int n = threads > 0 ? threads : default_threads();
+  openblas_set_num_threads(n);
+  return n;
+}
+
+// Skips the case (CaseSkipped) when `bytes` of operands and OpenBLAS's per-thread buffers do not
+// fit in the address space left: OpenBLAS retries a failed buffer allocation forever (a spinning
+// process under ulimit -v). Its buffers are 32 to 64 MiB each, two per thread at most.
+void require_openblas_space(std::size_t bytes, int threads, const std::string& what) {
+  require_address_space(bytes + static_cast<std::size_t>(threads) * (128u << 20) + (64u << 20), what);
+}
+
 class OpenblasGemmCase final : public HostCase {
  public:
   explicit OpenblasGemmCase(const GemmCaseSpec& spec)
@@ -31,16 +62,11 @@ class OpenblasGemmCase final : public HostCase {
   ~OpenblasGemmCase() override { openblas_set_num_threads(default_threads()); }
 
   void setup() override {
-    const int threads = spec_.threads > 0 ? spec_.threads : default_threads();
-    openblas_set_num_threads(threads);
+    const int threads = apply_threads(spec_.threads);
     const std::size_t es = kernels::storage_bytes(storage_);
-    // OpenBLAS retries a failed buffer allocation forever (a spinning process under ulimit -v):
-    // its per-thread buffers (32 to 64 MiB each, two per thread at most) and the operands must
-    // fit in the address space left, or the case is skipped before OpenBLAS is called.
     const std::size_t operands =
         (kernels::gemm_a_elements(p_) + kernels::gemm_b_elements(p_) + kernels::gemm_c_elements(p_)) * es;
-    require_address_space(operands + static_cast<std::size_t>(threads) * (128u << 20) + (64u << 20),
-                          fmt::format("OpenBLAS {}x{}x{} GEMM on {} thread(s)", p_.m, p_.n, p_.k, threads));
+    require_openblas_space(operands, threads, fmt::format("OpenBLAS {}x{}x{} GEMM on {} thread(s)", p_.m, p_.n, p_.k, threads));
     try {
       a_.resize(kernels::gemm_a_elements(p_) * es);
       b_.resize(kernels::gemm_b_elements(p_) * es);
@@ -65,25 +91,11 @@ class OpenblasGemmCase final : public HostCase {
   }
 
   void run() override {
-    const auto m = static_cast<blasint>(p_.m), n = static_cast<blasint>(p_.n), k = static_cast<blasint>(p_.k);
-    const auto lda = static_cast<blasint>(kernels::gemm_lda(p_)), ldb = static_cast<blasint>(kernels::gemm_ldb(p_));
-    const auto ldc = static_cast<blasint>(kernels::gemm_ldc(p_));
-    const CBLAS_TRANSPOSE ta = p_.trans_a ? CblasTrans : CblasNoTrans, tb = p_.trans_b ? CblasTrans : CblasNoTrans;
     const std::size_t es = kernels::storage_bytes(storage_);
     const auto batch = static_cast<std::size_t>(p_.batch);
     const std::size_t sa = kernels::gemm_a_elements(p_) / batch * es, sb = kernels::gemm_b_elements(p_) / batch * es;
     const std::size_t sc = kernels::gemm_c_elements(p_) / batch * es;
-    for (std::size_t i = 0; i < batch; ++i) {
-      const unsigned char *a = a_.data() + i * sa, *b = b_.data() + i * sb;
-      unsigned char* d = d_.data() + i * sc;
-      if (storage_ == Storage::F64) {
-        cblas_dgemm(CblasColMajor, ta, tb, m, n, k, p_.alpha, reinterpret_cast<const double*>(a), lda,
-                    reinterpret_cast<const double*>(b), ldb, p_.beta, reinterpret_cast<double*>(d), ldc);
-      } else {
-        cblas_sgemm(CblasColMajor, ta, tb, m, n, k, static_cast<float>(p_.alpha), reinterpret_cast<const float*>(a), lda,
-                    reinterpret_cast<const float*>(b), ldb, static_cast<float>(p_.beta), reinterpret_cast<float*>(d), ldc);
-      }
-    }
+    for (std::size_t i = 0; i < batch; ++i) openblas_gemm(storage_, p_, a_.data() + i * sa, b_.data() + i * sb, d_.data() + i * sc);
   }
 
   Metrics metrics() const override {
@@ -101,7 +113,106 @@ class OpenblasGemmCase final : public HostCase {
   std::vector<unsigned char> a_, b_, d_;
 };
 
+// op=grouped: the experts' GEMMs one after another, each on its own packed slices (grouped.hpp),
+// then (details) one dense GEMM of the same FLOPs through OpenblasGemmCase.
+class OpenblasGroupedCase final : public HostCase {
+ public:
+  explicit OpenblasGroupedCase(const GemmCaseSpec& spec)
+      : spec_(spec), storage_(kernels::gemm_storage(spec.problem.precision)), layout_(grouped_layout(spec)) {}
+
+  ~OpenblasGroupedCase() override { openblas_set_num_threads(default_threads()); }
+
+  void setup() override {
+    const int threads = apply_threads(spec_.threads);
+    const std::size_t es = kernels::storage_bytes(storage_);
+    require_openblas_space((layout_.a_elements + layout_.b_elements + layout_.d_elements) * es, threads,
+                           fmt::format("OpenBLAS grouped GEMM ({} experts, {}x{}x{}) on {} thread(s)",
+                                       layout_.groups.size(), layout_.tokens(), spec_.problem.n, spec_.problem.k, threads));
+    try {
+      a_.resize(layout_.a_elements * es);
+      b_.resize(layout_.b_elements * es);
+      d_.resize(layout_.d_elements * es);
+    } catch (const std::bad_alloc&) {
+      throw CaseSkipped(fmt::format("out of host memory for a grouped GEMM of {} experts", layout_.groups.size()));
+    }
+    for (std::size_t e = 0; e < layout_.groups.size(); ++e) {
+      const GemmProblem& g = layout_.groups[e];
+      kernels::fill_uniform_host(b_.data() + layout_.b_offset[e] * es, storage_, kernels::gemm_b_elements(g), g.seed_b);
+      if (g.m == 0) continue;
+      kernels::fill_uniform_host(a_.data() + layout_.a_offset[e] * es, storage_, kernels::gemm_a_elements(g), g.seed_a);
+    }
+    fill_c();
+  }
+
+  Verification verify() override {
+    fill_c();
+    run();
+    const std::size_t es = kernels::storage_bytes(storage_);
+    Verification v = check_groups(layout_, [&](std::size_t e, std::int64_t i, std::int64_t j) {
+      return kernels::load_element(storage_, d_.data() + layout_.d_offset[e] * es,
+                                   kernels::gemm_d_index(layout_.groups[e], i, j));
+    });
+    fill_c();
+    return v;
+  }
+
+  void run() override {
+    const std::size_t es = kernels::storage_bytes(storage_);
+    for (std::size_t e = 0; e < layout_.groups.size(); ++e) {
+      const GemmProblem& g = layout_.groups[e];
+      if (g.m == 0) continue;  // an expert without tokens: no call
+      openblas_gemm(storage_, g, a_.data() + layout_.a_offset[e] * es, b_.data() + layout_.b_offset[e] * es,
+                    d_.data() + layout_.d_offset[e] * es);
+    }
+  }
+
+  Metrics metrics() const override {
+    Metrics m = grouped_metrics(spec_.problem, layout_, /*separate_c=*/false);
+    m.extra["threads"] = spec_.threads > 0 ? spec_.threads : default_threads();
+    m.extra["experts"] = layout_.groups.size();
+    m.extra["routing"] = routing_name(spec_.grouped.routing);
+    m.extra["grouped_impl"] = kImpl;
+    return m;
+  }
+
+  // After the grouped timing: the dense reference, measured in its own case (its own buffers,
+  // released before the next repetition), then OpenBLAS's threads as this case asked.
+  nlohmann::ordered_json details(std::int64_t) override {
+    nlohmann::ordered_json j = grouped_details(spec_, layout_, kImpl, [&] {
+      OpenblasGemmCase dense(dense_spec(spec_));
+      return measure_dense(dense);
+    });
+    apply_threads(spec_.threads);
+    return j;
+  }
+
+  void annotate(nlohmann::ordered_json& g, double seconds_per_run) const override {
+    annotate_grouped(g, seconds_per_run, grouped_metrics(spec_.problem, layout_, false).flops);
+  }
+
+ private:
+  static constexpr const char* kImpl = "loop of OpenBLAS sgemm/dgemm calls, one per expert with tokens";
+
+  void fill_c() {
+    const std::size_t es = kernels::storage_bytes(storage_);
+    for (std::size_t e = 0; e < layout_.groups.size(); ++e) {
+      const GemmProblem& g = layout_.groups[e];
+      if (g.m == 0) continue;
+      kernels::fill_uniform_host(d_.data() + layout_.d_offset[e] * es, storage_, kernels::gemm_c_elements(g), g.seed_c);
+    }
+  }
+
+  GemmCaseSpec spec_;
+  Storage storage_;
+  GroupedLayout layout_;
+  std::vector<unsigned char> a_, b_, d_;
+};
+
 }  // namespace
+
+std::unique_ptr<Case> make_openblas_grouped_case(const GemmCaseSpec& spec) {
+  return std::make_unique<OpenblasGroupedCase>(spec);
+}
 
 std::unique_ptr<Case> make_openblas_case(const GemmCaseSpec& spec) { return std::make_unique<OpenblasGemmCase>(spec); }
 

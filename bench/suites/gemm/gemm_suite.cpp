@@ -54,6 +54,9 @@ const std::vector<std::pair<std::string, std::string>> kPresetDefaults = {
     {"epilogue", "none"},
     {"fusion", "fused"},
     {"threads", "0"},
+    {"op", "gemm"},
+    {"experts", "8"},
+    {"routing", "uniform"},
 };
 const std::vector<std::pair<std::string, std::string>> kCpuPresetDefaults = {
     {"provider", "openblas"},
@@ -105,6 +108,12 @@ class GemmSuite final : public Suite {
         {"epilogue", AxisKind::Enum, "applied to the product: + bias[row], GELU (tanh form), or both", {"none", "bias", "gelu", "bias-gelu"}, 1},
         {"fusion", AxisKind::Enum, "fused: the epilogue runs inside the GEMM (cuBLASLt); separate: GEMM, then an elementwise kernel", {"fused", "separate"}, 1},
         {"threads", AxisKind::Int, "OpenBLAS threads (0: its default); GPU providers run at 0 only", {}, 0, {}, 1024},
+        {"op", AxisKind::Enum, "gemm: one product; grouped: a mixture-of-experts layer's expert GEMMs: m tokens routed over "
+         "`experts` experts, expert e computes [M_e x k] x [k x n] with its own weights (openblas, cublaslt); "
+         "reports pct_of_dense against one M x n x k GEMM", {"gemm", "grouped"}, 1},
+        {"experts", AxisKind::Int, "op=grouped: experts G the m tokens are routed over (ignored by op=gemm)", {}, 1, {}, 4096},
+        {"routing", AxisKind::Enum, "op=grouped: tokens per expert from a seeded draw: uniform (1/G each) or zipf (expert e "
+         "with probability proportional to 1/e, exponent 1.0); ignored by op=gemm", routing_names(), 1},
     };
   }
 
@@ -163,6 +172,17 @@ class GemmSuite final : public Suite {
                 {"layout", "tn"},
                 {"m", "512:16384:x2"}},
                {{"m", "256"}}),
+        // Mixture-of-experts expert GEMMs (op=grouped, 8 experts) against one dense GEMM of the
+        // same FLOPs; square like the other mnk presets (a real layer's n and k: --axis).
+        preset("grouped",
+               {{"provider", "cublaslt"},
+                {"dtype", "bf16"},
+                {"m", "4096,8192"},
+                {"op", "grouped"},
+                {"routing", "uniform,zipf"}},
+               {{"m", "256,1024"},
+                {"op", "grouped"},
+                {"routing", "uniform,zipf"}}),
     };
     // Named shape sets (square, DeepBench, LLM roles; shapes.cpp).
     for (Preset& p : shape_presets()) out.push_back(preset(std::move(p.name), std::move(p.cuda), std::move(p.cpu)));
@@ -170,8 +190,18 @@ class GemmSuite final : public Suite {
   }
 
   // Named shapes (shape != mnk) set m, n, k and layout from their entry; see shapes.hpp.
+  // op=gemm drops the grouped-only axes (experts, routing) and op itself, so plain GEMM cases
+  // keep the names and axes they had before op existed, and points that differ only there are
+  // planned once.
   Point resolve(const DeviceInfo& device, Point point) const override {
     (void)device;
+    if (text_or(point, "op", "gemm") != "grouped") {
+      Point plain;
+      for (const auto& [name, value] : point.values()) {
+        if (name != "op" && name != "experts" && name != "routing") plain.set(name, value);
+      }
+      point = std::move(plain);
+    }
     const std::string shape = text_or(point, "shape", kShapeMnk);
     if (shape == kShapeMnk) return point;
     if (std::optional<GemmShape> s = named_shape(shape, point.text("model"), point.integer("tp"))) {
@@ -213,8 +243,10 @@ class GemmSuite final : public Suite {
     checked_size(what + ", A", {{ta ? "k+pad" : "m+pad", lda}, {ta ? "m" : "k", ta ? m : k}, {"batch", batch},
                                 {"bytes per element", bytes(st.a)}});
     const std::int64_t ldb = checked_sum(what, {tb ? "n" : "k", tb ? n : k}, {"pad", pad});
+    // op=grouped: one weight matrix per expert.
+    const std::int64_t experts = text_or(point, "op", "gemm") == "grouped" ? int_or(point, "experts", 1) : 1;
     checked_size(what + ", B", {{tb ? "n+pad" : "k+pad", ldb}, {tb ? "k" : "n", tb ? k : n}, {"batch", batch},
-                                {"bytes per element", bytes(st.b)}});
+                                {"experts", experts}, {"bytes per element", bytes(st.b)}});
     const std::int64_t ldc = checked_sum(what, {"m", m}, {"pad", pad});
     checked_size(what + ", C and D", {{"m+pad", ldc}, {"n", n}, {"batch", batch}, {"bytes per element", bytes(st.c)},
                                       {"buffers", 2}});
@@ -226,6 +258,11 @@ class GemmSuite final : public Suite {
 
   std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const override {
     const GemmCaseSpec spec = spec_from(point);
+    if (spec.op == GemmOp::Grouped) {
+      if (spec.provider == "openblas") return make_openblas_grouped_case(spec);
+      if (spec.provider == "cublaslt") return make_cublaslt_grouped_case(device, spec);
+      throw std::logic_error("gemm: no grouped case for provider " + spec.provider);
+    }
     if (spec.provider == "openblas") return make_openblas_case(spec);
     if (spec.provider == "cublas") return make_cublas_case(device, spec);
     if (spec.provider == "cublaslt" || spec.provider == "cublaslt-tuned") return make_cublaslt_case(device, spec);
@@ -360,6 +397,9 @@ GemmCaseSpec spec_from(const Point& point) {
   }
   s.fusion = text_or(point, "fusion", "fused") == "separate" ? Fusion::Separate : Fusion::Fused;
   s.threads = static_cast<int>(int_or(point, "threads", 0));
+  s.op = text_or(point, "op", "gemm") == "grouped" ? GemmOp::Grouped : GemmOp::Gemm;
+  s.grouped.experts = int_or(point, "experts", 8);
+  s.grouped.routing = parse_routing(text_or(point, "routing", "uniform")).value_or(Routing::Uniform);
   return s;
 }
 
@@ -401,6 +441,9 @@ std::optional<std::string> gemm_unsupported(const DeviceInfo& device, const Gemm
   const std::string dtype = precision_name(p.precision);
   const bool has_epilogue = p.epilogue != GemmEpilogue::None;
 
+  if (spec.op == GemmOp::Grouped) {
+    if (std::optional<std::string> why = grouped_unsupported(device, spec)) return why;
+  }
   if (kernels::gemm_is_block_scaled(p.precision)) return block_scaled_unsupported(device, spec);
   if (provider == "openblas") {
     if (device.is_cuda()) return "openblas runs on the CPU";
@@ -445,6 +488,32 @@ std::optional<std::string> gemm_unsupported(const DeviceInfo& device, const Gemm
   // custom:<variant>
   if (has_epilogue) return "gpubench's own kernels compute plain GEMMs (epilogue=none)";
   return custom_unsupported(device, p, provider.substr(std::string(kCustomPrefix).size()));
+}
+
+std::optional<std::string> grouped_unsupported(const DeviceInfo& device, const GemmCaseSpec& spec) {
+  const GemmProblem& p = spec.problem;
+  if (spec.provider != "openblas" && spec.provider != "cublaslt") {
+    return fmt::format("op=grouped runs through cuBLASLt on GPUs (provider=cublaslt) and OpenBLAS on the CPU; {} has no "
+                       "grouped path in gpubench",
+                       spec.provider);
+  }
+  if (p.batch != 1) return "op=grouped routes the tokens over experts: batch=1 only (the experts are its batch)";
+  if (p.lda != 0 || p.ldb != 0 || p.ldc != 0) return "op=grouped takes packed operands (pad=0)";
+  if (p.epilogue != GemmEpilogue::None) return "op=grouped computes plain GEMMs (epilogue=none)";
+  if (device.is_cuda() && spec.provider == "cublaslt") {
+    switch (p.precision) {
+      case GemmPrecision::FP64:
+      case GemmPrecision::FP32:
+      case GemmPrecision::TF32:
+      case GemmPrecision::FP16:
+      case GemmPrecision::BF16:
+      case GemmPrecision::FP16_ACC16: break;
+      default:
+        return fmt::format("op=grouped on GPUs runs fp64, fp32, tf32, fp16, bf16 and fp16-acc16; {} is not built for it yet",
+                           precision_name(p.precision));
+    }
+  }
+  return std::nullopt;
 }
 
 // ---- Metrics ----
