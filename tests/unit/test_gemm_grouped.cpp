@@ -12,6 +12,7 @@
 #include "bench/suites/gemm/routing.hpp"
 #include "fake_suite.hpp"
 #include "kernels/gemm/gemm_reference.hpp"
+#include "kernels/memory/host_pool.hpp"
 
 namespace gpubench {
 namespace {
@@ -187,7 +188,23 @@ TEST(GemmGrouped, DetailsTimeTheDenseGemmAndAnnotatePctOfDense) {
   c->annotate(g, 2 * dense_s);
   EXPECT_DOUBLE_EQ(g["metrics"]["pct_of_dense"].get<double>(), 50.0);
   EXPECT_DOUBLE_EQ(g["metrics"]["dense_tflops"].get<double>(), 2.0 * 64 * 32 * 32 / dense_s / 1e12);
-  EXPECT_EQ(c->metrics().extra["grouped_impl"], "loop of OpenBLAS sgemm/dgemm calls, one per expert with tokens");
+  // threads=0 on a host of several CPUs: blocks of rows over the host's threads (else the loop).
+  if (kernels::HostPool::shared().threads() > 1) {
+    EXPECT_EQ(c->metrics().extra["grouped_impl"],
+              "blocks of an expert's rows, single-threaded OpenBLAS sgemm/dgemm calls shared out over the host's threads");
+    std::size_t with_tokens = 0;  // 64 tokens in blocks of at least 32 rows: one block per expert with tokens
+    for (const auto& x : g["details"]["tokens_per_expert"]) with_tokens += x.get<std::int64_t>() > 0;
+    EXPECT_EQ(c->metrics().extra["row_blocks"].get<std::size_t>(), with_tokens);
+  } else {
+    EXPECT_EQ(c->metrics().extra["grouped_impl"], "loop of OpenBLAS sgemm/dgemm calls, one per expert with tokens");
+  }
+  // threads=N: one call per expert on OpenBLAS's N threads.
+  Point one = grouped_point("fp32", 64, 32, 32, 8, "zipf");
+  one.set("threads", std::int64_t{1});
+  auto looped = suite->make_case(cpu, one);
+  looped->setup();
+  EXPECT_TRUE(looped->verify().passed);
+  EXPECT_EQ(looped->metrics().extra["grouped_impl"], "loop of OpenBLAS sgemm/dgemm calls, one per expert with tokens");
 }
 
 TEST(GemmGrouped, PlainGemmCasesKeepTheirNames) {

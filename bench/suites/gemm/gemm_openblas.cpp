@@ -1,11 +1,14 @@
 // OpenBLAS provider: sgemm/dgemm on host buffers filled with the reference's input values,
 // with every layout, leading-dimension padding, batches (one call per batch, as OpenBLAS has
 // no strided-batched GEMM in its CBLAS interface) and a thread count (openblas_set_num_threads;
-// threads=0 keeps OpenBLAS's default, normally one thread per core). op=grouped: one call per
-// expert with tokens, on that expert's packed slices of A, B and D (grouped.hpp).
+// threads=0 keeps OpenBLAS's default, normally one thread per core). op=grouped: the experts'
+// GEMMs on their packed slices of A, B and D (grouped.hpp), split into blocks of rows that the
+// host pool's threads take in turn, each a single-threaded OpenBLAS call (threads=0), or one
+// call per expert with OpenBLAS's own threads (threads=N).
 #include <cblas.h>
 #include <fmt/format.h>
 
+#include <atomic>
 #include <vector>
 
 #include "bench/core/errors.hpp"
@@ -13,6 +16,7 @@
 #include "bench/suites/gemm/gemm.hpp"
 #include "bench/suites/gemm/grouped.hpp"
 #include "kernels/common/fill_host.hpp"
+#include "kernels/memory/host_pool.hpp"
 
 namespace gpubench::suites::gemm {
 namespace {
@@ -42,7 +46,8 @@ void openblas_gemm(Storage storage, const GemmProblem& p, const unsigned char* a
 
 // OpenBLAS's thread count for a case asking for `threads` (0: the default), applied.
 int apply_threads(int threads) {
-  const int n = threads > 0 ? threads : default_threads();
+  const int fallback = default_threads();  // read before any change: the first call records it
+  const int n = threads > 0 ? threads : fallback;
   openblas_set_num_threads(n);
   return n;
 }
@@ -123,7 +128,10 @@ class OpenblasGroupedCase final : public HostCase {
   ~OpenblasGroupedCase() override { openblas_set_num_threads(default_threads()); }
 
   void setup() override {
-    const int threads = apply_threads(spec_.threads);
+    // threads=0: one OpenBLAS thread per call, the pool's threads over blocks of rows.
+    const bool blocked = spec_.threads == 0 && kernels::HostPool::shared().threads() > 1;
+    const int threads = blocked ? apply_threads(1) * kernels::HostPool::shared().threads() : apply_threads(spec_.threads);
+    if (blocked) plan_blocks(kernels::HostPool::shared().threads());
     const std::size_t es = kernels::storage_bytes(storage_);
     require_openblas_space((layout_.a_elements + layout_.b_elements + layout_.d_elements) * es, threads,
                            fmt::format("OpenBLAS grouped GEMM ({} experts, {}x{}x{}) on {} thread(s)",
@@ -158,31 +166,45 @@ class OpenblasGroupedCase final : public HostCase {
 
   void run() override {
     const std::size_t es = kernels::storage_bytes(storage_);
-    for (std::size_t e = 0; e < layout_.groups.size(); ++e) {
-      const GemmProblem& g = layout_.groups[e];
-      if (g.m == 0) continue;  // an expert without tokens: no call
-      openblas_gemm(storage_, g, a_.data() + layout_.a_offset[e] * es, b_.data() + layout_.b_offset[e] * es,
-                    d_.data() + layout_.d_offset[e] * es);
+    if (blocks_.empty()) {
+      for (std::size_t e = 0; e < layout_.groups.size(); ++e) {
+        const GemmProblem& g = layout_.groups[e];
+        if (g.m == 0) continue;  // an expert without tokens: no call
+        openblas_gemm(storage_, g, a_.data() + layout_.a_offset[e] * es, b_.data() + layout_.b_offset[e] * es,
+                      d_.data() + layout_.d_offset[e] * es);
+      }
+      return;
     }
+    // Rows of D are independent: every block is a GEMM of its own, and the pool's threads take
+    // the next block until none is left (a Zipf router's big expert is several blocks).
+    std::atomic<std::size_t> next{0};
+    kernels::HostPool::shared().run([&](int) {
+      for (std::size_t i = next.fetch_add(1); i < blocks_.size(); i = next.fetch_add(1)) {
+        const RowBlock& r = blocks_[i];
+        openblas_gemm(storage_, r.problem, a_.data() + r.a_at * es, b_.data() + layout_.b_offset[r.expert] * es,
+                      d_.data() + r.d_at * es);
+      }
+    });
   }
 
   Metrics metrics() const override {
     Metrics m = grouped_metrics(spec_.problem, layout_, /*separate_c=*/false);
-    m.extra["threads"] = spec_.threads > 0 ? spec_.threads : default_threads();
+    m.extra["threads"] = spec_.threads > 0 ? spec_.threads : blocks_.empty() ? default_threads() : kernels::HostPool::shared().threads();
     m.extra["experts"] = layout_.groups.size();
     m.extra["routing"] = routing_name(spec_.grouped.routing);
-    m.extra["grouped_impl"] = kImpl;
+    m.extra["grouped_impl"] = blocks_.empty() ? kImpl : kBlockedImpl;
+    if (!blocks_.empty()) m.extra["row_blocks"] = blocks_.size();
     return m;
   }
 
   // After the grouped timing: the dense reference, measured in its own case (its own buffers,
   // released before the next repetition), then OpenBLAS's threads as this case asked.
   nlohmann::ordered_json details(std::int64_t) override {
-    nlohmann::ordered_json j = grouped_details(spec_, layout_, kImpl, [&] {
+    nlohmann::ordered_json j = grouped_details(spec_, layout_, blocks_.empty() ? kImpl : kBlockedImpl, [&] {
       OpenblasGemmCase dense(dense_spec(spec_));
       return measure_dense(dense);
     });
-    apply_threads(spec_.threads);
+    apply_threads(blocks_.empty() ? spec_.threads : 1);
     return j;
   }
 
@@ -192,6 +214,36 @@ class OpenblasGroupedCase final : public HostCase {
 
  private:
   static constexpr const char* kImpl = "loop of OpenBLAS sgemm/dgemm calls, one per expert with tokens";
+  static constexpr const char* kBlockedImpl =
+      "blocks of an expert's rows, single-threaded OpenBLAS sgemm/dgemm calls shared out over the host's threads";
+
+  // One block of rows [r0, r0 + problem.m) of an expert: its own GEMM, on the expert's A and D
+  // at those rows with the expert's leading dimensions, and the expert's whole B.
+  struct RowBlock {
+    std::size_t expert;
+    GemmProblem problem;
+    std::size_t a_at, d_at;  // elements from the start of a_ and d_
+  };
+
+  // Blocks of about tokens / (4 x threads) rows (at least 32, so each call stays a GEMM worth
+  // OpenBLAS's packing), so the threads share even a skewed routing evenly.
+  void plan_blocks(int threads) {
+    const std::int64_t rows = std::max<std::int64_t>(32, (layout_.tokens() + 4 * threads - 1) / (4 * threads));
+    for (std::size_t e = 0; e < layout_.groups.size(); ++e) {
+      const GemmProblem& g = layout_.groups[e];
+      for (std::int64_t r0 = 0; r0 < g.m; r0 += rows) {
+        RowBlock b{e, g, 0, 0};
+        b.problem.m = std::min(rows, g.m - r0);
+        b.problem.lda = kernels::gemm_lda(g);
+        b.problem.ldc = kernels::gemm_ldc(g);
+        b.problem.ldb = kernels::gemm_ldb(g);
+        // op(A)'s row r is A's row r (stored m x k) or its column r (stored k x m, transposed).
+        b.a_at = layout_.a_offset[e] + static_cast<std::size_t>(g.trans_a ? r0 * kernels::gemm_lda(g) : r0);
+        b.d_at = layout_.d_offset[e] + static_cast<std::size_t>(r0);
+        blocks_.push_back(b);
+      }
+    }
+  }
 
   void fill_c() {
     const std::size_t es = kernels::storage_bytes(storage_);
@@ -206,6 +258,7 @@ class OpenblasGroupedCase final : public HostCase {
   Storage storage_;
   GroupedLayout layout_;
   std::vector<unsigned char> a_, b_, d_;
+  std::vector<RowBlock> blocks_;  // empty: one call per expert with OpenBLAS's threads
 };
 
 }  // namespace
