@@ -24,6 +24,20 @@ const AxisValue& Point::find(std::string_view axis) const {
 std::int64_t Point::integer(std::string_view axis) const { return std::get<std::int64_t>(find(axis)); }
 const std::string& Point::text(std::string_view axis) const { return std::get<std::string>(find(axis)); }
 
+std::string Point::text_or(std::string_view axis, std::string_view fallback) const {
+  for (const auto& [name, value] : values_) {
+    if (name == axis) return to_string(value);
+  }
+  return std::string(fallback);
+}
+
+std::int64_t Point::integer_or(std::string_view axis, std::int64_t fallback) const {
+  for (const auto& [name, value] : values_) {
+    if (name == axis && std::holds_alternative<std::int64_t>(value)) return std::get<std::int64_t>(value);
+  }
+  return fallback;
+}
+
 std::string Point::label() const {
   std::string out;
   for (const auto& [name, v] : values_) {

@@ -22,6 +22,10 @@ class Point {
   void set(std::string axis, AxisValue value);
   std::int64_t integer(std::string_view axis) const;  // throws std::logic_error if absent
   const std::string& text(std::string_view axis) const;
+  // The value, or `fallback` where the point has no such axis (Suite::resolve left it out as
+  // meaningless for the point, or a caller built the point by hand with the axes it needs).
+  std::string text_or(std::string_view axis, std::string_view fallback) const;
+  std::int64_t integer_or(std::string_view axis, std::int64_t fallback) const;
   const std::vector<std::pair<std::string, AxisValue>>& values() const { return values_; }
   std::string label() const;  // "m=1024/n=1024/dtype=fp16"
   nlohmann::ordered_json to_json() const;

@@ -23,19 +23,6 @@ std::vector<std::string> provider_choices() {
   return v;
 }
 
-// The value of `axis` in `point`, or `fallback` when the point has no such axis (tests and
-// callers that build points by hand give only the axes they care about).
-std::string text_or(const Point& point, std::string_view axis, const char* fallback) {
-  for (const auto& [name, value] : point.values())
-    if (name == axis) return to_string(value);
-  return fallback;
-}
-std::int64_t int_or(const Point& point, std::string_view axis, std::int64_t fallback) {
-  for (const auto& [name, value] : point.values())
-    if (name == axis && std::holds_alternative<std::int64_t>(value)) return std::get<std::int64_t>(value);
-  return fallback;
-}
-
 // Values for the axes a preset does not name, one axis per line: CUDA, then CPU.
 const std::vector<std::pair<std::string, std::string>> kPresetDefaults = {
     {"shape", kShapeMnk},
@@ -195,14 +182,14 @@ class GemmSuite final : public Suite {
   // planned once.
   Point resolve(const DeviceInfo& device, Point point) const override {
     (void)device;
-    if (text_or(point, "op", "gemm") != "grouped") {
+    if (point.text_or("op", "gemm") != "grouped") {
       Point plain;
       for (const auto& [name, value] : point.values()) {
         if (name != "op" && name != "experts" && name != "routing") plain.set(name, value);
       }
       point = std::move(plain);
     }
-    const std::string shape = text_or(point, "shape", kShapeMnk);
+    const std::string shape = point.text_or("shape", kShapeMnk);
     if (shape == kShapeMnk) return point;
     if (std::optional<GemmShape> s = named_shape(shape, point.text("model"), point.integer("tp"))) {
       point.set("m", s->m);
@@ -218,12 +205,12 @@ class GemmSuite final : public Suite {
   // a model or tp for a shape that is not a transformer role, mlp_gate for a model without a
   // gated MLP.
   bool applies(const DeviceInfo& device, const Point& point) const override {
-    const std::string provider = text_or(point, "provider", device.is_cuda() ? "cublas" : "openblas");
+    const std::string provider = point.text_or("provider", device.is_cuda() ? "cublas" : "openblas");
     if (is_gpu_provider(provider) != device.is_cuda()) return false;
-    if (is_gpu_provider(provider) && int_or(point, "threads", 0) != 0) return false;
-    if (text_or(point, "epilogue", "none") == "none" && text_or(point, "fusion", "fused") == "separate") return false;
-    const std::string shape = text_or(point, "shape", kShapeMnk);
-    if (!is_llm_role(shape)) return text_or(point, "model", kNoModel) == kNoModel && int_or(point, "tp", 1) == 1;
+    if (is_gpu_provider(provider) && point.integer_or("threads", 0) != 0) return false;
+    if (point.text_or("epilogue", "none") == "none" && point.text_or("fusion", "fused") == "separate") return false;
+    const std::string shape = point.text_or("shape", kShapeMnk);
+    if (!is_llm_role(shape)) return point.text_or("model", kNoModel) == kNoModel && point.integer_or("tp", 1) == 1;
     return named_shape(shape, point.text("model"), point.integer("tp")).has_value();
   }
 
@@ -232,8 +219,8 @@ class GemmSuite final : public Suite {
   void check_sizes(const DeviceInfo& device, const Point& point) const override {
     (void)device;
     const std::int64_t m = point.integer("m"), n = point.integer("n"), k = point.integer("k");
-    const std::int64_t batch = int_or(point, "batch", 1), pad = int_or(point, "pad", 0);
-    const std::string layout = text_or(point, "layout", "nn");
+    const std::int64_t batch = point.integer_or("batch", 1), pad = point.integer_or("pad", 0);
+    const std::string layout = point.text_or("layout", "nn");
     const bool ta = layout[0] == 't', tb = layout[1] == 't';
     const kernels::GemmStorages st = kernels::gemm_storages(parse_precision(point.text("dtype")));
     const auto bytes = [](kernels::Storage s) { return static_cast<std::int64_t>(kernels::storage_bytes(s)); };
@@ -244,7 +231,7 @@ class GemmSuite final : public Suite {
                                 {"bytes per element", bytes(st.a)}});
     const std::int64_t ldb = checked_sum(what, {tb ? "n" : "k", tb ? n : k}, {"pad", pad});
     // op=grouped: one weight matrix per expert.
-    const std::int64_t experts = text_or(point, "op", "gemm") == "grouped" ? int_or(point, "experts", 1) : 1;
+    const std::int64_t experts = point.text_or("op", "gemm") == "grouped" ? point.integer_or("experts", 1) : 1;
     checked_size(what + ", B", {{tb ? "n+pad" : "k+pad", ldb}, {tb ? "k" : "n", tb ? k : n}, {"batch", batch},
                                 {"experts", experts}, {"bytes per element", bytes(st.b)}});
     const std::int64_t ldc = checked_sum(what, {"m", m}, {"pad", pad});
@@ -371,35 +358,35 @@ GemmProblem problem_from(const Point& point) { return spec_from(point).problem; 
 
 GemmCaseSpec spec_from(const Point& point) {
   GemmCaseSpec s;
-  s.provider = text_or(point, "provider", "cublas");
+  s.provider = point.text_or("provider", "cublas");
   GemmProblem& p = s.problem;
   p.m = point.integer("m");
   p.n = point.integer("n");
   p.k = point.integer("k");
   p.precision = parse_precision(point.text("dtype"));
-  const std::string layout = text_or(point, "layout", "nn");
+  const std::string layout = point.text_or("layout", "nn");
   p.trans_a = layout[0] == 't';
   p.trans_b = layout[1] == 't';
-  p.batch = int_or(point, "batch", 1);
-  if (const std::int64_t pad = int_or(point, "pad", 0); pad > 0) {
+  p.batch = point.integer_or("batch", 1);
+  if (const std::int64_t pad = point.integer_or("pad", 0); pad > 0) {
     p.lda = (p.trans_a ? p.k : p.m) + pad;
     p.ldb = (p.trans_b ? p.n : p.k) + pad;
     p.ldc = p.m + pad;
   }
-  p.alpha = std::stod(text_or(point, "alpha", "1"));
-  p.beta = std::stod(text_or(point, "beta", "0"));
-  p.epilogue = parse_epilogue(text_or(point, "epilogue", "none"));
+  p.alpha = std::stod(point.text_or("alpha", "1"));
+  p.beta = std::stod(point.text_or("beta", "0"));
+  p.epilogue = parse_epilogue(point.text_or("epilogue", "none"));
   if (is_fp8(p.precision)) {
     // Per-tensor scales, powers of two so the reference stays exact; their product (2) is not
     // 1, so a provider that ignored them, or applied one twice, fails verification.
     p.scale_a = 0.5;
     p.scale_b = 4.0;
   }
-  s.fusion = text_or(point, "fusion", "fused") == "separate" ? Fusion::Separate : Fusion::Fused;
-  s.threads = static_cast<int>(int_or(point, "threads", 0));
-  s.op = text_or(point, "op", "gemm") == "grouped" ? GemmOp::Grouped : GemmOp::Gemm;
-  s.grouped.experts = int_or(point, "experts", 8);
-  s.grouped.routing = parse_routing(text_or(point, "routing", "uniform")).value_or(Routing::Uniform);
+  s.fusion = point.text_or("fusion", "fused") == "separate" ? Fusion::Separate : Fusion::Fused;
+  s.threads = static_cast<int>(point.integer_or("threads", 0));
+  s.op = point.text_or("op", "gemm") == "grouped" ? GemmOp::Grouped : GemmOp::Gemm;
+  s.grouped.experts = point.integer_or("experts", 8);
+  s.grouped.routing = parse_routing(point.text_or("routing", "uniform")).value_or(Routing::Uniform);
   return s;
 }
 
