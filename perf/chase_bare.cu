@@ -17,26 +17,16 @@
 #include <string>
 #include <vector>
 
+#include "perf/bare_peer.hpp"
+
 namespace {
 
 constexpr std::size_t kBytes = std::size_t{2} << 20;
 constexpr std::uint64_t kStride = 16;  // 8-byte words: 128 bytes
 
-[[noreturn]] void fail(const char* what, cudaError_t e) {
-  std::fprintf(stderr, "chase-bare: %s: %s\n", what, cudaGetErrorString(e));
-  std::exit(1);
-}
-#define CHECK(call)                         \
-  do {                                      \
-    const cudaError_t e_ = (call);          \
-    if (e_ != cudaSuccess) fail(#call, e_); \
-  } while (0)
-
-[[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr, "chase-bare: %s (usage: gpubench_perf_chase_gpu [--accesses N] [--min-time S] [--rounds N] [--plan])\n",
-               why.c_str());
-  std::exit(2);
-}
+constexpr bare_peer::Program kProgram{"chase-bare",
+                                     "gpubench_perf_chase_gpu [--accesses N] [--min-time S] [--rounds N] [--plan]"};
+void usage(const std::string& why) { bare_peer::usage(kProgram, why); }
 
 __global__ void walk(const std::uint64_t* start, std::uint64_t steps, std::uint64_t* end) {
   const std::uint64_t* p = start;
@@ -63,14 +53,9 @@ int main(int argc, char** argv) {
       accesses = std::strtoull(v.c_str(), &end, 10);
       if (v.empty() || *end != '\0' || accesses < 1 || accesses > 100000000) usage("--accesses " + v + ": expected 1 to 1e8");
     } else if (a == "--min-time") {
-      const std::string v = value();
-      min_time = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(min_time > 0) || min_time > 600) usage("--min-time " + v + ": expected 0 < S <= 600");
+      min_time = bare_peer::parse_min_time(kProgram, value());
     } else if (a == "--rounds") {
-      const std::string v = value();
-      const long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n < 1 || n > 100) usage("--rounds " + v + ": expected 1 to 100");
-      rounds = static_cast<int>(n);
+      rounds = bare_peer::parse_rounds(kProgram, value());
     } else if (a == "--plan") {
       plan = true;
     } else {
@@ -88,21 +73,21 @@ int main(int argc, char** argv) {
   }
   const std::uint64_t words = kBytes / 8;
   std::uint64_t* host = nullptr;
-  CHECK(cudaHostAlloc(reinterpret_cast<void**>(&host), kBytes, cudaHostAllocMapped));
+  BARE_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&host), kBytes, cudaHostAllocMapped));
   std::uint64_t* ring = nullptr;
-  CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&ring), host, 0));
+  BARE_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&ring), host, 0));
   for (std::uint64_t i = 0; i < words; ++i) host[i] = reinterpret_cast<std::uint64_t>(ring + (i + kStride) % words);
   std::uint64_t* end = nullptr;
-  CHECK(cudaMalloc(reinterpret_cast<void**>(&end), sizeof(std::uint64_t)));
+  BARE_CHECK(cudaMalloc(reinterpret_cast<void**>(&end), sizeof(std::uint64_t)));
   cudaStream_t stream;
-  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  BARE_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   // The check: an uneven walk ends where the arithmetic says.
   const std::uint64_t steps = 3 * words / kStride + 5;
   walk<<<1, 1, 0, stream>>>(ring, steps, end);
-  CHECK(cudaGetLastError());
+  BARE_CHECK(cudaGetLastError());
   std::uint64_t got = 0;
-  CHECK(cudaMemcpyAsync(&got, end, sizeof got, cudaMemcpyDeviceToHost, stream));
-  CHECK(cudaStreamSynchronize(stream));
+  BARE_CHECK(cudaMemcpyAsync(&got, end, sizeof got, cudaMemcpyDeviceToHost, stream));
+  BARE_CHECK(cudaStreamSynchronize(stream));
   const std::uint64_t expected = reinterpret_cast<std::uint64_t>(ring + (kStride * steps) % words);
   if (got != expected) {
     std::fprintf(stderr, "chase-bare: the walk stopped at %#llx, expected %#llx: no time reported\n",
@@ -110,20 +95,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
+  BARE_CHECK(cudaEventCreate(&start));
+  BARE_CHECK(cudaEventCreate(&stop));
   double best = 1e30;
   std::uint64_t total_accesses = 0;
   for (int r = 0; r < rounds; ++r) {
     double total = 0;
     std::uint64_t done = 0;
     while (total < min_time) {
-      CHECK(cudaEventRecord(start, stream));
+      BARE_CHECK(cudaEventRecord(start, stream));
       walk<<<1, 1, 0, stream>>>(ring, accesses, end);
-      CHECK(cudaEventRecord(stop, stream));
-      CHECK(cudaEventSynchronize(stop));
+      BARE_CHECK(cudaEventRecord(stop, stream));
+      BARE_CHECK(cudaEventSynchronize(stop));
       float ms = 0;
-      CHECK(cudaEventElapsedTime(&ms, start, stop));
+      BARE_CHECK(cudaEventElapsedTime(&ms, start, stop));
       total += ms * 1e-3;
       done += accesses;
     }
@@ -132,10 +117,10 @@ int main(int argc, char** argv) {
   }
   std::printf("chase-bare host_device_latency ns_per_access=%.1f accesses=%llu verified=yes\n", best,
               static_cast<unsigned long long>(total_accesses));
-  CHECK(cudaEventDestroy(start));
-  CHECK(cudaEventDestroy(stop));
-  CHECK(cudaStreamDestroy(stream));
-  CHECK(cudaFree(end));
-  CHECK(cudaFreeHost(host));
+  BARE_CHECK(cudaEventDestroy(start));
+  BARE_CHECK(cudaEventDestroy(stop));
+  BARE_CHECK(cudaStreamDestroy(stream));
+  BARE_CHECK(cudaFree(end));
+  BARE_CHECK(cudaFreeHost(host));
   return 0;
 }

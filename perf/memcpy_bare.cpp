@@ -22,23 +22,12 @@
 #include <string>
 #include <vector>
 
+#include "perf/bare_peer.hpp"
+
 namespace {
 
-[[noreturn]] void fail(const char* what, cudaError_t e) {
-  std::fprintf(stderr, "memcpy-bare: %s: %s\n", what, cudaGetErrorString(e));
-  std::exit(1);
-}
-#define CHECK(call)                      \
-  do {                                   \
-    const cudaError_t e_ = (call);       \
-    if (e_ != cudaSuccess) fail(#call, e_); \
-  } while (0)
-
-[[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr, "memcpy-bare: %s (usage: gpubench_perf_memcpy [--size BYTES] [--min-time S] [--rounds N] [--plan])\n",
-               why.c_str());
-  std::exit(2);
-}
+constexpr bare_peer::Program kProgram{"memcpy-bare", "gpubench_perf_memcpy [--size BYTES] [--min-time S] [--rounds N] [--plan]"};
+void usage(const std::string& why) { bare_peer::usage(kProgram, why); }
 
 // Byte i of the pattern: varies within every 4 KiB and from copy kind to copy kind.
 unsigned char pattern(std::size_t i, unsigned seed) { return static_cast<unsigned char>((i * 131u + seed * 7u + (i >> 12)) & 0xff); }
@@ -70,14 +59,9 @@ Options parse(int argc, char** argv) {
       }
       o.size = static_cast<std::size_t>(n);
     } else if (a == "--min-time") {
-      const std::string v = value();
-      o.min_time = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(o.min_time > 0) || o.min_time > 600) usage("--min-time " + v + ": expected 0 < S <= 600");
+      o.min_time = bare_peer::parse_min_time(kProgram, value());
     } else if (a == "--rounds") {
-      const std::string v = value();
-      const long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n < 1 || n > 100) usage("--rounds " + v + ": expected 1 to 100");
-      o.rounds = static_cast<int>(n);
+      o.rounds = bare_peer::parse_rounds(kProgram, value());
     } else if (a == "--plan") {
       o.plan = true;
     } else {
@@ -97,9 +81,9 @@ struct Kind {
 // Best seconds per copy over the rounds, after one checked copy.
 double measure(const Kind& k, const Options& o, void* dst, const void* src, unsigned char* check, cudaStream_t stream,
                long& copies) {
-  CHECK(cudaMemcpyAsync(dst, src, o.size, k.direction, stream));
-  CHECK(cudaStreamSynchronize(stream));
-  CHECK(cudaMemcpy(check, dst, o.size, cudaMemcpyDeviceToHost));
+  BARE_CHECK(cudaMemcpyAsync(dst, src, o.size, k.direction, stream));
+  BARE_CHECK(cudaStreamSynchronize(stream));
+  BARE_CHECK(cudaMemcpy(check, dst, o.size, cudaMemcpyDeviceToHost));
   for (std::size_t i = 0; i < o.size; ++i) {
     if (check[i] != pattern(i, k.seed)) {
       std::fprintf(stderr, "memcpy-bare %s: byte %zu is %u, expected %u: the copy is wrong, no time reported\n", k.name, i,
@@ -108,15 +92,15 @@ double measure(const Kind& k, const Options& o, void* dst, const void* src, unsi
     }
   }
   cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
+  BARE_CHECK(cudaEventCreate(&start));
+  BARE_CHECK(cudaEventCreate(&stop));
   // One copy sizes the batches.
-  CHECK(cudaEventRecord(start, stream));
-  CHECK(cudaMemcpyAsync(dst, src, o.size, k.direction, stream));
-  CHECK(cudaEventRecord(stop, stream));
-  CHECK(cudaEventSynchronize(stop));
+  BARE_CHECK(cudaEventRecord(start, stream));
+  BARE_CHECK(cudaMemcpyAsync(dst, src, o.size, k.direction, stream));
+  BARE_CHECK(cudaEventRecord(stop, stream));
+  BARE_CHECK(cudaEventSynchronize(stop));
   float ms = 0;
-  CHECK(cudaEventElapsedTime(&ms, start, stop));
+  BARE_CHECK(cudaEventElapsedTime(&ms, start, stop));
   const int per_batch = std::clamp(static_cast<int>(0.05 / std::max(1e-7, ms * 1e-3)), 1, 100000);
   double best = 1e30;
   copies = 0;
@@ -124,19 +108,19 @@ double measure(const Kind& k, const Options& o, void* dst, const void* src, unsi
     double total = 0;
     long runs = 0;
     while (total < o.min_time) {
-      CHECK(cudaEventRecord(start, stream));
-      for (int i = 0; i < per_batch; ++i) CHECK(cudaMemcpyAsync(dst, src, o.size, k.direction, stream));
-      CHECK(cudaEventRecord(stop, stream));
-      CHECK(cudaEventSynchronize(stop));
-      CHECK(cudaEventElapsedTime(&ms, start, stop));
+      BARE_CHECK(cudaEventRecord(start, stream));
+      for (int i = 0; i < per_batch; ++i) BARE_CHECK(cudaMemcpyAsync(dst, src, o.size, k.direction, stream));
+      BARE_CHECK(cudaEventRecord(stop, stream));
+      BARE_CHECK(cudaEventSynchronize(stop));
+      BARE_CHECK(cudaEventElapsedTime(&ms, start, stop));
       total += ms * 1e-3;
       runs += per_batch;
     }
     copies += runs;
     best = std::min(best, total / static_cast<double>(runs));
   }
-  CHECK(cudaEventDestroy(start));
-  CHECK(cudaEventDestroy(stop));
+  BARE_CHECK(cudaEventDestroy(start));
+  BARE_CHECK(cudaEventDestroy(stop));
   return best;
 }
 
@@ -158,30 +142,30 @@ int main(int argc, char** argv) {
     return 0;
   }
   cudaStream_t stream;
-  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  BARE_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::vector<unsigned char> check(o.size);
   void *dev_src = nullptr, *dev_dst = nullptr, *host_src = nullptr;
-  CHECK(cudaMalloc(&dev_src, o.size));
-  CHECK(cudaMalloc(&dev_dst, o.size));
-  CHECK(cudaMallocHost(&host_src, o.size));
+  BARE_CHECK(cudaMalloc(&dev_src, o.size));
+  BARE_CHECK(cudaMalloc(&dev_dst, o.size));
+  BARE_CHECK(cudaMallocHost(&host_src, o.size));
   for (const Kind& k : kinds) {
     // The source holds this kind's pattern (the device source is filled from the host once).
     auto* h = static_cast<unsigned char*>(host_src);
     for (std::size_t i = 0; i < o.size; ++i) h[i] = pattern(i, k.seed);
     const void* src = host_src;
     if (k.direction == cudaMemcpyDeviceToDevice) {
-      CHECK(cudaMemcpy(dev_src, host_src, o.size, cudaMemcpyHostToDevice));
+      BARE_CHECK(cudaMemcpy(dev_src, host_src, o.size, cudaMemcpyHostToDevice));
       src = dev_src;
     }
-    CHECK(cudaMemset(dev_dst, 0, o.size));
+    BARE_CHECK(cudaMemset(dev_dst, 0, o.size));
     long copies = 0;
     const double s = measure(k, o, dev_dst, src, check.data(), stream, copies);
     std::printf("memcpy-bare %s size=%zu s_per_copy=%.6e gbps=%.1f copies=%ld verified=yes\n", k.name, o.size, s,
                 k.bytes_factor * static_cast<double>(o.size) / s / 1e9, copies);
   }
-  CHECK(cudaFreeHost(host_src));
-  CHECK(cudaFree(dev_dst));
-  CHECK(cudaFree(dev_src));
-  CHECK(cudaStreamDestroy(stream));
+  BARE_CHECK(cudaFreeHost(host_src));
+  BARE_CHECK(cudaFree(dev_dst));
+  BARE_CHECK(cudaFree(dev_src));
+  BARE_CHECK(cudaStreamDestroy(stream));
   return 0;
 }

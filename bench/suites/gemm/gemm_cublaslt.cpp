@@ -14,13 +14,13 @@
 #include <limits>
 
 #include "bench/core/errors.hpp"
+#include "bench/suites/gemm/gemm_cublaslt.hpp"
 #include "bench/suites/gemm/gemm_gpu.hpp"
 #include "bench/suites/gemm/gemm_tune.hpp"
 #include "bench/suites/gemm/tuning_cache.hpp"
 #include "kernels/blas/cublaslt.hpp"
 
 namespace gpubench::suites::gemm {
-namespace {
 
 blas::LtPrecision lt_precision(GemmPrecision p) {
   switch (p) {
@@ -67,11 +67,12 @@ blas::LtProblem lt_problem(const GemmProblem& p, bool fused_epilogue) {
   return lt;
 }
 
-// Converts the wrapper's errors: "not supported here" becomes a skip with cuBLASLt's reason.
-[[noreturn]] void rethrow(const blas::LtError& e) {
+[[noreturn]] void rethrow_lt_error(const blas::LtError& e) {
   if (e.unsupported() || e.status() == CUBLAS_STATUS_ALLOC_FAILED) throw CaseSkipped(e.what());
   throw cuda::CudaError(e.what());
 }
+
+namespace {
 
 class CublasLtGemmCase final : public GpuGemmCase {
  public:
@@ -101,13 +102,13 @@ class CublasLtGemmCase final : public GpuGemmCase {
       first_ = chosen_ = first_that_runs();
       if (tuned_) tune();
     } catch (const blas::LtError& e) {
-      rethrow(e);
+      rethrow_lt_error(e);
     }
   }
 
   void enqueue_gemm() override {
     const cublasStatus_t s = matmul_->enqueue(a(), b(), c(), d(), chosen_.algo, workspace_.get(), stream());
-    if (s != CUBLAS_STATUS_SUCCESS) rethrow(blas::LtError(s, fmt::format("cublasLtMatmul failed: {}", cublasLtGetStatusString(s))));
+    if (s != CUBLAS_STATUS_SUCCESS) rethrow_lt_error(blas::LtError(s, fmt::format("cublasLtMatmul failed: {}", cublasLtGetStatusString(s))));
   }
 
   nlohmann::ordered_json extra_metrics() const override {
@@ -149,7 +150,7 @@ class CublasLtGemmCase final : public GpuGemmCase {
     const std::string why = fmt::format("cublasLtMatmul refused each of the {} algorithm(s) cuBLASLt's heuristic returned: {}",
                                         all.size(), cublasLtGetStatusString(last));
     if (last == CUBLAS_STATUS_NOT_SUPPORTED) throw CaseSkipped(why);
-    rethrow(blas::LtError(last, why));
+    rethrow_lt_error(blas::LtError(last, why));
   }
   static constexpr int kHeuristicTries = 8;
 

@@ -13,6 +13,7 @@
 #include "bench/core/cuda_case.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/suites/gemm/gemm.hpp"
+#include "bench/suites/gemm/gemm_cublaslt.hpp"
 #include "bench/suites/gemm/grouped.hpp"
 #include "kernels/blas/cublaslt.hpp"
 #include "kernels/common/fill.cuh"
@@ -21,40 +22,6 @@ namespace gpubench::suites::gemm {
 namespace {
 
 using kernels::Storage;
-
-blas::LtPrecision lt_precision(GemmPrecision p) {
-  switch (p) {
-    case GemmPrecision::FP64: return blas::LtPrecision::FP64;
-    case GemmPrecision::FP32: return blas::LtPrecision::FP32;
-    case GemmPrecision::TF32: return blas::LtPrecision::TF32;
-    case GemmPrecision::FP16: return blas::LtPrecision::FP16;
-    case GemmPrecision::BF16: return blas::LtPrecision::BF16;
-    case GemmPrecision::FP16_ACC16: return blas::LtPrecision::FP16_ACC16;
-    default: break;  // refused by grouped_unsupported
-  }
-  throw CaseSkipped("op=grouped: no cuBLASLt " + precision_name(p) + " path in gpubench yet");
-}
-
-blas::LtProblem lt_group_problem(const GemmProblem& g) {
-  blas::LtProblem lt;
-  lt.precision = lt_precision(g.precision);
-  lt.trans_a = g.trans_a;
-  lt.trans_b = g.trans_b;
-  lt.m = g.m;
-  lt.n = g.n;
-  lt.k = g.k;
-  lt.lda = kernels::gemm_lda(g);
-  lt.ldb = kernels::gemm_ldb(g);
-  lt.ldc = lt.ldd = kernels::gemm_ldc(g);
-  lt.alpha = g.alpha;
-  lt.beta = g.beta;
-  return lt;
-}
-
-[[noreturn]] void rethrow(const blas::LtError& e) {
-  if (e.unsupported() || e.status() == CUBLAS_STATUS_ALLOC_FAILED) throw CaseSkipped(e.what());
-  throw cuda::CudaError(e.what());
-}
 
 constexpr const char* kImpl =
     "loop of cublasLtMatmul calls, one per expert with tokens, on one stream (cuBLASLt in this toolkit has no grouped GEMM)";
@@ -86,12 +53,12 @@ class CublasLtGroupedCase final : public CudaCase {
         grp.b = b_.as<unsigned char>() + layout_.b_offset[e] * sb;
         grp.c = c_.as<unsigned char>() + layout_.d_offset[e] * sc;
         grp.d = d_.as<unsigned char>() + layout_.d_offset[e] * sc;
-        grp.matmul = std::make_unique<blas::LtMatmul>(*handle_, lt_group_problem(g), ws);
+        grp.matmul = std::make_unique<blas::LtMatmul>(*handle_, lt_problem(g, /*fused_epilogue=*/false), ws);
         grp.candidate = first_that_runs(grp);
         groups_.push_back(std::move(grp));
       }
     } catch (const blas::LtError& e) {
-      rethrow(e);
+      rethrow_lt_error(e);
     }
     synchronize();
   }
@@ -122,7 +89,7 @@ class CublasLtGroupedCase final : public CudaCase {
     for (const Group& g : groups_) {
       const cublasStatus_t s = g.matmul->enqueue(g.a, g.b, g.c, g.d, g.candidate.algo, workspace_.get(), stream());
       if (s != CUBLAS_STATUS_SUCCESS) {
-        rethrow(blas::LtError(s, fmt::format("cublasLtMatmul failed for expert {}: {}", g.expert, cublasLtGetStatusString(s))));
+        rethrow_lt_error(blas::LtError(s, fmt::format("cublasLtMatmul failed for expert {}: {}", g.expert, cublasLtGetStatusString(s))));
       }
     }
   }
@@ -192,7 +159,7 @@ class CublasLtGroupedCase final : public CudaCase {
                                         "for expert {}: {}",
                                         all.size(), g.expert, cublasLtGetStatusString(last));
     if (last == CUBLAS_STATUS_NOT_SUPPORTED) throw CaseSkipped(why);
-    rethrow(blas::LtError(last, why));
+    rethrow_lt_error(blas::LtError(last, why));
   }
   static constexpr int kHeuristicTries = 8;
 

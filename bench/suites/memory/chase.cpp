@@ -14,7 +14,7 @@ namespace gpubench::suites::memory {
 namespace {
 
 // Accesses per run: about 20 ms at the 1 us of a PCIe round trip, 0.5 ms at HBM's 600 ns.
-constexpr std::uint64_t kAccessesPerRun = 20000;
+constexpr std::int64_t kAccessesPerRun = 20000;
 
 class ChaseCase final : public CudaCase {
  public:
@@ -73,24 +73,17 @@ class ChaseCase final : public CudaCase {
   }
 
   void run() override {
-    GPUBENCH_CUDA_CHECK(
-        kernels::launch_pointer_chase(start_, kAccessesPerRun, sms_, target_, end_.as<std::uint64_t>(), stream()));
+    GPUBENCH_CUDA_CHECK(kernels::launch_pointer_chase(start_, static_cast<std::uint64_t>(kAccessesPerRun), sms_, target_,
+                                                      end_.as<std::uint64_t>(), stream()));
     target_ = (target_ + 1) % sms_;
   }
 
-  Metrics metrics() const override {
-    Metrics m{0, 0, ""};
-    m.items = static_cast<double>(kAccessesPerRun);
-    m.items_unit = "accesses";
-    return m;
-  }
+  Metrics metrics() const override { return access_metrics(kAccessesPerRun); }
 
   void annotate(nlohmann::ordered_json& g, double seconds_per_run) const override {
-    nlohmann::ordered_json& m = g["metrics"];
-    m["ns_per_access"] = seconds_per_run * 1e9 / static_cast<double>(kAccessesPerRun);
-    m["buffer_bytes"] = kernels::kChaseBufferBytes;
-    m["stride_bytes"] = kernels::kChaseStrideNodes * 8;
-    m["memory"] = peer_ < 0 ? "mapped pinned host memory" : fmt::format("cuda:{} (peer access)", peer_);
+    annotate_access(g, seconds_per_run, kAccessesPerRun, kernels::kChaseBufferBytes,
+                    peer_ < 0 ? "mapped pinned host memory" : fmt::format("cuda:{} (peer access)", peer_));
+    g["metrics"]["stride_bytes"] = kernels::kChaseStrideNodes * 8;
   }
 
  private:

@@ -243,17 +243,11 @@ class HostLatencyCase final : public HostCase {
 
   void run() override { at_ = kernels::chase(at_, kAccessesPerRun); }
 
-  Metrics metrics() const override {
-    Metrics m{0, 0, ""};
-    m.items = static_cast<double>(kAccessesPerRun);
-    m.items_unit = "accesses";
-    return m;
-  }
+  Metrics metrics() const override { return access_metrics(kAccessesPerRun); }
 
   void annotate(nlohmann::ordered_json& g, double seconds_per_run) const override {
-    g["metrics"]["ns_per_access"] = seconds_per_run * 1e9 / static_cast<double>(kAccessesPerRun);
-    g["metrics"]["buffer_bytes"] = static_cast<std::size_t>(lines_) * kLine;
-    g["metrics"]["memory"] = "host memory, random order of 64-byte lines";
+    annotate_access(g, seconds_per_run, kAccessesPerRun, static_cast<std::size_t>(lines_) * kLine,
+                    "host memory, random order of 64-byte lines");
   }
 
  private:

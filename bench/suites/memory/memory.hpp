@@ -75,6 +75,11 @@ std::unique_ptr<Case> make_latency_case(const DeviceInfo& device, const std::str
 // else that GPU's memory (device_device_latency) (chase.cpp).
 std::unique_ptr<Case> make_chase_case(const DeviceInfo& device, const std::string& test, int peer);
 std::unique_ptr<Case> make_host_latency_case(std::int64_t bytes);
+// The pointer chases' figures: `accesses` per run as the rate's items, and ns per access
+// (with the buffer and what it lies in) added to the entry's metrics.
+Metrics access_metrics(std::int64_t accesses);
+void annotate_access(nlohmann::ordered_json& gpubench, double seconds_per_run, std::int64_t accesses,
+                     std::size_t buffer_bytes, const std::string& memory);
 // A concurrent copy pattern over `gpus` GPUs (patterns.cpp): all_to_host, host_to_all (every GPU,
 // planned on cuda:0), all_to_one, one_to_all (this GPU the target or the source); _ce or _sm.
 std::unique_ptr<Case> make_pattern_case(const DeviceInfo& device, const std::string& test, std::int64_t bytes, int gpus);

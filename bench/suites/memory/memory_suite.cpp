@@ -260,6 +260,21 @@ double copy_bytes(const std::string& test, std::int64_t size) {
   return s;                                                               // one crossing of the link
 }
 
+Metrics access_metrics(std::int64_t accesses) {
+  Metrics m{0, 0, ""};
+  m.items = static_cast<double>(accesses);
+  m.items_unit = "accesses";
+  return m;
+}
+
+void annotate_access(nlohmann::ordered_json& g, double seconds_per_run, std::int64_t accesses, std::size_t buffer_bytes,
+                     const std::string& memory) {
+  nlohmann::ordered_json& m = g["metrics"];
+  m["ns_per_access"] = seconds_per_run * 1e9 / static_cast<double>(accesses);
+  m["buffer_bytes"] = buffer_bytes;
+  m["memory"] = memory;
+}
+
 std::vector<std::size_t> sample_indices(std::size_t n, std::size_t count) {
   std::vector<std::size_t> out;
   if (n == 0) return out;
