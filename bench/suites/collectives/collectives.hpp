@@ -69,8 +69,9 @@ struct Exchange {
   std::vector<std::int64_t> recv_displ;  // [dst * ranks + src]: where dst's block from src starts
   std::int64_t sent(int src) const;
   std::int64_t received(int dst) const;
-  std::int64_t max_sent() const;
-  std::int64_t max_received() const;
+  std::int64_t max_sent() const { return most_sent; }
+  std::int64_t max_received() const { return most_received; }
+  std::int64_t most_sent = 0, most_received = 0;  // over ranks; set by make_exchange
   // Receive element `j` of `dst`: the rank that sent it and its index in that rank's send
   // buffer; nullopt past what `dst` receives.
   std::optional<std::pair<int, std::int64_t>> source_of(int dst, std::int64_t j) const;

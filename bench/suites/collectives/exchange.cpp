@@ -21,18 +21,6 @@ std::int64_t Exchange::received(int dst) const {
   return total;
 }
 
-std::int64_t Exchange::max_sent() const {
-  std::int64_t m = 0;
-  for (int r = 0; r < ranks; ++r) m = std::max(m, sent(r));
-  return m;
-}
-
-std::int64_t Exchange::max_received() const {
-  std::int64_t m = 0;
-  for (int r = 0; r < ranks; ++r) m = std::max(m, received(r));
-  return m;
-}
-
 std::optional<std::pair<int, std::int64_t>> Exchange::source_of(int dst, std::int64_t j) const {
   for (int src = 0; src < ranks; ++src) {
     const std::int64_t start = recv_displ[static_cast<std::size_t>(dst * ranks + src)];
@@ -66,6 +54,10 @@ Exchange make_exchange(int ranks, std::vector<std::int64_t> count) {
       e.recv_displ[static_cast<std::size_t>(dst * ranks + src)] = at;
       at += e.count[static_cast<std::size_t>(src * ranks + dst)];
     }
+  }
+  for (int r = 0; r < ranks; ++r) {
+    e.most_sent = std::max(e.most_sent, e.sent(r));
+    e.most_received = std::max(e.most_received, e.received(r));
   }
   return e;
 }
