@@ -65,6 +65,9 @@ struct SamplingPolicy {
   double window_s = 0;   // > 0: samples last at most this long (caps --batch-time)
   bool barrier = false;  // with a team: every rank meets at a barrier before each sample
   bool per_iteration = false;  // every sample is one run (window_s is then moot)
+  // The run is a whole experiment (a serving trace of many requests): no warm-up, one timed
+  // run, whatever --min-time and --min-samples say.
+  bool single_run = false;
 };
 
 class Case {

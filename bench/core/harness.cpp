@@ -308,6 +308,10 @@ void add_rank_times(nlohmann::ordered_json& measurement, const std::vector<doubl
 // median and the slowest rank's (Case::annotate reports the latter as its slowest-rank time).
 void add_headline(nlohmann::ordered_json& measurement, const SamplingPolicy& policy, const MeasureOptions& options,
                   bool team, const std::vector<double>& rank_median_s) {
+  if (policy.single_run) {
+    measurement["headline"] = {{"statistic", "single run"}};  // no warm-up, one timed run
+    return;
+  }
   if (policy.headline == SamplingPolicy::Headline::Mean && !policy.barrier && policy.window_s <= 0 && !policy.per_iteration)
     return;
   const MeasureOptions applied = with_policy(options, policy);

@@ -25,6 +25,7 @@ double time_batch(Case& c, Timer& timer, std::int64_t runs, bool cold) {
 MeasurePlan plan_samples(double estimated_run_s, const MeasureOptions& o, double cold_sample_wall_s) {
   MeasurePlan p;
   p.estimated_run_s = estimated_run_s;
+  if (o.single_run) return p;  // one sample of one run
   const double run_s = std::max(estimated_run_s, 1e-9);
   if (!o.cold && !o.one_run_per_sample) {
     p.runs_per_sample = std::clamp<std::int64_t>(ceil_count(o.batch_s / run_s), 1,
@@ -69,11 +70,13 @@ WarmUpEstimate estimate_cold(Case& c, Timer& timer, const MeasureOptions& o, Tea
 }  // namespace
 
 WarmUpEstimate estimate_runs(Case& c, Timer& timer, const MeasureOptions& o, Team* team) {
+  if (o.single_run) return {};
   if (o.cold) return estimate_cold(c, timer, o, team);
   return {warm_up(c, timer, o, team), 0};
 }
 
 double warm_up(Case& c, Timer& timer, const MeasureOptions& o, Team* team) {
+  if (o.single_run) return 0;
   if (o.cold) return estimate_cold(c, timer, o, team).run_s;
   double spent = 0, last = 0, fastest = INFINITY;
   std::int64_t runs = 1;
@@ -121,7 +124,7 @@ Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const Measur
     return team != nullptr ? team_max(*team, spent, step) : spent;
   };
   // (1 - 1e-12): floating-point dust in a sum of sample times is not a missing sample.
-  for (double total = timed(); total < o.min_time_s * (1 - 1e-12) && m.samples() < kMaxSamples; total = timed()) {
+  for (double total = timed(); !o.single_run && total < o.min_time_s * (1 - 1e-12) && m.samples() < kMaxSamples; total = timed()) {
     const double per_sample = std::max(total / static_cast<double>(m.samples()), 1e-9);
     const std::int64_t more =
         std::clamp<std::int64_t>(ceil_count((o.min_time_s - total) / per_sample), 1, kMaxSamples - m.samples());
@@ -131,7 +134,7 @@ Measurement collect(Case& c, Timer& timer, const MeasurePlan& plan, const Measur
   m.stats = summarize(m.seconds_per_run);
   // Per-iteration samples are single runs: their spread is the figure (the percentiles the
   // results carry), not a disturbance of it.
-  m.noisy = !o.one_run_per_sample && m.stats.rel_noise > o.max_noise;
+  m.noisy = !o.one_run_per_sample && !o.single_run && m.stats.rel_noise > o.max_noise;
   return m;
 }
 
@@ -145,6 +148,7 @@ MeasureOptions with_policy(MeasureOptions o, const SamplingPolicy& policy) {
   o.barrier_before_sample = o.barrier_before_sample || policy.barrier;
   o.estimate_from_fastest_batch = o.estimate_from_fastest_batch || policy.headline == SamplingPolicy::Headline::Median;
   o.one_run_per_sample = o.one_run_per_sample || policy.per_iteration;
+  o.single_run = o.single_run || policy.single_run;
   return o;
 }
 

@@ -41,6 +41,8 @@ struct MeasureOptions {
   bool estimate_from_fastest_batch = false;
   // Every sample is one run, whatever its length (per-iteration timing, SamplingPolicy).
   bool one_run_per_sample = false;
+  // No warm-up and one sample of one run (SamplingPolicy::single_run).
+  bool single_run = false;
 };
 
 struct MeasurePlan {

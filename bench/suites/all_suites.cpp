@@ -7,6 +7,7 @@
 #include "bench/suites/collectives/collectives.hpp"
 #include "bench/suites/dataload/dataload.hpp"
 #include "bench/suites/gemm/gemm.hpp"
+#include "bench/suites/infer/infer.hpp"
 #include "bench/suites/memory/memory.hpp"
 #include "bench/suites/selftest/selftest.hpp"
 #include "bench/suites/train/train.hpp"
@@ -21,6 +22,7 @@ const std::vector<const Suite*>& all() {
     v.push_back(dataload::make_suite());
     v.push_back(train::make_suite());
     v.push_back(attention::make_suite());
+    v.push_back(infer::make_suite());
     v.push_back(collectives::make_suite());
     const char* selftest_env = std::getenv("GPUBENCH_ENABLE_SELFTEST");
     if (selftest_env && std::strcmp(selftest_env, "1") == 0) v.push_back(selftest::make_suite());

@@ -1,0 +1,56 @@
+#pragma once
+// The `infer` suite: a decoder-only transformer (kernels/infer/model.hpp) served over a paged
+// KV cache. phase=prefill times one step over `batch` prompts of prompt_len tokens (the compute
+// part of TTFT); phase=decode one step of `batch` sequences holding context_len tokens each
+// (TPOT at that batch); phase=serve a whole trace through the continuous-batching scheduler
+// (kernels/infer/scheduler.hpp) with per-request TTFT, TPOT, ITL and E2EL. Every case checks
+// its logits against the double-precision reference model first. docs/suite-infer.md.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "bench/core/case.hpp"
+#include "bench/core/suite.hpp"
+#include "kernels/infer/model.hpp"
+#include "kernels/infer/scheduler.hpp"
+
+namespace gpubench::suites::infer {
+
+enum class Phase { Prefill, Decode, Serve };
+
+struct InferSpec {
+  kernels::infer::ModelSpec model;
+  Phase phase = Phase::Prefill;
+  std::string dtype = "fp32";
+  std::int64_t batch = 1, prompt_len = 128, context_len = 1024;
+  std::int64_t kv_page = 16;  // tokens per KV-cache page; 0: one contiguous region per sequence
+  int threads = 0;            // 0: every CPU this process may use
+  // phase=serve: the trace and the scheduler's limits (max_batch; KV budget: the pool's tokens).
+  kernels::infer::TraceSpec trace;
+  kernels::infer::Limits limits;
+};
+
+InferSpec spec_from(const Point& point);
+std::string phase_name(Phase p);
+
+// The host's DRAM ceiling for the decode roofline: a STREAM triad over every usable CPU on
+// arrays far larger than the last-level cache, the best of several passes, measured once per
+// process (the first decode case pays ~0.5 s). GB/s, decimal.
+struct MemoryCeiling {
+  double gbps = 0;
+  std::string method;
+};
+const MemoryCeiling& host_memory_ceiling();
+
+// Relative tolerance of fp32 logits against the double reference, in units of the reference
+// logits' RMS (each logit is a sum over hidden terms of unit-scale products after L layers).
+inline constexpr double kFp32Tolerance = 2e-3;
+
+// Compares `got` (n logits) with `want`: |got - want| <= tol * rms(want); fills `v`.
+void compare_logits(const char* what, const float* got, const double* want, std::int64_t n, double tol, Verification& v);
+
+std::unique_ptr<Case> make_cpu_case(const InferSpec& spec);
+std::unique_ptr<Case> make_serve_case(const InferSpec& spec);
+std::unique_ptr<Suite> make_suite();
+
+}  // namespace gpubench::suites::infer

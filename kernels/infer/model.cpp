@@ -1,0 +1,580 @@
+// The infer model (model.hpp): configurations, counts, ops, weights, the paged KV cache and the
+// batched forward. Matmuls through kernels/train's gemm (OpenBLAS); LayerNorm and GELU are
+// kernels/train's ops.
+#include "kernels/infer/model.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <type_traits>
+
+#include "kernels/common/random.hpp"
+#include "kernels/train/ops_reference.hpp"
+
+namespace gpubench::kernels::infer {
+namespace {
+
+namespace tr = kernels::train;
+
+std::size_t sz(idx n) { return static_cast<std::size_t>(n); }
+
+// Y[rows, n] = X[rows, k] op(W) + beta Y, W row-major [k, n] (or [n, k] when `wt`). One row (a
+// decode step of one sequence) goes through gemv: OpenBLAS's sgemm with M = 1 streams the
+// weights at less than half the rate its sgemv reaches (15.9 vs 34.3 GB/s measured on a 2-core
+// EPYC with a 512 x 8192 fp32 matrix), and that stream is the whole cost of such a step.
+template <class T>
+void linear(idx rows, idx n, idx k, const T* x, const T* w, bool wt, T beta, T* y) {
+  if (rows == 1) {
+    const auto bn = static_cast<blasint>(n), bk = static_cast<blasint>(k);
+    if constexpr (std::is_same_v<T, float>) {
+      if (wt) cblas_sgemv(CblasRowMajor, CblasNoTrans, bn, bk, 1.0f, w, bk, x, 1, beta, y, 1);
+      else cblas_sgemv(CblasRowMajor, CblasTrans, bk, bn, 1.0f, w, bn, x, 1, beta, y, 1);
+    } else {
+      if (wt) cblas_dgemv(CblasRowMajor, CblasNoTrans, bn, bk, 1.0, w, bk, x, 1, beta, y, 1);
+      else cblas_dgemv(CblasRowMajor, CblasTrans, bk, bn, 1.0, w, bn, x, 1, beta, y, 1);
+    }
+    return;
+  }
+  tr::gemm<T>(false, wt, rows, n, k, T(1), x, k, w, wt ? k : n, beta, y, n);
+}
+
+}  // namespace
+
+// ---- Configurations ----
+
+std::vector<std::string> model_names() { return {"gpt-small", "gpt2-124m", "llama-small", "llama3-8b", "llama3-70b"}; }
+
+std::optional<ModelSpec> named_model(const std::string& name) {
+  ModelSpec s;
+  s.name = name;
+  if (name == "gpt-small") {
+    // CPU-sized GPT-2 style: ~17M weights, 68 MB in fp32 (twice a 32 MiB L3).
+    s.arch = Arch::Gpt;
+    s.layers = 4, s.hidden = 512, s.heads = 8, s.kv_heads = 8, s.ffn = 2048, s.vocab = 8192, s.max_positions = 4096;
+  } else if (name == "gpt2-124m") {
+    // GPT-2 small (Radford et al. 2019; Hugging Face gpt2 config.json: n_layer 12, n_embd 768,
+    // n_head 12, n_positions 1024, vocab 50257).
+    s.arch = Arch::Gpt;
+    s.layers = 12, s.hidden = 768, s.heads = 12, s.kv_heads = 12, s.ffn = 3072, s.vocab = 50257, s.max_positions = 1024;
+  } else if (name == "llama-small") {
+    // CPU-sized Llama: grouped-query attention 8:2, ~16M weights, 65 MB in fp32.
+    s.arch = Arch::Llama;
+    s.layers = 4, s.hidden = 512, s.heads = 8, s.kv_heads = 2, s.ffn = 1536, s.vocab = 8192;
+  } else if (name == "llama3-8b") {
+    // Meta Llama 3 8B (config.json: hidden_size 4096, num_hidden_layers 32, num_attention_heads
+    // 32, num_key_value_heads 8, intermediate_size 14336, vocab_size 128256, rope_theta 500000).
+    s.arch = Arch::Llama;
+    s.layers = 32, s.hidden = 4096, s.heads = 32, s.kv_heads = 8, s.ffn = 14336, s.vocab = 128256;
+    s.rope_theta = 500000;
+  } else if (name == "llama3-70b") {
+    // Meta Llama 3 70B (config.json: hidden_size 8192, num_hidden_layers 80, num_attention_heads
+    // 64, num_key_value_heads 8, intermediate_size 28672, vocab_size 128256, rope_theta 500000).
+    s.arch = Arch::Llama;
+    s.layers = 80, s.hidden = 8192, s.heads = 64, s.kv_heads = 8, s.ffn = 28672, s.vocab = 128256;
+    s.rope_theta = 500000;
+  } else {
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<std::string> spec_error(const ModelSpec& s) {
+  auto str = [](idx v) { return std::to_string(v); };
+  for (auto [what, v] : {std::pair{"layers", s.layers}, {"hidden", s.hidden}, {"heads", s.heads},
+                         {"kv_heads", s.kv_heads}, {"ffn", s.ffn}, {"vocab", s.vocab}, {"tp", s.tp}}) {
+    if (v < 1) return std::string(what) + " must be at least 1 (got " + str(v) + ")";
+  }
+  if (s.hidden % s.heads != 0) return "heads=" + str(s.heads) + " does not divide hidden=" + str(s.hidden);
+  if (s.heads % s.kv_heads != 0) return "kv_heads=" + str(s.kv_heads) + " does not divide heads=" + str(s.heads);
+  if (s.arch == Arch::Llama && s.head_dim() % 2 != 0) return "rotary embeddings need an even head dimension";
+  for (auto [what, v] : {std::pair{"heads", s.heads}, {"kv_heads", s.kv_heads}, {"ffn", s.ffn}, {"vocab", s.vocab}}) {
+    if (v % s.tp != 0) return "tp=" + str(s.tp) + " does not divide " + what + "=" + str(v) + " of " + s.name;
+  }
+  if (s.arch == Arch::Gpt && s.tp != 1) return s.name + " has no tensor-parallel shard here (tp is for the llama models)";
+  return std::nullopt;
+}
+
+// ---- Counts ----
+
+double layer_weight_elements(const ModelSpec& s) {
+  const double c = static_cast<double>(s.hidden), qkv = static_cast<double>(s.qkv_dim()),
+               q = static_cast<double>(s.q_dim()), f = static_cast<double>(s.ffn_shard());
+  if (s.arch == Arch::Gpt) return 4 * c + c * qkv + qkv + q * c + c + c * f + f + f * c + c;
+  return 2 * c + c * qkv + q * c + 3 * c * f;
+}
+
+double matmul_weight_elements(const ModelSpec& s) {
+  const double c = static_cast<double>(s.hidden);
+  return static_cast<double>(s.layers) * layer_weight_elements(s) + (s.arch == Arch::Gpt ? 2 * c : c) +
+         c * static_cast<double>(s.vocab_shard());
+}
+
+double embedding_elements(const ModelSpec& s) {
+  return static_cast<double>(s.vocab + (s.arch == Arch::Gpt ? s.max_positions : 0)) * static_cast<double>(s.hidden);
+}
+
+double kv_elements_per_token(const ModelSpec& s) { return 2.0 * static_cast<double>(s.layers * s.kv_dim()); }
+
+double forward_flops(const ModelSpec& s, idx cached, idx new_tokens) {
+  const double c = static_cast<double>(s.hidden), f = static_cast<double>(s.ffn_shard()), n = static_cast<double>(new_tokens);
+  const double mlp = (s.arch == Arch::Gpt ? 2 : 3) * c * f;
+  const double dense = c * static_cast<double>(s.qkv_dim()) + static_cast<double>(s.q_dim()) * c + mlp;
+  const double pairs = n * static_cast<double>(cached) + n * (n + 1) / 2;
+  const double layers = static_cast<double>(s.layers);
+  return 2 * n * layers * dense + 4 * layers * static_cast<double>(s.q_dim()) * pairs +
+         2 * c * static_cast<double>(s.vocab_shard());
+}
+
+// ---- Ops ----
+
+template <class T>
+void rmsnorm(const T* x, const T* g, T* y, idx rows, idx c, double eps) {
+  for (idx r = 0; r < rows; ++r) {
+    const T* xr = x + r * c;
+    double ss = 0;
+    for (idx i = 0; i < c; ++i) ss += static_cast<double>(xr[i]) * static_cast<double>(xr[i]);
+    const T scale = static_cast<T>(1 / std::sqrt(ss / static_cast<double>(c) + eps));
+    for (idx i = 0; i < c; ++i) y[r * c + i] = xr[i] * scale * g[i];
+  }
+}
+
+template <class T>
+void rope(T* v, idx d, idx pos, double theta) {
+  const idx half = d / 2;
+  for (idx i = 0; i < half; ++i) {
+    const double f = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(d));
+    const double a = static_cast<double>(pos) * f;
+    const T cs = static_cast<T>(std::cos(a)), sn = static_cast<T>(std::sin(a));
+    const T x0 = v[i], x1 = v[i + half];
+    v[i] = x0 * cs - x1 * sn;
+    v[i + half] = x1 * cs + x0 * sn;
+  }
+}
+
+template <class T>
+void swiglu(const T* gate_up, T* out, idx rows, idx f) {
+  for (idx r = 0; r < rows; ++r) {
+    const T* gu = gate_up + r * 2 * f;
+    for (idx i = 0; i < f; ++i) {
+      const T g = gu[i];
+      out[r * f + i] = g / (T(1) + std::exp(-g)) * gu[f + i];
+    }
+  }
+}
+
+// ---- Weights ----
+
+const Tensor& Layout::at(const std::string& name) const {
+  for (const Tensor& t : tensors)
+    if (t.name == name) return t;
+  throw std::out_of_range("infer model: no tensor " + name);
+}
+
+std::string layer_tensor(idx layer, const char* what) {
+  std::string name = "l";
+  name += std::to_string(layer);
+  name += '.';
+  name += what;
+  return name;
+}
+
+Layout layout(const ModelSpec& s) {
+  Layout l;
+  auto add = [&](std::string name, idx rows, idx cols) {
+    l.tensors.push_back({std::move(name), l.total, rows, cols});
+    l.total += rows * cols;
+  };
+  const idx c = s.hidden, f = s.ffn_shard();
+  const bool gpt = s.arch == Arch::Gpt;
+  add("wte", s.vocab, c);
+  if (gpt) add("wpe", s.max_positions, c);
+  for (idx i = 0; i < s.layers; ++i) {
+    add(layer_tensor(i, "norm1.g"), c, 1);
+    if (gpt) add(layer_tensor(i, "norm1.b"), c, 1);
+    add(layer_tensor(i, "wqkv"), c, s.qkv_dim());
+    if (gpt) add(layer_tensor(i, "bqkv"), s.qkv_dim(), 1);
+    add(layer_tensor(i, "wo"), s.q_dim(), c);
+    if (gpt) add(layer_tensor(i, "bo"), c, 1);
+    add(layer_tensor(i, "norm2.g"), c, 1);
+    if (gpt) add(layer_tensor(i, "norm2.b"), c, 1);
+    if (gpt) {
+      add(layer_tensor(i, "w1"), c, f);
+      add(layer_tensor(i, "b1"), f, 1);
+      add(layer_tensor(i, "w2"), f, c);
+      add(layer_tensor(i, "b2"), c, 1);
+    } else {
+      add(layer_tensor(i, "wgu"), c, 2 * f);  // gate | up
+      add(layer_tensor(i, "wd"), f, c);
+    }
+  }
+  add("normf.g", c, 1);
+  if (gpt) add("normf.b", c, 1);
+  if (!gpt) add("wlm", c, s.vocab_shard());  // gpt: tied to wte's first vocab_shard rows
+  return l;
+}
+
+template <class T>
+std::vector<T> random_weights(const ModelSpec& s, std::uint64_t seed) {
+  const Layout l = layout(s);
+  std::vector<T> w(sz(l.total));
+  for (const Tensor& t : l.tensors) {
+    const std::string& n = t.name;
+    const auto ends = [&](const char* suffix) {
+      const std::string x(suffix);
+      return n.size() >= x.size() && n.compare(n.size() - x.size(), x.size(), x) == 0;
+    };
+    double scale, shift = 0;
+    if (n == "wte" || n == "wpe") scale = 1;
+    else if (ends(".g")) scale = 0.1, shift = 1;
+    else if (t.cols == 1) scale = 0.1;                                 // biases and norm shifts
+    else scale = std::sqrt(3.0 / static_cast<double>(t.rows));         // uniform: std = scale / sqrt(3)
+    for (idx i = 0; i < t.size(); ++i) {
+      w[sz(t.offset + i)] = static_cast<T>(shift + scale * uniform_value(seed, static_cast<std::uint64_t>(t.offset + i)));
+    }
+  }
+  return w;
+}
+
+// ---- KV cache ----
+
+template <class T>
+KvCache<T>::KvCache(const ModelSpec& s, idx page_size, idx pages)
+    : layers_(s.layers), kv_dim_(s.kv_dim()), page_size_(page_size), pages_(pages) {
+  if (page_size < 1 || pages < 1) throw std::invalid_argument("KV cache: page_size and pages must be at least 1");
+  const std::size_t n = sz(layers_ * pages_ * page_size_ * kv_dim_);
+  k_.assign(n, T(0));
+  v_.assign(n, T(0));
+  for (idx p = 0; p < pages_; ++p) free_.push_back(static_cast<std::int32_t>(pages_ - 1 - p));  // page 0 first out
+}
+
+template <class T>
+int KvCache<T>::open() {
+  for (std::size_t i = 0; i < open_.size(); ++i) {
+    if (!open_[i]) {
+      open_[i] = true;
+      length_[i] = 0;
+      return static_cast<int>(i);
+    }
+  }
+  open_.push_back(true);
+  table_.emplace_back();
+  length_.push_back(0);
+  return static_cast<int>(open_.size() - 1);
+}
+
+template <class T>
+bool KvCache<T>::reserve(int seq, idx tokens) {
+  auto& t = table_[static_cast<std::size_t>(seq)];
+  const idx need = pages_for(tokens) - static_cast<idx>(t.size());
+  if (need <= 0) return true;
+  if (need > static_cast<idx>(free_.size())) return false;
+  for (idx i = 0; i < need; ++i) {
+    t.push_back(free_.back());
+    free_.pop_back();
+  }
+  return true;
+}
+
+template <class T>
+void KvCache<T>::release(int seq) {
+  auto& t = table_[static_cast<std::size_t>(seq)];
+  for (auto it = t.rbegin(); it != t.rend(); ++it) free_.push_back(*it);
+  t.clear();
+  length_[static_cast<std::size_t>(seq)] = 0;
+  open_[static_cast<std::size_t>(seq)] = false;
+}
+
+template <class T>
+T* KvCache<T>::row(std::vector<T>& pool, idx layer, int seq, idx pos) {
+  const auto& t = table_[static_cast<std::size_t>(seq)];
+  const idx page = t[sz(pos / page_size_)];
+  return pool.data() + ((layer * pages_ + page) * page_size_ + pos % page_size_) * kv_dim_;
+}
+
+// ---- Engine ----
+
+template <class T>
+Engine<T>::Engine(const ModelSpec& s, const std::vector<T>& weights, KvCache<T>& cache)
+    : s_(s), layout_(layout(s)), weights_(weights), cache_(cache) {
+  if (static_cast<idx>(weights.size()) != layout_.total) throw std::invalid_argument("infer engine: weights do not match the model");
+}
+
+// Per (row, KV head): the group's query heads over the cached positions 0..pos, two passes
+// (scores and their maximum, then exp, sum and the weighted values) in T.
+template <class T>
+void Engine<T>::attention(idx layer, int threads, const Parallel& parallel) {
+  const idx rows = static_cast<idx>(row_pos_.size()), hk = s_.kv_heads_shard(), d = s_.head_dim();
+  const idx group = s_.q_heads() / hk, qkv_dim = s_.qkv_dim(), q_dim = s_.q_dim();
+  const T inv_sqrt_d = static_cast<T>(1 / std::sqrt(static_cast<double>(d)));
+  const idx units = rows * hk;
+  auto work = [&](int t, int n) {
+    const idx begin = units * t / n, end = units * (t + 1) / n;
+    std::vector<T> p;
+    for (idx u = begin; u < end; ++u) {
+      const idx r = u / hk, g = u % hk, pos = row_pos_[sz(r)];
+      const int seq = row_seq_[sz(r)];
+      p.resize(sz(pos + 1));
+      for (idx h = g * group; h < (g + 1) * group; ++h) {
+        const T* q = qkv_.data() + r * qkv_dim + h * d;
+        T m = -INFINITY;
+        for (idx j = 0; j <= pos; ++j) {
+          const T* k = cache_.k(layer, seq, j) + g * d;
+          T dot = 0;
+          for (idx i = 0; i < d; ++i) dot += q[i] * k[i];
+          p[sz(j)] = dot * inv_sqrt_d;
+          m = std::max(m, p[sz(j)]);
+        }
+        T sum = 0;
+        for (idx j = 0; j <= pos; ++j) sum += (p[sz(j)] = std::exp(p[sz(j)] - m));
+        T* out = att_.data() + r * q_dim + h * d;
+        std::fill(out, out + d, T(0));
+        for (idx j = 0; j <= pos; ++j) {
+          const T* v = cache_.v(layer, seq, j) + g * d;
+          const T pj = p[sz(j)] / sum;
+          for (idx i = 0; i < d; ++i) out[i] += pj * v[i];
+        }
+      }
+    }
+  };
+  const int n = static_cast<int>(std::clamp<idx>(threads, 1, std::max<idx>(units, 1)));
+  if (parallel && n > 1) parallel(n, [&](int t) { work(t, n); });
+  else work(0, 1);
+}
+
+template <class T>
+const std::vector<T>& Engine<T>::forward(const std::vector<Chunk>& chunks, int threads, const Parallel& parallel) {
+  const bool gpt = s_.arch == Arch::Gpt;
+  const idx c = s_.hidden, f = s_.ffn_shard(), qkv = s_.qkv_dim(), qd = s_.q_dim(), kvd = s_.kv_dim(), d = s_.head_dim();
+  idx rows = 0;
+  for (const Chunk& ch : chunks) rows += ch.n;
+  row_pos_.clear();
+  row_seq_.clear();
+  for (const Chunk& ch : chunks) {
+    if (gpt && ch.start + ch.n > s_.max_positions) throw std::invalid_argument("infer engine: position beyond the model's");
+    for (idx i = 0; i < ch.n; ++i) {
+      row_pos_.push_back(ch.start + i);
+      row_seq_.push_back(ch.seq);
+    }
+  }
+  x_.resize(sz(rows * c));
+  h_.resize(sz(rows * c));
+  qkv_.resize(sz(rows * qkv));
+  att_.resize(sz(rows * qd));
+  ff_.resize(sz(rows * (gpt ? f : 2 * f)));
+  ff2_.resize(sz(rows * f));
+  std::vector<T> mean(sz(rows)), rstd(sz(rows));
+  // Embedding.
+  {
+    idx r = 0;
+    for (const Chunk& ch : chunks) {
+      for (idx i = 0; i < ch.n; ++i, ++r) {
+        const T* e = w("wte") + static_cast<idx>(ch.tokens[i]) * c;
+        T* x = x_.data() + r * c;
+        std::copy(e, e + c, x);
+        if (gpt) {
+          const T* p = w("wpe") + (ch.start + i) * c;
+          for (idx j = 0; j < c; ++j) x[j] += p[j];
+        }
+      }
+    }
+  }
+  auto norm = [&](const std::string& prefix, const T* in, T* out, idx n) {
+    if (gpt) tr::layernorm_forward(in, w(prefix + ".g"), w(prefix + ".b"), out, mean.data(), rstd.data(), n, c);
+    else rmsnorm(in, w(prefix + ".g"), out, n, c, s_.norm_eps);
+  };
+  auto add_bias = [&](T* y, const T* b, idx n, idx cols) {
+    for (idx r = 0; r < n; ++r)
+      for (idx j = 0; j < cols; ++j) y[r * cols + j] += b[j];
+  };
+  for (idx l = 0; l < s_.layers; ++l) {
+    auto lw = [&](const char* what) { return w(layer_tensor(l, what)); };
+    norm(layer_tensor(l, "norm1"), x_.data(), h_.data(), rows);
+    linear<T>(rows, qkv, c, h_.data(), lw("wqkv"), false, T(0), qkv_.data());
+    if (gpt) add_bias(qkv_.data(), lw("bqkv"), rows, qkv);
+    for (idx r = 0; r < rows; ++r) {
+      T* row = qkv_.data() + r * qkv;
+      if (!gpt) {
+        for (idx h = 0; h < s_.q_heads() + s_.kv_heads_shard(); ++h) rope(row + h * d, d, row_pos_[sz(r)], s_.rope_theta);
+      }
+      std::copy(row + qd, row + qd + kvd, cache_.k(l, row_seq_[sz(r)], row_pos_[sz(r)]));
+      std::copy(row + qd + kvd, row + qd + 2 * kvd, cache_.v(l, row_seq_[sz(r)], row_pos_[sz(r)]));
+    }
+    attention(l, threads, parallel);
+    linear<T>(rows, c, qd, att_.data(), lw("wo"), false, T(1), x_.data());
+    if (gpt) add_bias(x_.data(), lw("bo"), rows, c);
+    norm(layer_tensor(l, "norm2"), x_.data(), h_.data(), rows);
+    if (gpt) {
+      linear<T>(rows, f, c, h_.data(), lw("w1"), false, T(0), ff_.data());
+      add_bias(ff_.data(), lw("b1"), rows, f);
+      tr::gelu_forward(ff_.data(), ff2_.data(), rows * f);
+      linear<T>(rows, c, f, ff2_.data(), lw("w2"), false, T(1), x_.data());
+      add_bias(x_.data(), lw("b2"), rows, c);
+    } else {
+      linear<T>(rows, 2 * f, c, h_.data(), lw("wgu"), false, T(0), ff_.data());
+      swiglu(ff_.data(), ff2_.data(), rows, f);
+      linear<T>(rows, c, f, ff2_.data(), lw("wd"), false, T(1), x_.data());
+    }
+  }
+  for (const Chunk& ch : chunks) cache_.set_length(ch.seq, ch.start + ch.n);
+  // The head: every row, or each chunk's last.
+  idx out_rows = rows;
+  const T* src = x_.data();
+  if (!all_logits_) {
+    out_rows = static_cast<idx>(chunks.size());
+    last_.resize(sz(out_rows * c));
+    idx r = 0, k = 0;
+    for (const Chunk& ch : chunks) {
+      r += ch.n;
+      std::copy(x_.data() + (r - 1) * c, x_.data() + r * c, last_.data() + k++ * c);
+    }
+    src = last_.data();
+  }
+  h_.resize(sz(std::max(rows, out_rows) * c));
+  mean.resize(sz(std::max(rows, out_rows)));
+  rstd.resize(mean.size());
+  norm("normf", src, h_.data(), out_rows);
+  const idx v = s_.vocab_shard();
+  logits_.resize(sz(out_rows * v));
+  linear<T>(out_rows, v, c, h_.data(), gpt ? w("wte") : w("wlm"), gpt, T(0), logits_.data());
+  return logits_;
+}
+
+// ---- Reference ----
+
+std::vector<double> reference_logits(const ModelSpec& s, const std::vector<double>& wts,
+                                     const std::vector<std::int32_t>& tokens) {
+  const Layout lay = layout(s);
+  auto W = [&](const std::string& name) { return wts.data() + lay.at(name).offset; };
+  const bool gpt = s.arch == Arch::Gpt;
+  const idx n = static_cast<idx>(tokens.size()), c = s.hidden, d = s.head_dim(), f = s.ffn_shard();
+  const idx hq = s.q_heads(), hk = s.kv_heads_shard(), qd = s.q_dim(), kvd = s.kv_dim();
+  // y[n, out] = x[n, in] W[in, out] (+ b), the product by OpenBLAS dgemm.
+  auto linear = [](const std::vector<double>& x, const double* wm, const double* b, idx rows, idx in, idx out) {
+    std::vector<double> y(sz(rows * out), 0.0);
+    tr::gemm<double>(false, false, rows, out, in, 1.0, x.data(), in, wm, out, 0.0, y.data(), out);
+    if (b != nullptr)
+      for (idx r = 0; r < rows; ++r)
+        for (idx o = 0; o < out; ++o) y[sz(r * out + o)] += b[o];
+    return y;
+  };
+  auto normalize = [&](const std::vector<double>& x, const std::string& prefix) {
+    std::vector<double> y(x.size());
+    const double* g = W(prefix + ".g");
+    for (idx r = 0; r < static_cast<idx>(x.size()) / c; ++r) {
+      const double* xr = x.data() + r * c;
+      double mu = 0, ms = 0;
+      for (idx i = 0; i < c; ++i) mu += xr[i] / static_cast<double>(c);
+      if (gpt) {
+        for (idx i = 0; i < c; ++i) ms += (xr[i] - mu) * (xr[i] - mu) / static_cast<double>(c);
+        const double* b = W(prefix + ".b");
+        for (idx i = 0; i < c; ++i) y[sz(r * c + i)] = (xr[i] - mu) / std::sqrt(ms + tr::kLayerNormEps) * g[i] + b[i];
+      } else {
+        for (idx i = 0; i < c; ++i) ms += xr[i] * xr[i] / static_cast<double>(c);
+        for (idx i = 0; i < c; ++i) y[sz(r * c + i)] = xr[i] / std::sqrt(ms + s.norm_eps) * g[i];
+      }
+    }
+    return y;
+  };
+  std::vector<double> x(sz(n * c));
+  for (idx t = 0; t < n; ++t)
+    for (idx i = 0; i < c; ++i)
+      x[sz(t * c + i)] = W("wte")[tokens[sz(t)] * c + i] + (gpt ? W("wpe")[t * c + i] : 0.0);
+  for (idx l = 0; l < s.layers; ++l) {
+    auto lw = [&](const char* what) { return W(layer_tensor(l, what)); };
+    std::vector<double> qkv = linear(normalize(x, layer_tensor(l, "norm1")), lw("wqkv"), gpt ? lw("bqkv") : nullptr, n,
+                                     c, s.qkv_dim());
+    for (idx t = 0; t < n && !gpt; ++t) {
+      // Rotary embedding, written out: pair (i, i + D/2) rotated by t * theta^(-2i/D).
+      for (idx h = 0; h < hq + hk; ++h) {
+        double* v = qkv.data() + t * s.qkv_dim() + h * d;
+        for (idx i = 0; i < d / 2; ++i) {
+          const double a = static_cast<double>(t) * std::pow(s.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(d));
+          const double x0 = v[i], x1 = v[i + d / 2];
+          v[i] = x0 * std::cos(a) - x1 * std::sin(a);
+          v[i + d / 2] = x1 * std::cos(a) + x0 * std::sin(a);
+        }
+      }
+    }
+    std::vector<double> att(sz(n * qd), 0.0);
+    for (idx h = 0; h < hq; ++h) {
+      const idx g = h / (hq / hk);  // the KV head this query head reads
+      for (idx t = 0; t < n; ++t) {
+        std::vector<double> p(sz(t + 1));
+        double m = -INFINITY, sum = 0;
+        for (idx j = 0; j <= t; ++j) {
+          double dot = 0;
+          for (idx i = 0; i < d; ++i) dot += qkv[sz(t * s.qkv_dim() + h * d + i)] * qkv[sz(j * s.qkv_dim() + qd + g * d + i)];
+          p[sz(j)] = dot / std::sqrt(static_cast<double>(d));
+          m = std::max(m, p[sz(j)]);
+        }
+        for (idx j = 0; j <= t; ++j) sum += (p[sz(j)] = std::exp(p[sz(j)] - m));
+        for (idx j = 0; j <= t; ++j)
+          for (idx i = 0; i < d; ++i) att[sz(t * qd + h * d + i)] += p[sz(j)] / sum * qkv[sz(j * s.qkv_dim() + qd + kvd + g * d + i)];
+      }
+    }
+    std::vector<double> o = linear(att, lw("wo"), gpt ? lw("bo") : nullptr, n, qd, c);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] += o[i];
+    const std::vector<double> h = normalize(x, layer_tensor(l, "norm2"));
+    std::vector<double> mlp;
+    if (gpt) {
+      std::vector<double> a = linear(h, lw("w1"), lw("b1"), n, c, f);
+      for (double& v : a) v = 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+      mlp = linear(a, lw("w2"), lw("b2"), n, f, c);
+    } else {
+      const std::vector<double> gu = linear(h, lw("wgu"), nullptr, n, c, 2 * f);
+      std::vector<double> a(sz(n * f));
+      for (idx t = 0; t < n; ++t)
+        for (idx i = 0; i < f; ++i) {
+          const double g = gu[sz(t * 2 * f + i)];
+          a[sz(t * f + i)] = g / (1 + std::exp(-g)) * gu[sz(t * 2 * f + f + i)];
+        }
+      mlp = linear(a, lw("wd"), nullptr, n, f, c);
+    }
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] += mlp[i];
+  }
+  const std::vector<double> h = normalize(x, "normf");
+  const idx v = s.vocab_shard();
+  if (!gpt) return linear(h, W("wlm"), nullptr, n, c, v);
+  std::vector<double> logits(sz(n * v), 0.0);  // tied head: x wte^T
+  tr::gemm<double>(false, true, n, v, c, 1.0, h.data(), c, W("wte"), c, 0.0, logits.data(), v);
+  return logits;
+}
+
+template <class T>
+std::vector<std::int32_t> argmax_rows(const std::vector<T>& logits, idx rows, idx vocab) {
+  std::vector<std::int32_t> out(sz(rows));
+  for (idx r = 0; r < rows; ++r) {
+    const T* row = logits.data() + r * vocab;
+    out[sz(r)] = static_cast<std::int32_t>(std::max_element(row, row + vocab) - row);
+  }
+  return out;
+}
+
+std::vector<std::int32_t> prompt_tokens(const ModelSpec& s, std::uint64_t seed, idx request, idx n) {
+  std::vector<std::int32_t> t(sz(n));
+  for (idx i = 0; i < n; ++i) {
+    t[sz(i)] = static_cast<std::int32_t>(mix64(seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(request) * 0x100000001B3ull +
+                                               static_cast<std::uint64_t>(i)) %
+                                         static_cast<std::uint64_t>(s.vocab));
+  }
+  return t;
+}
+
+template void rmsnorm<float>(const float*, const float*, float*, idx, idx, double);
+template void rmsnorm<double>(const double*, const double*, double*, idx, idx, double);
+template void rope<float>(float*, idx, idx, double);
+template void rope<double>(double*, idx, idx, double);
+template void swiglu<float>(const float*, float*, idx, idx);
+template void swiglu<double>(const double*, double*, idx, idx);
+template std::vector<float> random_weights<float>(const ModelSpec&, std::uint64_t);
+template std::vector<double> random_weights<double>(const ModelSpec&, std::uint64_t);
+template std::vector<std::int32_t> argmax_rows<float>(const std::vector<float>&, idx, idx);
+template std::vector<std::int32_t> argmax_rows<double>(const std::vector<double>&, idx, idx);
+template class KvCache<float>;
+template class KvCache<double>;
+template class Engine<float>;
+template class Engine<double>;
+
+}  // namespace gpubench::kernels::infer

@@ -1,0 +1,210 @@
+#pragma once
+// The decoder-only transformer the `infer` suite serves: its configurations, its weights, a
+// paged KV cache and a batched forward over chunks of sequences (prefill: a whole prompt;
+// decode: one new token over the cached context). Host-only, no harness dependency.
+//
+//   gpt   (GPT-2, as the train suite's transformer): x = wte[tok] + wpe[pos];
+//         L x { x += Wo attn(LN1 x) + bo;  x += W2 gelu(W1 LN2 x + b1) + b2 } -> LN_f
+//         -> logits = x wte^T (tied head); multi-head attention, q|k|v with biases.
+//   llama (Llama 3): x = wte[tok];
+//         L x { x += Wo attn(rope(q), rope(k), v of RMSNorm x);
+//               x += Wd (silu(Wg h) * (Wu h)), h = RMSNorm x } -> RMSNorm -> logits = x Wlm;
+//         grouped-query attention (heads / kv_heads query heads share a KV head), no biases.
+// attn: per head softmax(q k^T / sqrt(D)) v over the positions up to the query's own (causal).
+// Weights are row-major [in, out] (Y = X W), as in kernels/train.
+//
+// A tensor-parallel shard (tp > 1) is what one of tp GPUs holds in Megatron-LM's layout: heads,
+// kv_heads, the FFN width and the vocabulary of the LM head divided by tp (column-parallel
+// QKV, gate/up and LM head, row-parallel Wo and Wd); the all-reduces that would sum the
+// partial outputs are not run, so a shard is a model of its own (hidden size unchanged).
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpubench::kernels::infer {
+
+using idx = std::int64_t;
+
+enum class Arch { Gpt, Llama };
+
+struct ModelSpec {
+  std::string name;
+  Arch arch = Arch::Llama;
+  idx layers = 2, hidden = 64, heads = 4, kv_heads = 4, ffn = 256, vocab = 256;
+  idx max_positions = 0;       // gpt: rows of the learned position table (the longest sequence)
+  double rope_theta = 10000;   // llama: RoPE base
+  double norm_eps = 1e-5;      // LayerNorm / RMSNorm epsilon
+  idx tp = 1;                  // tensor-parallel degree of the shard that runs
+
+  idx head_dim() const { return hidden / heads; }
+  // The shard's sizes.
+  idx q_heads() const { return heads / tp; }
+  idx kv_heads_shard() const { return kv_heads / tp; }
+  idx ffn_shard() const { return ffn / tp; }
+  idx vocab_shard() const { return vocab / tp; }
+  idx q_dim() const { return q_heads() * head_dim(); }
+  idx kv_dim() const { return kv_heads_shard() * head_dim(); }
+  idx qkv_dim() const { return q_dim() + 2 * kv_dim(); }
+};
+
+// The named configurations: gpt-small, gpt2-124m, llama-small, llama3-8b, llama3-70b
+// (Llama 3's from Meta's published params.json / Hugging Face config.json: hidden, layers,
+// heads, kv_heads, intermediate size, vocabulary, rope_theta 500000, rms_norm_eps 1e-5).
+std::vector<std::string> model_names();
+std::optional<ModelSpec> named_model(const std::string& name);
+// Why the spec cannot be built ("tp=3 does not divide kv_heads=8"), or nullopt.
+std::optional<std::string> spec_error(const ModelSpec& s);
+
+// ---- Counts (elements; multiply by the bytes of the element type) ----
+
+// Weights of one layer, and of the whole shard (layers, final norm, LM head; the embedding
+// tables apart: a step gathers only its tokens' rows of them).
+double layer_weight_elements(const ModelSpec& s);
+double matmul_weight_elements(const ModelSpec& s);  // every weight a decode step reads in full
+double embedding_elements(const ModelSpec& s);
+// KV-cache elements per token: 2 (K and V) x layers x kv_dim.
+double kv_elements_per_token(const ModelSpec& s);
+// FLOPs of a forward over `new_tokens` tokens of a sequence that already holds `cached` tokens
+// (prefill: cached 0; decode: new_tokens 1), LM head for its last token only:
+//   2 x (layer weights) x L per token + attention 4 x L x q_dim per (query, key) pair
+//   + 2 x C x V' for the head; the causal pairs are counted exactly:
+//   sum over queries i of (cached + i + 1).
+double forward_flops(const ModelSpec& s, idx cached, idx new_tokens);
+
+// ---- The ops (exposed for the tests) ----
+
+// RMSNorm (Zhang & Sennrich 2019, as Llama): y = x / sqrt(mean(x^2) + eps) * g.
+template <class T>
+void rmsnorm(const T* x, const T* g, T* y, idx rows, idx c, double eps);
+// Rotary position embedding (Su et al. 2021) in Llama's rotate-half form, in place on one
+// head's vector v[D] at position pos: for i < D/2, with f = theta^(-2i/D) and a = pos f,
+//   (v[i], v[i + D/2]) <- (v[i] cos a - v[i + D/2] sin a, v[i + D/2] cos a + v[i] sin a).
+template <class T>
+void rope(T* v, idx d, idx pos, double theta);
+// SwiGLU (Shazeer 2020): out[i] = silu(gate[i]) * up[i], silu(x) = x / (1 + e^-x);
+// gate_up holds each row's gate then up ([rows, 2F]).
+template <class T>
+void swiglu(const T* gate_up, T* out, idx rows, idx f);
+// (gpt's LayerNorm and GELU are kernels/train's ops, eps 1e-5.)
+
+// ---- Weights ----
+
+struct Tensor {
+  std::string name;  // "l3.wqkv"
+  idx offset = 0, rows = 0, cols = 1;
+  idx size() const { return rows * cols; }
+};
+struct Layout {
+  std::vector<Tensor> tensors;
+  idx total = 0;
+  const Tensor& at(const std::string& name) const;  // throws std::out_of_range
+};
+Layout layout(const ModelSpec& s);
+std::string layer_tensor(idx layer, const char* what);  // "l3.wqkv"
+
+// Random weights, deterministic in the seed: linear weights uniform with standard deviation
+// 1/sqrt(in) (so each layer's output keeps the scale of its input and attention scores spread
+// over a few units: a mask or position error changes the answer), embeddings uniform in
+// [-1, 1), norm gains 1 + U(-0.1, 0.1), biases U(-0.1, 0.1).
+template <class T>
+std::vector<T> random_weights(const ModelSpec& s, std::uint64_t seed);
+
+// ---- The paged KV cache ----
+
+// Per layer, K and V pools of `pages` pages of `page_size` tokens x kv_dim. A sequence holds a
+// list of pages (its page table) and a length; pages come from a free list, the last page of
+// the list first, so a sequence's pages are scattered once others have come and gone.
+// Contiguous (page_size 0 in the suite) is one page of the longest sequence per sequence.
+template <class T>
+class KvCache {
+ public:
+  KvCache(const ModelSpec& s, idx page_size, idx pages);
+  idx page_size() const { return page_size_; }
+  idx free_pages() const { return static_cast<idx>(free_.size()); }
+  idx pages_for(idx tokens) const { return (tokens + page_size_ - 1) / page_size_; }
+  // A new empty sequence (its id), or -1 when none is free.
+  int open();
+  // Grows a sequence's page table to hold `tokens` tokens; false (nothing taken) when the pool
+  // is short.
+  bool reserve(int seq, idx tokens);
+  void release(int seq);  // its pages back to the pool
+  idx length(int seq) const { return length_[static_cast<std::size_t>(seq)]; }
+  void set_length(int seq, idx n) { length_[static_cast<std::size_t>(seq)] = n; }
+  const std::vector<std::int32_t>& pages(int seq) const { return table_[static_cast<std::size_t>(seq)]; }
+  // Row of token `pos` of `seq` in layer l's K (or V) pool.
+  T* k(idx layer, int seq, idx pos) { return row(k_, layer, seq, pos); }
+  T* v(idx layer, int seq, idx pos) { return row(v_, layer, seq, pos); }
+  double bytes() const { return 2.0 * static_cast<double>(k_.size()) * sizeof(T); }
+
+ private:
+  T* row(std::vector<T>& pool, idx layer, int seq, idx pos);
+  idx layers_, kv_dim_, page_size_, pages_;
+  std::vector<T> k_, v_;
+  std::vector<std::int32_t> free_;
+  std::vector<std::vector<std::int32_t>> table_;
+  std::vector<idx> length_;
+  std::vector<bool> open_;
+};
+
+// ---- The forward ----
+
+// Tokens tokens[0..n) at positions start..start+n-1 of cache sequence `seq` (whose cache holds
+// the `start` tokens before them).
+struct Chunk {
+  int seq = 0;
+  idx start = 0;
+  const std::int32_t* tokens = nullptr;
+  idx n = 0;
+};
+
+// Runs f(t) for t < threads (a thread pool; empty: a loop on the calling thread).
+using Parallel = std::function<void(int threads, const std::function<void(int)>& f)>;
+
+template <class T>
+class Engine {
+ public:
+  // `weights` as random_weights lays them out; both must outlive the engine.
+  Engine(const ModelSpec& s, const std::vector<T>& weights, KvCache<T>& cache);
+  const ModelSpec& spec() const { return s_; }
+  // One step over the chunks (prefill chunks, decode chunks of one token, or both): writes
+  // their K and V into the cache, sets each sequence's cached length to start + n and returns
+  // the logits of each chunk's last token, [chunks, vocab_shard] row-major. Sequences must
+  // have room reserved. Attention runs over (chunk row, KV head) units spread by `parallel`.
+  const std::vector<T>& forward(const std::vector<Chunk>& chunks, int threads = 1, const Parallel& parallel = {});
+  // All positions' logits instead of the last ones (the reference comparisons).
+  void set_all_logits(bool all) { all_logits_ = all; }
+
+ private:
+  void attention(idx layer, int threads, const Parallel& parallel);
+  const T* w(const std::string& name) const { return weights_.data() + layout_.at(name).offset; }
+  ModelSpec s_;
+  Layout layout_;
+  const std::vector<T>& weights_;
+  KvCache<T>& cache_;
+  bool all_logits_ = false;
+  std::vector<T> x_, h_, qkv_, att_, ff_, ff2_, last_, logits_;
+  std::vector<idx> row_pos_;
+  std::vector<int> row_seq_;
+};
+
+// The reference: one sequence's tokens, every position recomputed from scratch in double, the
+// layers written out again (no cache, no batching, no shared op; products by OpenBLAS dgemm),
+// logits of every position [n, vocab_shard].
+std::vector<double> reference_logits(const ModelSpec& s, const std::vector<double>& weights,
+                                     const std::vector<std::int32_t>& tokens);
+
+// Greedy next tokens (argmax of each row), the serving loop's sampler.
+template <class T>
+std::vector<std::int32_t> argmax_rows(const std::vector<T>& logits, idx rows, idx vocab);
+
+// Prompt tokens of a request, deterministic in (seed, request): uniform over the vocabulary.
+std::vector<std::int32_t> prompt_tokens(const ModelSpec& s, std::uint64_t seed, idx request, idx n);
+
+extern template class KvCache<float>;
+extern template class KvCache<double>;
+extern template class Engine<float>;
+extern template class Engine<double>;
+
+}  // namespace gpubench::kernels::infer

@@ -1,0 +1,156 @@
+// The infer suite end to end on the CPU (issue 29's CLI contract): the quick preset's verified
+// prefill, decode and serve entries, `serving` over them with validation rows, shards and
+// slices, what the CPU cannot run, and the usage errors.
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_fixture.hpp"
+
+namespace gpubench::e2e {
+namespace {
+
+struct Infer : CliTest {
+  std::vector<nlohmann::json> entries(const fs::path& file) {
+    std::vector<nlohmann::json> out;
+    const nlohmann::json doc = nlohmann::json::parse(slurp(file));
+    for (const auto& b : doc["benchmarks"]) {
+      if (b.value("run_type", "") == "iteration") out.push_back(b["gpubench"]);
+    }
+    return out;
+  }
+};
+
+TEST_F(Infer, QuickPresetAndServingWithValidation) {
+  const fs::path out = dir / "I.json";
+  const Output o = gpubench(fmt::format("run --device cpu --suite infer --preset quick -q --out {}", out.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto es = entries(out);
+  int prefill = 0, decode = 0, serve = 0;
+  for (const auto& g : es) {
+    ASSERT_EQ(g["status"], "ok") << g.dump();
+    EXPECT_TRUE(g["verification"]["passed"].get<bool>()) << g.dump();
+    EXPECT_GT(g["verification"]["checked"].get<int>(), 0);
+    const std::string phase = g["axes"]["phase"];
+    const auto& m = g["metrics"];
+    if (phase == "prefill") {
+      ++prefill;
+      EXPECT_GT(m["tokens_per_s"].get<double>(), 0);
+      EXPECT_GT(m["tflops"].get<double>(), 0);
+    } else if (phase == "decode") {
+      ++decode;
+      EXPECT_GT(m["tokens_per_s"].get<double>(), 0);
+      EXPECT_GT(m["pct_of_memory_ceiling"].get<double>(), 0);
+      EXPECT_LT(m["pct_of_memory_ceiling"].get<double>(), 200);  // a step cannot beat DRAM by 2x
+      EXPECT_GT(m["bytes_per_step"].get<double>(), m["weight_bytes"].get<double>());
+    } else {
+      ++serve;
+      const auto& s = g["details"]["serve"];
+      EXPECT_EQ(s["summary"]["completed"], s["trace"]["requests"]);
+      EXPECT_EQ(s["requests"].size(), s["trace"]["requests"].get<std::size_t>());
+      EXPECT_GT(s["summary"]["ttft_ms"]["p50"].get<double>(), 0);
+      EXPECT_GE(s["summary"]["ttft_ms"]["p99"].get<double>(), s["summary"]["ttft_ms"]["p50"].get<double>());
+      EXPECT_GT(m["output_tokens_per_s"].get<double>(), 0);
+      EXPECT_EQ(g["measurement"]["headline"]["statistic"], "single run");
+    }
+  }
+  EXPECT_EQ(prefill, 3);
+  EXPECT_EQ(decode, 6);
+  EXPECT_EQ(serve, 2);
+
+  const Output p = gpubench(fmt::format("serving {} --rate 1,4 --slo ttft=2s,tpot=200ms --format json", out.string()));
+  ASSERT_EQ(p.code, 0) << p.err;
+  const nlohmann::json j = nlohmann::json::parse(p.out);
+  ASSERT_EQ(j["points"].size(), 2u) << p.out;
+  for (const auto& pt : j["points"]) {
+    for (const char* k : {"ttft_ms", "tpot_ms"})
+      for (const char* q : {"p50", "p90", "p99"}) EXPECT_TRUE(pt[k][q].is_number()) << k << q << pt.dump();
+    EXPECT_TRUE(pt["itl_ms"]["p99"].is_number());
+    EXPECT_TRUE(pt["e2el_ms"]["p50"].is_number());
+    EXPECT_TRUE(pt["goodput_rps"].is_number());
+    EXPECT_GT(pt["output_tokens_per_s"].get<double>(), 0);
+  }
+  // Both rates were measured by the quick preset's serve cases: validation rows for each.
+  ASSERT_FALSE(j["validation"].empty()) << p.out;
+  for (const auto& v : j["validation"]) EXPECT_TRUE(v["error_pct"].is_number()) << v.dump();
+}
+
+TEST_F(Infer, ShardsSlicesAndBothArchitecturesRun) {
+  const fs::path out = dir / "S.json";
+  const Output o = gpubench(fmt::format(
+      "run --device cpu --suite infer -a model=llama-small,gpt-small -a phase=prefill,decode -a batch=2 "
+      "-a prompt_len=24 -a context_len=40 -a layers=2 -a kv_page=0,8 -q --out {}",
+      out.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto es = entries(out);
+  EXPECT_EQ(es.size(), 8u);
+  for (const auto& g : es) EXPECT_EQ(g["status"], "ok") << g.dump();
+  const fs::path shard = dir / "T.json";
+  const Output t = gpubench(fmt::format(
+      "run --device cpu --suite infer -a model=llama-small -a tp=2 -a phase=decode -a batch=3 -a context_len=17 -q --out {}",
+      shard.string()));
+  ASSERT_EQ(t.code, 0) << t.err;
+  const auto ts = entries(shard);
+  ASSERT_EQ(ts.size(), 1u);
+  EXPECT_EQ(ts[0]["status"], "ok") << ts[0].dump();
+}
+
+TEST_F(Infer, WhatTheCpuCannotRunIsSkippedWithTheReason) {
+  const fs::path out = dir / "C.json";
+  const Output o = gpubench(fmt::format(
+      "run --device cpu --suite infer -a phase=decode -a batch=1 -a context_len=16 -a dtype=bf16,fp32 -a graphs=0,1 -q --out {}",
+      out.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  int skipped = 0;
+  for (const auto& g : entries(out)) {
+    if (g["axes"]["dtype"] == "fp32" && g["axes"]["graphs"] == 0) {
+      EXPECT_EQ(g["status"], "ok") << g.dump();
+      continue;
+    }
+    ++skipped;
+    EXPECT_EQ(g["status"], "skipped") << g.dump();
+    const std::string reason = g["reason"];
+    EXPECT_TRUE(reason.find("fp32") != std::string::npos || reason.find("CUDA") != std::string::npos) << reason;
+  }
+  EXPECT_EQ(skipped, 3);
+  const Output plan = gpubench("run --dry-run --assume h200 --suite infer");
+  EXPECT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE((plan.out + plan.err).find("not built yet"), std::string::npos) << plan.out << plan.err;
+}
+
+TEST_F(Infer, EveryPresetPlans) {
+  for (const char* preset : {"quick", "standard", "full"}) {
+    for (const char* where : {"--device cpu", "--assume h200"}) {
+      const Output o = gpubench(fmt::format("run --dry-run --suite infer --preset {} {}", preset, where));
+      EXPECT_EQ(o.code, 0) << preset << " " << where << ": " << o.err;
+    }
+  }
+}
+
+// One line naming what was wrong, exit 2, nothing run.
+TEST_F(Infer, BadInputIsAUsageErrorNamingIt) {
+  struct Bad {
+    std::string axes, names;
+  };
+  const std::vector<Bad> bad = {
+      {"-a model=llama3-9b", "model"},
+      {"-a batch=0", "batch"},
+      {"-a phase=serve -a rate=0", "rate"},
+      {"-a phase=serve -a rate=-2", "rate"},
+      {"-a phase=serve -a rate=fast", "rate"},
+      {"-a model=llama-small -a tp=3", "tp=3"},
+      {"-a phase=serve -a kv_budget=10", "kv_budget"},
+      {"-a model=gpt-small -a prompt_len=5000", "positions"},
+  };
+  for (const Bad& b : bad) {
+    const fs::path out = dir / "bad.json";
+    const Output o = gpubench(fmt::format("run --device cpu --suite infer {} -q --out {}", b.axes, out.string()));
+    EXPECT_EQ(o.code, 2) << b.axes << ": " << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << b.axes << ": " << o.err;
+    EXPECT_NE(o.err.find(b.names), std::string::npos) << b.axes << ": " << o.err;
+    EXPECT_FALSE(fs::exists(out)) << b.axes;
+  }
+}
+
+}  // namespace
+}  // namespace gpubench::e2e
