@@ -301,6 +301,10 @@ Engine<T>::Engine(const ModelSpec& s, const std::vector<T>& weights, KvCache<T>&
   if (static_cast<idx>(weights.size()) != layout_.total) throw std::invalid_argument("infer engine: weights do not match the model");
 }
 
+// Multiply-adds of a step's attention (each query's q_dim against each key, twice) below which
+// it runs on the calling thread: ~4 million, a fraction of a millisecond on one core.
+constexpr double kParallelAttentionMacs = 2e6;
+
 // Per (row, KV head): the group's query heads over the cached positions 0..pos, two passes
 // (scores and their maximum, then exp, sum and the weighted values) in T.
 template <class T>
@@ -338,7 +342,13 @@ void Engine<T>::attention(idx layer, int threads, const Parallel& parallel) {
       }
     }
   };
-  const int n = static_cast<int>(std::clamp<idx>(threads, 1, std::max<idx>(units, 1)));
+  // The pool only for enough work: a small step's attention (a decode of a few short sequences)
+  // takes less than waking the pool's threads, whose spinning then steals the cores from
+  // OpenBLAS's threads in the next product.
+  idx pairs = 0;
+  for (idx r = 0; r < rows; ++r) pairs += row_pos_[sz(r)] + 1;
+  const bool large = static_cast<double>(pairs) * static_cast<double>(q_dim) >= kParallelAttentionMacs;
+  const int n = large ? static_cast<int>(std::clamp<idx>(threads, 1, std::max<idx>(units, 1))) : 1;
   if (parallel && n > 1) parallel(n, [&](int t) { work(t, n); });
   else work(0, 1);
 }
@@ -497,22 +507,24 @@ std::vector<double> reference_logits(const ModelSpec& s, const std::vector<doubl
         }
       }
     }
-    std::vector<double> att(sz(n * qd), 0.0);
+    // Per query head: S = Q K^T / sqrt(D) (dgemm over the strided rows of qkv), the causal row
+    // softmax (keys j <= t), then O = P V (dgemm into the head's columns of att).
+    std::vector<double> att(sz(n * qd), 0.0), scores(sz(n * n));
+    const idx ld = s.qkv_dim();
     for (idx h = 0; h < hq; ++h) {
       const idx g = h / (hq / hk);  // the KV head this query head reads
+      tr::gemm<double>(false, true, n, n, d, 1 / std::sqrt(static_cast<double>(d)), qkv.data() + h * d, ld,
+                       qkv.data() + qd + g * d, ld, 0.0, scores.data(), n);
       for (idx t = 0; t < n; ++t) {
-        std::vector<double> p(sz(t + 1));
+        double* row = scores.data() + t * n;
         double m = -INFINITY, sum = 0;
-        for (idx j = 0; j <= t; ++j) {
-          double dot = 0;
-          for (idx i = 0; i < d; ++i) dot += qkv[sz(t * s.qkv_dim() + h * d + i)] * qkv[sz(j * s.qkv_dim() + qd + g * d + i)];
-          p[sz(j)] = dot / std::sqrt(static_cast<double>(d));
-          m = std::max(m, p[sz(j)]);
-        }
-        for (idx j = 0; j <= t; ++j) sum += (p[sz(j)] = std::exp(p[sz(j)] - m));
-        for (idx j = 0; j <= t; ++j)
-          for (idx i = 0; i < d; ++i) att[sz(t * qd + h * d + i)] += p[sz(j)] / sum * qkv[sz(j * s.qkv_dim() + qd + kvd + g * d + i)];
+        for (idx j = 0; j <= t; ++j) m = std::max(m, row[j]);
+        for (idx j = 0; j <= t; ++j) sum += (row[j] = std::exp(row[j] - m));
+        for (idx j = 0; j <= t; ++j) row[j] /= sum;
+        for (idx j = t + 1; j < n; ++j) row[j] = 0;
       }
+      tr::gemm<double>(false, false, n, d, n, 1.0, scores.data(), n, qkv.data() + qd + kvd + g * d, ld, 0.0,
+                       att.data() + h * d, qd);
     }
     std::vector<double> o = linear(att, lw("wo"), gpt ? lw("bo") : nullptr, n, qd, c);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += o[i];

@@ -113,6 +113,15 @@ TEST_F(Infer, WhatTheCpuCannotRunIsSkippedWithTheReason) {
     EXPECT_TRUE(reason.find("fp32") != std::string::npos || reason.find("CUDA") != std::string::npos) << reason;
   }
   EXPECT_EQ(skipped, 3);
+  // Lengths beyond what the CPU path verifies in reasonable time: skipped, saying so.
+  const fs::path longer = dir / "L.json";
+  const Output l = gpubench(fmt::format(
+      "run --device cpu --suite infer -a phase=decode -a batch=1 -a context_len=5000 -q --out {}", longer.string()));
+  ASSERT_EQ(l.code, 0) << l.err;
+  const auto ls = entries(longer);
+  ASSERT_EQ(ls.size(), 1u);
+  EXPECT_EQ(ls[0]["status"], "skipped");
+  EXPECT_NE(ls[0]["reason"].get<std::string>().find("4096"), std::string::npos) << ls[0].dump();
   const Output plan = gpubench("run --dry-run --assume h200 --suite infer");
   EXPECT_EQ(plan.code, 0) << plan.err;
   EXPECT_NE((plan.out + plan.err).find("not built yet"), std::string::npos) << plan.out << plan.err;
@@ -141,6 +150,8 @@ TEST_F(Infer, BadInputIsAUsageErrorNamingIt) {
       {"-a model=llama-small -a tp=3", "tp=3"},
       {"-a phase=serve -a kv_budget=10", "kv_budget"},
       {"-a model=gpt-small -a prompt_len=5000", "positions"},
+      {"-a model=llama-small -a layers=99", "layers=99"},
+      {"-a phase=serve -a rate=0.0001 -a requests=100", "more than a day"},
   };
   for (const Bad& b : bad) {
     const fs::path out = dir / "bad.json";

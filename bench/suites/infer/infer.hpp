@@ -42,6 +42,12 @@ struct MemoryCeiling {
 };
 const MemoryCeiling& host_memory_ceiling();
 
+// Limits of the CPU path (longer runs are skipped with the reason): sequences of up to 4096
+// tokens (its attention and the reference recompute are quadratic in the length) and prefill
+// steps of up to 65536 tokens; and of a serving trace anywhere: its arrivals span at most a day.
+inline constexpr std::int64_t kMaxCpuSequence = 4096, kMaxCpuStepTokens = 65536;
+inline constexpr double kMaxTraceSeconds = 86400;
+
 // Relative tolerance of fp32 logits against the double reference, in units of the reference
 // logits' RMS (each logit is a sum over hidden terms of unit-scale products after L layers).
 inline constexpr double kFp32Tolerance = 2e-3;

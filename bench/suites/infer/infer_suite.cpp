@@ -47,7 +47,7 @@ Preset preset(std::string name, std::vector<std::pair<std::string, std::string>>
 // The model a point runs: the named configuration with the layers and tp of the point.
 ki::ModelSpec model_of(const Point& point) {
   ki::ModelSpec m = *ki::named_model(point.text("model"));
-  if (const std::int64_t layers = point.integer("layers"); layers > 0) m.layers = layers;
+  if (const std::int64_t layers = point.integer("layers"); layers > 0 && layers <= m.layers) m.layers = layers;
   m.tp = point.integer("tp");
   return m;
 }
@@ -134,7 +134,19 @@ class InferSuite final : public Suite {
     const std::string what = "infer " + point.label();
     const ki::ModelSpec m = model_of(point);
     if (auto e = ki::spec_error(m)) throw UsageError(what + ": " + *e);
+    if (const std::int64_t layers = point.integer("layers"); layers > m.layers) {
+      throw UsageError(fmt::format("{}: layers={} is more than {}'s {}", what, layers, m.name, m.layers));
+    }
     const std::string phase = point.text("phase");
+    if (phase == "serve") {
+      // A trace is real time: its arrivals alone last requests / rate seconds.
+      const double span = static_cast<double>(point.integer("requests")) / std::strtod(point.text("rate").c_str(), nullptr);
+      if (span > kMaxTraceSeconds) {
+        throw UsageError(fmt::format("{}: {} requests at rate={} arrive over about {:.3g} s, more than a day ({} s): "
+                                     "raise the rate or lower requests",
+                                     what, point.integer("requests"), point.text("rate"), span, kMaxTraceSeconds));
+      }
+    }
     std::int64_t longest = phase == "prefill" ? point.integer("prompt_len")
                            : phase == "decode" ? point.integer("context_len") + 1
                                                : 0;
@@ -164,6 +176,19 @@ class InferSuite final : public Suite {
     const std::string dtype = point.text("dtype");
     if (dtype != "fp32") return fmt::format("the CPU model computes in fp32 (dtype={} is for CUDA devices)", dtype);
     if (point.integer("graphs") != 0) return "graphs=1 captures decode steps in CUDA graphs: a CUDA device's";
+    const std::string phase = point.text("phase");
+    const std::int64_t longest = phase == "prefill"  ? point.integer("prompt_len")
+                                 : phase == "decode" ? point.integer("context_len") + 1
+                                                     : point.integer("prompt_len") * 3 / 2 + 1 + point.integer("output_len") * 3 / 2 + 1;
+    if (longest > kMaxCpuSequence) {
+      return fmt::format("the CPU path runs sequences of up to {} tokens (its attention and the double-precision "
+                         "recompute it is verified against grow with the square of the length); this one reaches {}",
+                         kMaxCpuSequence, longest);
+    }
+    if (phase == "prefill" && point.integer("batch") * point.integer("prompt_len") > kMaxCpuStepTokens) {
+      return fmt::format("the CPU path runs prefill steps of up to {} tokens (batch x prompt_len = {})", kMaxCpuStepTokens,
+                         point.integer("batch") * point.integer("prompt_len"));
+    }
     return std::nullopt;
   }
 

@@ -89,7 +89,11 @@ class ServeCase final : public ModelCase {
     const idx budget_pages = s_.limits.kv_budget_tokens > 0 ? (s_.limits.kv_budget_tokens + page - 1) / page + s_.limits.max_batch
                                                             : per_request * s_.limits.max_batch;
     // build() sizes pages per sequence from `tokens`: no sequences opened up front, the budget as spare pages.
-    build(longest, 0, budget_pages);
+    idx step_rows = 0;  // the largest prefill: max_batch of the longest prompts (or the prefill token limit)
+    for (const ki::Request& r : trace_) step_rows = std::max<idx>(step_rows, r.prompt_len);
+    step_rows *= s_.limits.max_batch;
+    if (s_.limits.max_prefill_tokens > 0) step_rows = std::min<idx>(step_rows, std::max<idx>(s_.limits.max_prefill_tokens, longest));
+    build(longest, 0, step_rows, budget_pages);
   }
 
   // One request's prefill and two decode steps through the runner's path, against the
