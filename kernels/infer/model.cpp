@@ -239,18 +239,12 @@ std::vector<T> random_weights(const ModelSpec& s, std::uint64_t seed) {
 
 // ---- KV cache ----
 
-template <class T>
-KvCache<T>::KvCache(const ModelSpec& s, idx page_size, idx pages)
-    : layers_(s.layers), kv_dim_(s.kv_dim()), page_size_(page_size), pages_(pages) {
+PageTable::PageTable(idx page_size, idx pages) : page_size_(page_size), pages_(pages) {
   if (page_size < 1 || pages < 1) throw std::invalid_argument("KV cache: page_size and pages must be at least 1");
-  const std::size_t n = sz(layers_ * pages_ * page_size_ * kv_dim_);
-  k_.assign(n, T(0));
-  v_.assign(n, T(0));
   for (idx p = 0; p < pages_; ++p) free_.push_back(static_cast<std::int32_t>(pages_ - 1 - p));  // page 0 first out
 }
 
-template <class T>
-int KvCache<T>::open() {
+int PageTable::open() {
   for (std::size_t i = 0; i < open_.size(); ++i) {
     if (!open_[i]) {
       open_[i] = true;
@@ -264,8 +258,7 @@ int KvCache<T>::open() {
   return static_cast<int>(open_.size() - 1);
 }
 
-template <class T>
-bool KvCache<T>::reserve(int seq, idx tokens) {
+bool PageTable::reserve(int seq, idx tokens) {
   auto& t = table_[static_cast<std::size_t>(seq)];
   const idx need = pages_for(tokens) - static_cast<idx>(t.size());
   if (need <= 0) return true;
@@ -277,8 +270,7 @@ bool KvCache<T>::reserve(int seq, idx tokens) {
   return true;
 }
 
-template <class T>
-void KvCache<T>::release(int seq) {
+void PageTable::release(int seq) {
   auto& t = table_[static_cast<std::size_t>(seq)];
   for (auto it = t.rbegin(); it != t.rend(); ++it) free_.push_back(*it);
   t.clear();
@@ -287,10 +279,11 @@ void KvCache<T>::release(int seq) {
 }
 
 template <class T>
-T* KvCache<T>::row(std::vector<T>& pool, idx layer, int seq, idx pos) {
-  const auto& t = table_[static_cast<std::size_t>(seq)];
-  const idx page = t[sz(pos / page_size_)];
-  return pool.data() + ((layer * pages_ + page) * page_size_ + pos % page_size_) * kv_dim_;
+KvCache<T>::KvCache(const ModelSpec& s, idx page_size, idx pages)
+    : table_(page_size, pages), kv_dim_(s.kv_dim()), rows_(pages * page_size) {
+  const std::size_t n = sz(s.layers * rows_ * kv_dim_);
+  k_.assign(n, T(0));
+  v_.assign(n, T(0));
 }
 
 // ---- Engine ----

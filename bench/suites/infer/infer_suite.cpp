@@ -172,7 +172,7 @@ class InferSuite final : public Suite {
   }
 
   std::optional<std::string> unsupported(const DeviceInfo& device, const Point& point) const override {
-    if (device.is_cuda()) return std::nullopt;  // not_applicable says it once
+    if (device.is_cuda()) return cuda_unsupported(device, spec_from(point));
     const std::string dtype = point.text("dtype");
     if (dtype != "fp32") return fmt::format("the CPU model computes in fp32 (dtype={} is for CUDA devices)", dtype);
     if (point.integer("graphs") != 0) return "graphs=1 captures decode steps in CUDA graphs: a CUDA device's";
@@ -192,25 +192,17 @@ class InferSuite final : public Suite {
     return std::nullopt;
   }
 
-  std::optional<std::string> not_applicable(const DeviceInfo& device) const override {
-    if (device.is_cuda()) {
-      return "the infer suite's CUDA path (cuBLASLt GEMMs, fused attention, CUDA graphs) is not built yet; run the "
-             "CPU model with --device cpu";
-    }
-    return std::nullopt;
-  }
-
   std::optional<std::string> plan_note(const DeviceInfo& device, const Point& point) const override {
-    (void)device;
     const InferSpec s = spec_from(point);
-    const double weights = ki::matmul_weight_elements(s.model) * 4;
+    const double weights = ki::matmul_weight_elements(s.model) * (device.is_cuda() ? 2 : 4);
     switch (s.phase) {
       case Phase::Prefill:
         return fmt::format("{:.3g} GFLOP per step, {:.3g} MB of weights", static_cast<double>(s.batch) *
                            ki::forward_flops(s.model, 0, s.prompt_len) / 1e9, weights / 1e6);
       case Phase::Decode:
         return fmt::format("{:.3g} MB read per step", (weights + static_cast<double>(s.batch * s.context_len) *
-                                                                      ki::kv_elements_per_token(s.model) * 4) / 1e6);
+                                                                      ki::kv_elements_per_token(s.model) *
+                                                                      (device.is_cuda() ? 2 : 4)) / 1e6);
       case Phase::Serve:
         return fmt::format("a trace of {} requests at {} /s (about {:.3g} s of arrivals)", s.trace.requests, s.trace.rate,
                            s.trace.requests / s.trace.rate);
@@ -219,8 +211,8 @@ class InferSuite final : public Suite {
   }
 
   std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const override {
-    (void)device;
     const InferSpec spec = spec_from(point);
+    if (device.is_cuda()) return make_cuda_case(device, spec);
     if (spec.phase == Phase::Serve) return make_serve_case(spec);
     return make_cpu_case(spec);
   }
@@ -248,6 +240,7 @@ InferSpec spec_from(const Point& point) {
   s.context_len = point.integer("context_len");
   s.kv_page = point.integer("kv_page");
   s.threads = static_cast<int>(point.integer("threads"));
+  s.graphs = point.integer("graphs") != 0;
   if (s.phase == Phase::Serve) {
     s.trace.rate = std::strtod(point.text("rate").c_str(), nullptr);
     s.trace.requests = static_cast<int>(point.integer("requests"));
