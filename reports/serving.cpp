@@ -431,11 +431,11 @@ ServingResult project(const std::vector<ResultsFile>& files, const ServingOption
   }
   if (extra_prefill > 0) {
     r.notes.push_back(fmt::format("{} prefill steps fell outside the measured prompt-token range and were extrapolated "
-                                  "linearly (proportionally from a single measured point)", extra_prefill));
+                                  "(linearly from the two outermost points, or proportionally when one was measured)", extra_prefill));
   }
   if (extra_decode > 0) {
     r.notes.push_back(fmt::format("{} decode steps fell outside the measured (batch, context_len) grid and were "
-                                  "extrapolated linearly (held constant along an axis with one measured value)", extra_decode));
+                                  "extrapolated (linearly from the two outermost points, or held constant along an axis with one measured value)", extra_decode));
   }
   r.notes.insert(r.notes.end(), batch_notes.begin(), batch_notes.end());
   r.assumptions = {
@@ -600,12 +600,7 @@ Document to_document(const ServingResult& r) {
     doc.chart(std::move(chart));
   }
   doc.table(std::move(pt));
-  doc.heading("Assumptions", 3);
-  doc.list(r.assumptions);
-  if (!r.notes.empty()) {
-    doc.heading("Notes", 3);
-    doc.list(r.notes);
-  }
+  doc.assumptions_and_notes(r.assumptions, r.notes);
   return doc;
 }
 

@@ -113,11 +113,7 @@ int cmd_serving(const std::vector<std::string>& args) {
       reports::read_results_files(std::vector<std::filesystem::path>(o.files.begin(), o.files.end()));
   print_read_warnings("serving", loaded);
   const reports::serving::ServingResult r = reports::serving::project(loaded, o.model);
-  for (const auto& t : o.outputs) {
-    if (t.format == "md") write_output(t, reports::to_markdown(reports::serving::to_document(r)));
-    if (t.format == "html") write_output(t, reports::to_html(reports::serving::to_document(r)));
-    if (t.format == "json") write_output(t, reports::serving::to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  }
+  write_outputs(o.outputs, reports::serving::to_document(r), reports::serving::to_json(r));
   return 0;
 }
 

@@ -1,6 +1,8 @@
 // End-to-end: `gpubench serving` through the real binary on the synthetic fixtures in
 // tests/fixtures/serving (make_serving_fixtures.py): the JSON contract of issue 29, the
 // Markdown tables, several files side by side, and exit 2 with one line on bad input.
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.hpp"
@@ -10,13 +12,7 @@ namespace {
 
 const fs::path kServing = fs::path(GPUBENCH_FIXTURES_DIR) / "serving";
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::size_t count(const std::string& text, const std::string& part) {
-  std::size_t n = 0;
-  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
-  return n;
-}
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 using ServingCli = CliTest;
 
@@ -57,13 +53,13 @@ TEST_F(ServingCli, MarkdownSideBySide) {
                                   (kServing / "infer_cpu.json").string(), (kServing / "infer_gpu.json").string()));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("# gpubench serving", 0), 0u);
-  EXPECT_TRUE(contains(r.out, "### Projection per rate"));
-  EXPECT_TRUE(contains(r.out, "Synthetic CPU"));
-  EXPECT_TRUE(contains(r.out, "Synthetic GPU"));
-  EXPECT_TRUE(contains(r.out, "### Validation"));
-  EXPECT_TRUE(contains(r.out, "No phase=serve case"));  // none at rate 2
-  EXPECT_TRUE(contains(r.out, "### Pareto frontier"));
-  EXPECT_TRUE(contains(r.out, "### Assumptions"));
+  EXPECT_TRUE(has(r.out, "### Projection per rate"));
+  EXPECT_TRUE(has(r.out, "Synthetic CPU"));
+  EXPECT_TRUE(has(r.out, "Synthetic GPU"));
+  EXPECT_TRUE(has(r.out, "### Validation"));
+  EXPECT_TRUE(has(r.out, "No phase=serve case"));  // none at rate 2
+  EXPECT_TRUE(has(r.out, "### Pareto frontier"));
+  EXPECT_TRUE(has(r.out, "### Assumptions"));
   EXPECT_TRUE(r.err.empty()) << r.err;
   const fs::path html = dir / "serving.html";
   Output h = gpubench(fmt::format("serving {} --rate 1 --format html --out {}", (kServing / "infer_cpu.json").string(),
@@ -96,8 +92,8 @@ TEST_F(ServingCli, BadInputExits2WithOneLine) {
   for (const auto& [args, message] : cases) {
     Output r = gpubench(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
-    EXPECT_TRUE(contains(r.err, message)) << args << "\n" << r.err;
-    EXPECT_EQ(count(r.err, "\n"), 1u) << args << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, message)) << args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
     EXPECT_TRUE(r.out.empty()) << args;
   }
 }
