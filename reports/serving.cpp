@@ -184,18 +184,19 @@ std::vector<int> batch_limits(int largest) {
   return out;
 }
 
+// On the frontier: no other batch limit is at least as good on both figures and better on one;
+// of limits with the same figures (a limit the trace never reaches) only the smallest.
 void mark_frontier(std::vector<ParetoPoint>& points) {
-  for (ParetoPoint& p : points) {
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    ParetoPoint& p = points[i];
     p.frontier = true;
-    for (const ParetoPoint& q : points) {
+    for (std::size_t k = 0; k < points.size() && p.frontier; ++k) {
+      const ParetoPoint& q = points[k];
+      const bool same = q.output_tokens_per_s == p.output_tokens_per_s &&
+                        q.output_tokens_per_s_per_user == p.output_tokens_per_s_per_user;
       const bool dominates = q.output_tokens_per_s >= p.output_tokens_per_s &&
-                             q.output_tokens_per_s_per_user >= p.output_tokens_per_s_per_user &&
-                             (q.output_tokens_per_s > p.output_tokens_per_s ||
-                              q.output_tokens_per_s_per_user > p.output_tokens_per_s_per_user);
-      if (dominates) {
-        p.frontier = false;
-        break;
-      }
+                             q.output_tokens_per_s_per_user >= p.output_tokens_per_s_per_user && !same;
+      if (dominates || (same && k < i)) p.frontier = false;
     }
   }
 }

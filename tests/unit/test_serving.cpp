@@ -177,6 +177,20 @@ TEST(Serving, ParetoTradesUserForDeviceThroughput) {
   EXPECT_TRUE(q.back().frontier);
 }
 
+TEST(Serving, ParetoFrontierByHand) {
+  // A limit the trace never reaches repeats the figures of the smaller one: only the smallest is
+  // on the frontier; a point worse on both figures is off it.
+  ServingOptions o = at_rates({1});  // the fixture's rate-1 trace: requests run alone
+  const ServingResult r = project(load({"infer_cpu.json"}), o);
+  const std::vector<ParetoPoint>& q = r.points.at(0).pareto;
+  ASSERT_EQ(q.size(), 5u);
+  EXPECT_TRUE(q[0].frontier);
+  for (std::size_t i = 1; i < q.size(); ++i) {
+    EXPECT_DOUBLE_EQ(q[i].output_tokens_per_s, q[0].output_tokens_per_s);
+    EXPECT_FALSE(q[i].frontier) << q[i].max_batch;
+  }
+}
+
 TEST(Serving, DefaultsWithoutAServeCase) {
   const ServingResult r = project(load({"infer_gpu.json"}), at_rates({2}));
   const Point& p = r.points.at(0);
