@@ -358,26 +358,37 @@ ServingResult project(const std::vector<ResultsFile>& files, const ServingOption
   const std::vector<ServeCase> cases = serve_cases(files);
 
   // The projected trace: the options, else the files' one serve trace spec, else the defaults.
-  std::set<std::tuple<int, int, int, double, int, std::int64_t, std::int64_t>> specs;
+  // The trace spec and the limits apart: serve cases at several batch limits over one trace
+  // still give the trace.
+  std::set<std::tuple<int, int, int, double>> specs;
+  std::set<std::tuple<int, std::int64_t, std::int64_t>> limit_sets;
   for (const ServeCase& c : cases) {
-    specs.insert({c.trace.prompt_len, c.trace.output_len, c.trace.requests, c.trace.range_ratio, c.limits.max_batch,
-                  c.limits.kv_budget_tokens, c.limits.max_prefill_tokens});
+    specs.insert({c.trace.prompt_len, c.trace.output_len, c.trace.requests, c.trace.range_ratio});
+    limit_sets.insert({c.limits.max_batch, c.limits.kv_budget_tokens, c.limits.max_prefill_tokens});
   }
   ki::TraceSpec base;
   ki::Limits limits;
   base.prompt_len = 128, base.output_len = 32, base.requests = 64, limits.max_batch = 16;
+  auto why_not = [](std::size_t n, const char* what) {
+    return n == 0 ? std::string("no serve case in the files") : fmt::format("several serve {} in the files", what);
+  };
   if (specs.size() == 1) {
-    const auto& s = *specs.begin();
-    base.prompt_len = std::get<0>(s), base.output_len = std::get<1>(s), base.requests = std::get<2>(s);
-    base.range_ratio = std::get<3>(s);
-    limits.max_batch = std::get<4>(s), limits.kv_budget_tokens = std::get<5>(s), limits.max_prefill_tokens = std::get<6>(s);
-    r.notes.push_back(fmt::format("trace and limits not given on the command line are the files' serve case's: prompt_len "
-                                  "{}, output_len {}, requests {}, range_ratio {:g}, max_batch {}",
-                                  base.prompt_len, base.output_len, base.requests, base.range_ratio, limits.max_batch));
+    std::tie(base.prompt_len, base.output_len, base.requests, base.range_ratio) = *specs.begin();
+    r.notes.push_back(fmt::format("the trace not given on the command line is the files' serve case's: prompt_len {}, "
+                                  "output_len {}, requests {}, range_ratio {:g}",
+                                  base.prompt_len, base.output_len, base.requests, base.range_ratio));
   } else {
-    r.notes.push_back(fmt::format("{}: trace and limits not given on the command line are the defaults (prompt_len 128, "
-                                  "output_len 32, requests 64, range_ratio 0.5, max_batch 16)",
-                                  specs.empty() ? "no serve case in the files" : "several serve trace specs in the files"));
+    r.notes.push_back(why_not(specs.size(), "trace specs") + ": the trace not given on the command line is the "
+                      "default (prompt_len 128, output_len 32, requests 64, range_ratio 0.5)");
+  }
+  if (limit_sets.size() == 1) {
+    std::tie(limits.max_batch, limits.kv_budget_tokens, limits.max_prefill_tokens) = *limit_sets.begin();
+    r.notes.push_back(fmt::format("limits not given on the command line are the files' serve case's: max_batch {}, "
+                                  "kv_budget_tokens {}, max_prefill_tokens {}",
+                                  limits.max_batch, limits.kv_budget_tokens, limits.max_prefill_tokens));
+  } else {
+    r.notes.push_back(why_not(limit_sets.size(), "limits") + ": limits not given on the command line are the "
+                      "default (max_batch 16, no KV budget, no prefill-token limit)");
   }
   if (o.prompt_len) base.prompt_len = *o.prompt_len;
   if (o.output_len) base.output_len = *o.output_len;
