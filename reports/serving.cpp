@@ -322,12 +322,17 @@ std::vector<Config> configs(const std::vector<ResultsFile>& files, std::vector<s
   return out;
 }
 
-std::vector<ServeCase> serve_cases(const std::vector<ResultsFile>& files) {
+std::vector<ServeCase> serve_cases(const std::vector<ResultsFile>& files, std::vector<std::string>* notes) {
   std::vector<ServeCase> out;
   for (const ResultsFile& f : files) {
     for (const ResultEntry& e : f.entries) {
       if (!usable(e) || !e.axes.contains("phase") || axis_text(e.axes["phase"]) != "serve") continue;
-      if (auto c = read_serve(f, e)) out.push_back(std::move(*c));
+      if (auto c = read_serve(f, e)) {
+        out.push_back(std::move(*c));
+      } else if (notes) {
+        notes->push_back(fmt::format("serve case {} in {}: gpubench.details.serve lacks a valid trace, limits or "
+                                     "summary: not used", e.name, f.path.filename().string()));
+      }
     }
   }
   return out;
@@ -355,7 +360,7 @@ ServingResult project(const std::vector<ResultsFile>& files, const ServingOption
         "--suite infer` with phase=prefill,decode)",
         !prefill && !decode ? "phase=prefill and phase=decode entries" : !prefill ? "phase=prefill entries" : !decode ? "phase=decode entries" : "prefill and decode entries"));
   }
-  const std::vector<ServeCase> cases = serve_cases(files);
+  const std::vector<ServeCase> cases = serve_cases(files, &r.notes);
 
   // The projected trace: the options, else the files' one serve trace spec, else the defaults.
   // The trace spec and the limits apart: serve cases at several batch limits over one trace

@@ -114,7 +114,8 @@ struct ServingResult {
 
 // The configurations with both prefill and decode curves, and the serve cases, of the files.
 std::vector<Config> configs(const std::vector<ResultsFile>& files, std::vector<std::string>* notes = nullptr);
-std::vector<ServeCase> serve_cases(const std::vector<ResultsFile>& files);
+// Serve cases without a readable gpubench.details.serve are left out, with a note.
+std::vector<ServeCase> serve_cases(const std::vector<ResultsFile>& files, std::vector<std::string>* notes = nullptr);
 
 // Throws UsageError with one line when no configuration has both curves, or a rate is bad.
 ServingResult project(const std::vector<ResultsFile>& files, const ServingOptions& options);

@@ -229,6 +229,18 @@ TEST(Serving, OutputsCarryTheContract) {
   EXPECT_NE(md.find("Pareto"), std::string::npos);
 }
 
+TEST(Serving, AServeCaseWithoutDetailsIsNotedNotUsed) {
+  std::vector<ResultsFile> files = load({"infer_cpu.json"});
+  for (ResultEntry& e : files[0].entries) {
+    if (e.details.contains("serve")) e.details["serve"].erase("limits");
+  }
+  const ServingResult r = project(files, at_rates({1}));
+  EXPECT_TRUE(r.validation.empty());
+  std::size_t noted = 0;
+  for (const std::string& n : r.notes) noted += n.find("lacks a valid trace, limits or summary") != std::string::npos;
+  EXPECT_EQ(noted, 2u);
+}
+
 TEST(Serving, UsageErrors) {
   const std::vector<ResultsFile> cpu = load({"infer_cpu.json"});
   EXPECT_NE(usage_error([&] { project(load({"infer_prefill_only.json"}), at_rates({1})); }).find("phase=decode"),
