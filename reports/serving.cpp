@@ -600,7 +600,7 @@ Document to_document(const ServingResult& r) {
   pt.add_column("on the frontier");
   for (const Point& p : r.points) {
     ScatterChart chart;
-    chart.title = fmt::format("{} at {} req/s", p.key, rate_text(p.rate));
+    chart.title = fmt::format("{} req/s: {} {} ({})", rate_text(p.rate), p.device, p.model, p.host);  // the table has the whole key
     chart.x_title = "output tokens/s per user";
     chart.y_title = "output tokens/s per device";
     chart.legend = {"Pareto frontier"};
