@@ -122,9 +122,19 @@ TEST_F(Infer, WhatTheCpuCannotRunIsSkippedWithTheReason) {
   ASSERT_EQ(ls.size(), 1u);
   EXPECT_EQ(ls[0]["status"], "skipped");
   EXPECT_NE(ls[0]["reason"].get<std::string>().find("4096"), std::string::npos) << ls[0].dump();
-  const Output plan = gpubench("run --dry-run --assume h200 --suite infer");
+  // On a GPU: the llama models in bf16 are planned to run; what the CUDA path lacks is skipped,
+  // saying what.
+  const Output plan = gpubench("run --dry-run --assume h200 --suite infer --preset quick");
   EXPECT_EQ(plan.code, 0) << plan.err;
-  EXPECT_NE((plan.out + plan.err).find("not built yet"), std::string::npos) << plan.out << plan.err;
+  EXPECT_NE(plan.out.find("model=llama3-8b/phase=decode/dtype=bf16"), std::string::npos) << plan.out;
+  EXPECT_EQ(plan.out.find("cuda:0  [infer model=llama3-8b phase=decode dtype=bf16 batch=1 prompt_len=0 context_len=512 "
+                          "output_len=0 rate=- requests=0 max_batch=0 kv_budget=0 kv_page=16 graphs=0 tp=1 layers=4 "
+                          "threads=0]  skipped"),
+            std::string::npos)
+      << plan.out;
+  const Output gpt = gpubench("run --dry-run --assume h200 --suite infer -a model=gpt-small -a dtype=bf16,fp8");
+  EXPECT_EQ(gpt.code, 0) << gpt.err;
+  EXPECT_NE(gpt.out.find("llama models"), std::string::npos) << gpt.out;
 }
 
 TEST_F(Infer, EveryPresetPlans) {
