@@ -139,5 +139,25 @@ TEST(Reference, ServeEntriesAreHeldAgainstTheMaximumThroughputRowsOfTheirModelAn
   EXPECT_FALSE(t.match("h100-sxm", bf16, "output_tokens_per_s", 20000));
 }
 
+// NVLink pair copies (memory p2p / p2p_bidir, any peer): from 256 MiB per copy the published pair
+// figure applies; a smaller copy is named as differing.
+TEST(Reference, PeerCopiesAreHeldAgainstTheNvlinkPairRows) {
+  const ReferenceTable& t = ReferenceTable::builtin();
+  auto m = t.match("h200-sxm", entry("memory", {{"test", "p2p"}, {"size", 536870912}, {"peer", 3}}), "gbps", 356.76);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->row->id, "h200-sxm/nvlink-p2p-uni");
+  EXPECT_NEAR(m->pct, 90.0, 0.001);
+  EXPECT_TRUE(m->differs.empty()) << m->differs;
+  m = t.match("h100-sxm", entry("memory", {{"test", "p2p_bidir"}, {"size", 268435456}, {"peer", 1}}), "gbps", 700);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->row->id, "h100-sxm/nvlink-p2p-bidir");
+  m = t.match("h100-sxm", entry("memory", {{"test", "p2p"}, {"size", 8388608}, {"peer", 1}}), "gbps", 200);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->row->id, "h100-sxm/nvlink-p2p-uni");
+  EXPECT_FALSE(m->differs.empty());
+  // Without peer access the copy goes through the host: no row.
+  EXPECT_FALSE(t.match("h100-sxm", entry("memory", {{"test", "p2p_noaccess"}, {"size", 268435456}, {"peer", 1}}), "gbps", 40));
+}
+
 }  // namespace
 }  // namespace gpubench::reports
