@@ -31,6 +31,14 @@ void Document::chart(Roofline c) { add(Block::Kind::roofline).roofline = std::mo
 void Document::chart(ScatterChart c) { add(Block::Kind::scatter).scatter = std::move(c); }
 void Document::code(std::string text) { add(Block::Kind::code).text = std::move(text); }
 
+void Document::assumptions_and_notes(const std::vector<std::string>& assumptions, const std::vector<std::string>& notes) {
+  heading("Assumptions", 3);
+  list(assumptions);
+  if (notes.empty()) return;
+  heading("Notes", 3);
+  list(notes);
+}
+
 // ---------------------------------------------------------------- numbers
 
 std::string sig3(double v) {

@@ -123,6 +123,8 @@ struct Document {
   void chart(ScatterChart c);
   // Preformatted text to copy as it is (a command line, a configuration block).
   void code(std::string text);
+  // A projection's closing lists (scaling, serving): "Assumptions", then "Notes" when any.
+  void assumptions_and_notes(const std::vector<std::string>& assumptions, const std::vector<std::string>& notes);
 
  private:
   Block& add(Block::Kind kind);  // a new block of this kind at the end

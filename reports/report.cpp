@@ -24,6 +24,7 @@
 #include "reports/plausibility.hpp"
 #include "reports/reference.hpp"
 #include "reports/attention_section.hpp"
+#include "reports/infer_section.hpp"
 #include "reports/collectives_section.hpp"
 #include "reports/low_precision_section.hpp"
 #include "reports/scaling_section.hpp"
@@ -1180,6 +1181,7 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   scorecard(body, m);
   for (const auto& s : m.j.suites) suite_section(body, m, s);
   attention_section(body, files);
+  infer_section(body, files);
   collectives_latency_section(body, files);
   low_precision_section(body, files);
   train_section(body, m);

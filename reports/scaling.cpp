@@ -571,12 +571,7 @@ Document to_document(const ScalingResult& r) {
     }
     doc.table(std::move(t));
   }
-  doc.heading("Assumptions", 3);
-  doc.list(r.assumptions);
-  if (!r.notes.empty()) {
-    doc.heading("Notes", 3);
-    doc.list(r.notes);
-  }
+  doc.assumptions_and_notes(r.assumptions, r.notes);
   return doc;
 }
 

@@ -96,6 +96,11 @@ run      train-dp         --suite train --axis model=transformer --axis layers=2
 run      train-dp-mlp     --suite train --axis model=mlp --axis layers=3 --axis hidden=512 --axis micro_batch=64 --axis vocab=1000 --axis precision=tf32,fp16-amp --axis accum=1 --axis recompute=none --axis dp=ddp,zero1 --axis bucket_mb=0.5
 run      train-largest    --suite train --axis model=transformer --axis layers=1 --axis hidden=256 --axis heads=4 --axis ffn_mult=4 --axis seq=1024 --axis micro_batch=0 --axis vocab=8192 --axis precision=bf16-amp --axis accum=1 --axis recompute=none
 # Each case in its own process under a timeout.
+# infer: the llama model's CUDA path (prefill and decode, with and without CUDA graphs; a short
+# serving trace) on the small model and on one Llama 3 8B layer.
+run      infer-small      --suite infer --axis model=llama-small --axis dtype=bf16 --axis phase=prefill,decode --axis batch=1,4 --axis prompt_len=128 --axis context_len=256 --axis graphs=0,1
+run      infer-8b-layer   --suite infer --axis model=llama3-8b --axis layers=1 --axis dtype=bf16 --axis phase=prefill,decode --axis batch=1,8 --axis prompt_len=512 --axis context_len=1024 --axis graphs=0,1
+run      infer-serve      --suite infer --axis model=llama-small --axis dtype=bf16 --axis phase=serve --axis rate=16 --axis requests=16 --axis prompt_len=64 --axis output_len=16 --axis max_batch=8
 run      isolate          --suite gemm --axis m=256 --axis dtype=bf16,fp32 --isolate --case-timeout 120
 # Instruments: trace (with a Perfetto file), telemetry, host, hardware metrics; the CUPTI timer.
 run      profile          --suite gemm --axis m=512 --axis dtype=bf16 --profile nvtx,trace,telemetry,host,metrics --trace-dir @aux/traces

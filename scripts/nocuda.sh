@@ -6,7 +6,7 @@
 #   scripts/nocuda.sh test          CI's stage: the build, then the tests that differ without CUDA
 #                                   (NoCudaBuild.*: version, list, run, doctor, the instruments and a
 #                                   results file through report/compare/history) and the commands
-#                                   that read results files (report, compare, history, scaling e2e);
+#                                   that read results files (report, compare, history, scaling, serving e2e);
 #                                   the CPU logic stage 1 tested is not run again
 # /usr/local/cuda-* (and what /usr/local/include, /usr/local/lib and /usr/local/bin reach through
 # them) become empty folders in a private mount namespace (unshare -m), as scripts/cuda12.sh hides
@@ -62,7 +62,7 @@ case "$cmd" in
     # (The reference table's selectors are checked against GPU plans in stage 1: its collectives
     # rows need the NCCL build.)
     ctest --test-dir "$dir" --output-on-failure -j "${GPUBENCH_JOBS:-$(nproc)}" \
-      -R '^(NoCudaBuild|ReportCli|ScalingCli|CompareClock|PlausibilityCli|ReferenceCli)\.|^(include_direction|openmetrics_parses)$' \
+      -R '^(NoCudaBuild|ReportCli|ScalingCli|ServingCli|CompareClock|PlausibilityCli|ReferenceCli)\.|^(include_direction|openmetrics_parses)$' \
       -E '^ReferenceCli\.EverySelectorMatchesACaseGpubenchCanRunOnThatGpu$'
     log "build without CUDA passed in $(( $(date +%s) - start )) s ($version)"
     ;;

@@ -114,11 +114,7 @@ int cmd_scaling(const std::vector<std::string>& args) {
       reports::read_results_files(std::vector<std::filesystem::path>(o.files.begin(), o.files.end()));
   print_read_warnings("scaling", loaded);
   const reports::scaling::ScalingResult r = reports::scaling::project(loaded, o.model);
-  for (const auto& t : o.outputs) {
-    if (t.format == "md") write_output(t, reports::to_markdown(reports::scaling::to_document(r)));
-    if (t.format == "html") write_output(t, reports::to_html(reports::scaling::to_document(r)));
-    if (t.format == "json") write_output(t, reports::scaling::to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  }
+  write_outputs(o.outputs, reports::scaling::to_document(r), reports::scaling::to_json(r));
   return 0;
 }
 

@@ -25,7 +25,7 @@ int cmd_version(const std::vector<std::string>& args) {
   const DeviceInventory inv = discover_devices();
   fmt::print("gpubench {} (git {}, {} build)\n", kVersion, git_revision(), kBuildType);
   if (!kBuiltWithCuda) {
-    fmt::print("CUDA: {} (GPUBENCH_WITH_CUDA=OFF): CPU suites, report, compare, history and scaling only\n",
+    fmt::print("CUDA: {} (GPUBENCH_WITH_CUDA=OFF): CPU suites, report, compare, history, scaling and serving only\n",
                kNotBuiltWithCuda);
   } else {
     fmt::print("CUDA architectures: {}\n", kCudaArchitectures);

@@ -17,6 +17,7 @@ int cmd_doctor(const std::vector<std::string>& args);
 int cmd_version(const std::vector<std::string>& args);
 int cmd_datagen(const std::vector<std::string>& args);
 int cmd_scaling(const std::vector<std::string>& args);
+int cmd_serving(const std::vector<std::string>& args);
 // 1 also when there is no CUDA device to tune on.
 int cmd_tune(const std::vector<std::string>& args);
 int cmd_tune_train(const std::vector<std::string>& args);  // `tune train`: 1 when nothing could be recommended

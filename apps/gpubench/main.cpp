@@ -28,6 +28,7 @@ Commands:
   tune      search cuBLASLt algorithms per GEMM shape (tune gemm); a training setup (tune train) or data loader (tune dataload)
   datagen   write a synthetic dataset for the dataload suite
   scaling   project data-parallel training to N GPUs from measured timelines and collectives
+  serving   project serving latencies (TTFT, TPOT, ITL, goodput) from measured prefill and decode steps
   soak      sustained load with a time series and a pass/fail verdict (burn-in)
 
 `gpubench COMMAND --help` describes each command's options.
@@ -49,6 +50,7 @@ constexpr Command kCommands[] = {
     {"tune", gpubench::app::cmd_tune},
     {"datagen", gpubench::app::cmd_datagen},
     {"scaling", gpubench::app::cmd_scaling},
+    {"serving", gpubench::app::cmd_serving},
     {"soak", gpubench::app::cmd_soak},
 };
 
@@ -90,7 +92,7 @@ int dispatch(int argc, char** argv) {
     }
   }
   fmt::print(stderr,
-             "gpubench: unknown command '{}' (commands: run, list, report, compare, history, tune, datagen, scaling, soak, doctor, version; see gpubench --help)\n",
+             "gpubench: unknown command '{}' (commands: run, list, report, compare, history, tune, datagen, scaling, serving, soak, doctor, version; see gpubench --help)\n",
              command);
   return 2;
 }

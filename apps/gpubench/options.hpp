@@ -14,6 +14,7 @@
 #include "profilers/profile.hpp"
 #include "reports/outputs.hpp"
 #include "reports/scaling.hpp"
+#include "reports/serving.hpp"
 #include "reports/spec_sheet.hpp"
 
 namespace gpubench::app {
@@ -177,6 +178,17 @@ struct ScalingCli {
   reports::scaling::ScalingOptions model;
 };
 ScalingCli parse_scaling_options(const std::vector<std::string>& args);
+
+// `gpubench serving` (cmd_serving.cpp).
+struct ServingCli {
+  bool help = false;
+  std::string help_text;
+  std::vector<std::string> files;
+  std::string out, format = "md";
+  std::vector<reports::OutputTarget> outputs;
+  reports::serving::ServingOptions model;
+};
+ServingCli parse_serving_options(const std::vector<std::string>& args);
 
 struct HistoryOptions {
   bool help = false;

@@ -57,4 +57,13 @@ void write_output(const reports::OutputTarget& target, const std::string& text) 
   }
 }
 
+void write_outputs(const std::vector<reports::OutputTarget>& targets, const reports::Document& doc,
+                   const nlohmann::ordered_json& json) {
+  for (const auto& t : targets) {
+    if (t.format == "md") write_output(t, reports::to_markdown(doc));
+    if (t.format == "html") write_output(t, reports::to_html(doc));
+    if (t.format == "json") write_output(t, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  }
+}
+
 }  // namespace gpubench::app

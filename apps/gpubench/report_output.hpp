@@ -3,7 +3,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/core/paths.hpp"
+#include "reports/document.hpp"
 #include "reports/outputs.hpp"
 #include "reports/results_reader.hpp"
 
@@ -22,5 +25,8 @@ std::vector<NamedPath> named_inputs(const std::vector<std::string>& files);
 void print_read_warnings(const char* command, const std::vector<reports::ResultsFile>& files);
 // To the path atomically, or to stdout when the path is empty.
 void write_output(const reports::OutputTarget& target, const std::string& text);
+// A projection's outputs (scaling, serving): md and html from the document, json as it is.
+void write_outputs(const std::vector<reports::OutputTarget>& targets, const reports::Document& doc,
+                   const nlohmann::ordered_json& json);
 
 }  // namespace gpubench::app

@@ -239,18 +239,12 @@ std::vector<T> random_weights(const ModelSpec& s, std::uint64_t seed) {
 
 // ---- KV cache ----
 
-template <class T>
-KvCache<T>::KvCache(const ModelSpec& s, idx page_size, idx pages)
-    : layers_(s.layers), kv_dim_(s.kv_dim()), page_size_(page_size), pages_(pages) {
+PageTable::PageTable(idx page_size, idx pages) : page_size_(page_size), pages_(pages) {
   if (page_size < 1 || pages < 1) throw std::invalid_argument("KV cache: page_size and pages must be at least 1");
-  const std::size_t n = sz(layers_ * pages_ * page_size_ * kv_dim_);
-  k_.assign(n, T(0));
-  v_.assign(n, T(0));
   for (idx p = 0; p < pages_; ++p) free_.push_back(static_cast<std::int32_t>(pages_ - 1 - p));  // page 0 first out
 }
 
-template <class T>
-int KvCache<T>::open() {
+int PageTable::open() {
   for (std::size_t i = 0; i < open_.size(); ++i) {
     if (!open_[i]) {
       open_[i] = true;
@@ -264,8 +258,7 @@ int KvCache<T>::open() {
   return static_cast<int>(open_.size() - 1);
 }
 
-template <class T>
-bool KvCache<T>::reserve(int seq, idx tokens) {
+bool PageTable::reserve(int seq, idx tokens) {
   auto& t = table_[static_cast<std::size_t>(seq)];
   const idx need = pages_for(tokens) - static_cast<idx>(t.size());
   if (need <= 0) return true;
@@ -277,8 +270,7 @@ bool KvCache<T>::reserve(int seq, idx tokens) {
   return true;
 }
 
-template <class T>
-void KvCache<T>::release(int seq) {
+void PageTable::release(int seq) {
   auto& t = table_[static_cast<std::size_t>(seq)];
   for (auto it = t.rbegin(); it != t.rend(); ++it) free_.push_back(*it);
   t.clear();
@@ -287,10 +279,11 @@ void KvCache<T>::release(int seq) {
 }
 
 template <class T>
-T* KvCache<T>::row(std::vector<T>& pool, idx layer, int seq, idx pos) {
-  const auto& t = table_[static_cast<std::size_t>(seq)];
-  const idx page = t[sz(pos / page_size_)];
-  return pool.data() + ((layer * pages_ + page) * page_size_ + pos % page_size_) * kv_dim_;
+KvCache<T>::KvCache(const ModelSpec& s, idx page_size, idx pages)
+    : table_(page_size, pages), kv_dim_(s.kv_dim()), rows_(pages * page_size) {
+  const std::size_t n = sz(s.layers * rows_ * kv_dim_);
+  k_.assign(n, T(0));
+  v_.assign(n, T(0));
 }
 
 // ---- Engine ----
@@ -300,6 +293,10 @@ Engine<T>::Engine(const ModelSpec& s, const std::vector<T>& weights, KvCache<T>&
     : s_(s), layout_(layout(s)), weights_(weights), cache_(cache) {
   if (static_cast<idx>(weights.size()) != layout_.total) throw std::invalid_argument("infer engine: weights do not match the model");
 }
+
+// Multiply-adds of a step's attention (each query's q_dim against each key, twice) below which
+// it runs on the calling thread: ~4 million, a fraction of a millisecond on one core.
+constexpr double kParallelAttentionMacs = 2e6;
 
 // Per (row, KV head): the group's query heads over the cached positions 0..pos, two passes
 // (scores and their maximum, then exp, sum and the weighted values) in T.
@@ -338,7 +335,13 @@ void Engine<T>::attention(idx layer, int threads, const Parallel& parallel) {
       }
     }
   };
-  const int n = static_cast<int>(std::clamp<idx>(threads, 1, std::max<idx>(units, 1)));
+  // The pool only for enough work: a small step's attention (a decode of a few short sequences)
+  // takes less than waking the pool's threads, whose spinning then steals the cores from
+  // OpenBLAS's threads in the next product.
+  idx pairs = 0;
+  for (idx r = 0; r < rows; ++r) pairs += row_pos_[sz(r)] + 1;
+  const bool large = static_cast<double>(pairs) * static_cast<double>(q_dim) >= kParallelAttentionMacs;
+  const int n = large ? static_cast<int>(std::clamp<idx>(threads, 1, std::max<idx>(units, 1))) : 1;
   if (parallel && n > 1) parallel(n, [&](int t) { work(t, n); });
   else work(0, 1);
 }
@@ -497,22 +500,24 @@ std::vector<double> reference_logits(const ModelSpec& s, const std::vector<doubl
         }
       }
     }
-    std::vector<double> att(sz(n * qd), 0.0);
+    // Per query head: S = Q K^T / sqrt(D) (dgemm over the strided rows of qkv), the causal row
+    // softmax (keys j <= t), then O = P V (dgemm into the head's columns of att).
+    std::vector<double> att(sz(n * qd), 0.0), scores(sz(n * n));
+    const idx ld = s.qkv_dim();
     for (idx h = 0; h < hq; ++h) {
       const idx g = h / (hq / hk);  // the KV head this query head reads
+      tr::gemm<double>(false, true, n, n, d, 1 / std::sqrt(static_cast<double>(d)), qkv.data() + h * d, ld,
+                       qkv.data() + qd + g * d, ld, 0.0, scores.data(), n);
       for (idx t = 0; t < n; ++t) {
-        std::vector<double> p(sz(t + 1));
+        double* row = scores.data() + t * n;
         double m = -INFINITY, sum = 0;
-        for (idx j = 0; j <= t; ++j) {
-          double dot = 0;
-          for (idx i = 0; i < d; ++i) dot += qkv[sz(t * s.qkv_dim() + h * d + i)] * qkv[sz(j * s.qkv_dim() + qd + g * d + i)];
-          p[sz(j)] = dot / std::sqrt(static_cast<double>(d));
-          m = std::max(m, p[sz(j)]);
-        }
-        for (idx j = 0; j <= t; ++j) sum += (p[sz(j)] = std::exp(p[sz(j)] - m));
-        for (idx j = 0; j <= t; ++j)
-          for (idx i = 0; i < d; ++i) att[sz(t * qd + h * d + i)] += p[sz(j)] / sum * qkv[sz(j * s.qkv_dim() + qd + kvd + g * d + i)];
+        for (idx j = 0; j <= t; ++j) m = std::max(m, row[j]);
+        for (idx j = 0; j <= t; ++j) sum += (row[j] = std::exp(row[j] - m));
+        for (idx j = 0; j <= t; ++j) row[j] /= sum;
+        for (idx j = t + 1; j < n; ++j) row[j] = 0;
       }
+      tr::gemm<double>(false, false, n, d, n, 1.0, scores.data(), n, qkv.data() + qd + kvd + g * d, ld, 0.0,
+                       att.data() + h * d, qd);
     }
     std::vector<double> o = linear(att, lw("wo"), gpt ? lw("bo") : nullptr, n, qd, c);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += o[i];

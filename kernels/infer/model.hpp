@@ -113,18 +113,18 @@ std::vector<T> random_weights(const ModelSpec& s, std::uint64_t seed);
 
 // ---- The paged KV cache ----
 
-// Per layer, K and V pools of `pages` pages of `page_size` tokens x kv_dim. A sequence holds a
-// list of pages (its page table) and a length; pages come from a free list, the last page of
-// the list first, so a sequence's pages are scattered once others have come and gone.
-// Contiguous (page_size 0 in the suite) is one page of the longest sequence per sequence.
-template <class T>
-class KvCache {
+// The pages of a pool and which sequence holds which: a sequence holds a list of pages (its
+// page table) and a length; pages come from a free list, the last page of the list first, so a
+// sequence's pages are scattered once others have come and gone. The host's bookkeeping of the
+// CPU cache below and of the GPU's (whose pools live in device memory).
+class PageTable {
  public:
-  KvCache(const ModelSpec& s, idx page_size, idx pages);
+  PageTable(idx page_size, idx pages);
   idx page_size() const { return page_size_; }
+  idx pages() const { return pages_; }
   idx free_pages() const { return static_cast<idx>(free_.size()); }
   idx pages_for(idx tokens) const { return (tokens + page_size_ - 1) / page_size_; }
-  // A new empty sequence (its id), or -1 when none is free.
+  // A new empty sequence (its id; ids are reused once released).
   int open();
   // Grows a sequence's page table to hold `tokens` tokens; false (nothing taken) when the pool
   // is short.
@@ -133,19 +133,47 @@ class KvCache {
   idx length(int seq) const { return length_[static_cast<std::size_t>(seq)]; }
   void set_length(int seq, idx n) { length_[static_cast<std::size_t>(seq)] = n; }
   const std::vector<std::int32_t>& pages(int seq) const { return table_[static_cast<std::size_t>(seq)]; }
-  // Row of token `pos` of `seq` in layer l's K (or V) pool.
-  T* k(idx layer, int seq, idx pos) { return row(k_, layer, seq, pos); }
-  T* v(idx layer, int seq, idx pos) { return row(v_, layer, seq, pos); }
-  double bytes() const { return 2.0 * static_cast<double>(k_.size()) * sizeof(T); }
+  int sequences() const { return static_cast<int>(table_.size()); }  // ids handed out so far
+  // The pool row (page * page_size + offset) of token `pos` of `seq`.
+  idx row(int seq, idx pos) const {
+    return static_cast<idx>(table_[static_cast<std::size_t>(seq)][static_cast<std::size_t>(pos / page_size_)]) * page_size_ +
+           pos % page_size_;
+  }
 
  private:
-  T* row(std::vector<T>& pool, idx layer, int seq, idx pos);
-  idx layers_, kv_dim_, page_size_, pages_;
-  std::vector<T> k_, v_;
+  idx page_size_, pages_;
   std::vector<std::int32_t> free_;
   std::vector<std::vector<std::int32_t>> table_;
   std::vector<idx> length_;
   std::vector<bool> open_;
+};
+
+// Per layer, K and V pools of `pages` pages of `page_size` tokens x kv_dim, in host memory.
+// Contiguous (page_size 0 in the suite) is one page of the longest sequence per sequence.
+template <class T>
+class KvCache {
+ public:
+  KvCache(const ModelSpec& s, idx page_size, idx pages);
+  PageTable& table() { return table_; }
+  const PageTable& table() const { return table_; }
+  // The page table's operations, for brevity.
+  idx page_size() const { return table_.page_size(); }
+  idx free_pages() const { return table_.free_pages(); }
+  int open() { return table_.open(); }
+  bool reserve(int seq, idx tokens) { return table_.reserve(seq, tokens); }
+  void release(int seq) { table_.release(seq); }
+  idx length(int seq) const { return table_.length(seq); }
+  void set_length(int seq, idx n) { table_.set_length(seq, n); }
+  const std::vector<std::int32_t>& pages(int seq) const { return table_.pages(seq); }
+  // Row of token `pos` of `seq` in layer l's K (or V) pool.
+  T* k(idx layer, int seq, idx pos) { return k_.data() + (layer * rows_ + table_.row(seq, pos)) * kv_dim_; }
+  T* v(idx layer, int seq, idx pos) { return v_.data() + (layer * rows_ + table_.row(seq, pos)) * kv_dim_; }
+  double bytes() const { return 2.0 * static_cast<double>(k_.size()) * sizeof(T); }
+
+ private:
+  PageTable table_;
+  idx kv_dim_, rows_;  // rows per layer: pages x page_size
+  std::vector<T> k_, v_;
 };
 
 // ---- The forward ----

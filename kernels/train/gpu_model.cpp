@@ -10,45 +10,8 @@
 namespace gpubench::kernels::train {
 namespace {
 
-void cuda_check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
-
-// One device allocation, counted into the model's total.
-class Buf {
- public:
-  Buf() = default;
-  Buf(std::size_t bytes, std::int64_t& total) {
-    if (bytes == 0) return;
-    const cudaError_t e = cudaMalloc(&p_, bytes);
-    if (e == cudaErrorMemoryAllocation) {
-      (void)cudaGetLastError();  // clear the (non-sticky) error
-      throw DeviceOutOfMemory("out of device memory allocating " + std::to_string(bytes) + " bytes");
-    }
-    cuda_check(e, "cudaMalloc");
-    bytes_ = bytes;
-    total += static_cast<std::int64_t>(bytes);
-  }
-  ~Buf() {
-    if (p_) cudaFree(p_);
-  }
-  Buf(Buf&& o) noexcept : p_(o.p_), bytes_(o.bytes_) {
-    o.p_ = nullptr;
-    o.bytes_ = 0;
-  }
-  Buf& operator=(Buf&& o) noexcept {
-    std::swap(p_, o.p_);
-    std::swap(bytes_, o.bytes_);
-    return *this;
-  }
-  void* get() const { return p_; }
-  float* f() const { return static_cast<float*>(p_); }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  void* p_ = nullptr;
-  std::size_t bytes_ = 0;
-};
+using kernels::cuda_check;
+using Buf = kernels::DeviceBuf;
 
 std::size_t sz(std::int64_t n) { return static_cast<std::size_t>(n); }
 

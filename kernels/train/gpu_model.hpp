@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/device_buffer.hpp"
 #include "kernels/train/loss_scaler.hpp"
 #include "kernels/train/model_config.hpp"
 #include "kernels/train/model_reference.hpp"
@@ -48,11 +49,9 @@ struct RowMajorGemm {
 // whatever the input type (the weight gradients of the 16-bit modes).
 blas::LtProblem to_lt_problem(const RowMajorGemm& g, GpuPrecision p, bool c_f32);
 
-// cudaMalloc failed for lack of memory (the caller turns it into a skip, or a failed trial of
-// the largest-batch search). Everything allocated so far is released by the destructors.
-struct DeviceOutOfMemory : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// cudaMalloc failed for lack of memory (kernels/common/device_buffer.hpp; the caller turns it
+// into a skip, or a failed trial of the largest-batch search).
+using DeviceOutOfMemory = kernels::DeviceOutOfMemory;
 
 // A contiguous range of the flat parameter buffer, in elements.
 struct FlatRange {

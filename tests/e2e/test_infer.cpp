@@ -113,9 +113,28 @@ TEST_F(Infer, WhatTheCpuCannotRunIsSkippedWithTheReason) {
     EXPECT_TRUE(reason.find("fp32") != std::string::npos || reason.find("CUDA") != std::string::npos) << reason;
   }
   EXPECT_EQ(skipped, 3);
-  const Output plan = gpubench("run --dry-run --assume h200 --suite infer");
+  // Lengths beyond what the CPU path verifies in reasonable time: skipped, saying so.
+  const fs::path longer = dir / "L.json";
+  const Output l = gpubench(fmt::format(
+      "run --device cpu --suite infer -a phase=decode -a batch=1 -a context_len=5000 -q --out {}", longer.string()));
+  ASSERT_EQ(l.code, 0) << l.err;
+  const auto ls = entries(longer);
+  ASSERT_EQ(ls.size(), 1u);
+  EXPECT_EQ(ls[0]["status"], "skipped");
+  EXPECT_NE(ls[0]["reason"].get<std::string>().find("4096"), std::string::npos) << ls[0].dump();
+  // On a GPU: the llama models in bf16 are planned to run; what the CUDA path lacks is skipped,
+  // saying what.
+  const Output plan = gpubench("run --dry-run --assume h200 --suite infer --preset quick");
   EXPECT_EQ(plan.code, 0) << plan.err;
-  EXPECT_NE((plan.out + plan.err).find("not built yet"), std::string::npos) << plan.out << plan.err;
+  EXPECT_NE(plan.out.find("model=llama3-8b/phase=decode/dtype=bf16"), std::string::npos) << plan.out;
+  EXPECT_EQ(plan.out.find("cuda:0  [infer model=llama3-8b phase=decode dtype=bf16 batch=1 prompt_len=0 context_len=512 "
+                          "output_len=0 rate=- requests=0 max_batch=0 kv_budget=0 kv_page=16 graphs=0 tp=1 layers=4 "
+                          "threads=0]  skipped"),
+            std::string::npos)
+      << plan.out;
+  const Output gpt = gpubench("run --dry-run --assume h200 --suite infer -a model=gpt-small -a dtype=bf16,fp8");
+  EXPECT_EQ(gpt.code, 0) << gpt.err;
+  EXPECT_NE(gpt.out.find("llama models"), std::string::npos) << gpt.out;
 }
 
 TEST_F(Infer, EveryPresetPlans) {
@@ -141,6 +160,8 @@ TEST_F(Infer, BadInputIsAUsageErrorNamingIt) {
       {"-a model=llama-small -a tp=3", "tp=3"},
       {"-a phase=serve -a kv_budget=10", "kv_budget"},
       {"-a model=gpt-small -a prompt_len=5000", "positions"},
+      {"-a model=llama-small -a layers=99", "layers=99"},
+      {"-a phase=serve -a rate=0.0001 -a requests=100", "more than a day"},
   };
   for (const Bad& b : bad) {
     const fs::path out = dir / "bad.json";

@@ -1,7 +1,7 @@
 // libFuzzer target: command-line parsing of `gpubench run`, `list`, `report`, `compare`, `history`.
 //
 // Input: an argument vector, arguments separated by NUL bytes; the first is the command
-// (run, list, report, compare, history, scaling, soak, tune-train, tune-gemm, tune-dataload or numbers; anything else is ignored), the rest its arguments, as main() passes
+// (run, list, report, compare, history, scaling, serving, soak, tune-train, tune-gemm, tune-dataload or numbers; anything else is ignored), the rest its arguments, as main() passes
 // them. The target takes the commands' real path up to the point where they would touch the
 // machine: parse_run_options / parse_list_options / parse_report_options (Boost.Program_options,
 // the numeric checks, parse_benchmark_flags with benchmark::Initialize), then for run and list
@@ -165,6 +165,20 @@ void fuzz_scaling(const std::vector<std::string>& args) {
   for (int g : o.model.gpus) require(g >= 1 && g <= (1 << 24), "scaling's GPU counts are in range");
 }
 
+// docs/serving.md's options: rates > 0, SLO targets in range, trace sizes in range.
+void fuzz_serving(const std::vector<std::string>& args) {
+  const app::ServingCli o = app::parse_serving_options(args);
+  if (o.help) return;
+  require(!o.files.empty(), "serving has an input");
+  require(!o.model.rates.empty(), "serving projects at least one rate");
+  for (double r : o.model.rates) require(r > 0 && r <= 1e6, "serving's rates are in range");
+  for (const auto* t : {&o.model.slo.ttft_s, &o.model.slo.tpot_s, &o.model.slo.itl_s, &o.model.slo.e2el_s}) {
+    require(!t->has_value() || (**t > 0 && **t <= 86400), "serving's SLO targets are in range");
+  }
+  require(!o.model.max_batch || (*o.model.max_batch >= 1 && *o.model.max_batch <= 4096), "serving's max batch is in range");
+  require(!o.model.requests || (*o.model.requests >= 1 && *o.model.requests <= (1 << 20)), "serving's requests are in range");
+}
+
 // The promises of docs/soak.md's options: every duration in range and consistent.
 void fuzz_soak(const std::vector<std::string>& args) {
   const app::SoakOptions o = app::parse_soak_options(args);
@@ -262,6 +276,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       fuzz_numbers(args);
     } else if (command == "scaling") {
       fuzz_scaling(args);
+    } else if (command == "serving") {
+      fuzz_serving(args);
     } else if (command == "soak") {
       fuzz_soak(args);
     } else if (command == "tune-train") {

@@ -35,7 +35,7 @@ class PrefillCase final : public ModelCase {
   using ModelCase::ModelCase;
 
   void setup() override {
-    build(s_.prompt_len, s_.batch);
+    build(s_.prompt_len, s_.batch, s_.batch * s_.prompt_len);
     for (idx b = 0; b < s_.batch; ++b) prompts_.push_back(ki::prompt_tokens(s_.model, kPromptSeed, b, s_.prompt_len));
     for (idx b = 0; b < s_.batch; ++b) {
       chunks_.push_back({seqs_[static_cast<std::size_t>(b)], 0, prompts_[static_cast<std::size_t>(b)].data(), s_.prompt_len});
@@ -92,7 +92,7 @@ class DecodeCase final : public ModelCase {
   // K and V rows copied into every other sequence's (scattered) pages; each sequence then
   // decodes its own next token, so the step's answers differ per sequence.
   void setup() override {
-    build(s_.context_len + 1, s_.batch);
+    build(s_.context_len + 1, s_.batch, std::max(s_.batch, s_.context_len));
     context_ = ki::prompt_tokens(s_.model, kPromptSeed, 0, s_.context_len);
     const ki::Chunk first{seqs_[0], 0, context_.data(), s_.context_len};
     (void)engine_->forward({first}, threads_, parallel());
@@ -183,14 +183,18 @@ ModelCase::~ModelCase() {
   if (blas_threads_ > 0) openblas_set_num_threads(blas_threads_);
 }
 
-void ModelCase::build(idx tokens, idx sequences, idx extra_pages) {
+void ModelCase::build(idx tokens, idx sequences, idx step_rows, idx extra_pages) {
   threads_ = s_.threads > 0 ? s_.threads : kernels::usable_cpus();
   const idx page = s_.kv_page > 0 ? s_.kv_page : tokens;
   const idx per_seq = (tokens + page - 1) / page;
   // The weights (and their double copy for the reference) and the cache must fit in the memory
   // still free: an overcommitted allocation would be killed, not refused, when first written.
-  const double need = static_cast<double>(ki::layout(s_.model).total) * (sizeof(float) + sizeof(double)) +
-                      static_cast<double>((per_seq * sequences + extra_pages) * page) * ki::kv_elements_per_token(s_.model) * sizeof(float);
+  // Activations: each row of a step holds x, h, qkv, the attention output and the MLP's.
+  const ki::ModelSpec& m = s_.model;
+  const double row_floats = static_cast<double>(2 * m.hidden + m.qkv_dim() + m.q_dim() + 3 * m.ffn_shard());
+  const double need = static_cast<double>(ki::layout(m).total) * (sizeof(float) + sizeof(double)) +
+                      static_cast<double>((per_seq * sequences + extra_pages) * page) * ki::kv_elements_per_token(m) * sizeof(float) +
+                      static_cast<double>(step_rows) * row_floats * sizeof(float);
   if (const double avail = available_host_bytes(); avail > 0 && need > avail) {
     throw CaseSkipped(fmt::format("{} with its KV cache needs {:.3g} GB of host memory, {:.3g} GB available",
                                   s_.model.name, need / 1e9, avail / 1e9));

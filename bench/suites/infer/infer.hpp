@@ -7,6 +7,7 @@
 // its logits against the double-precision reference model first. docs/suite-infer.md.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "bench/core/case.hpp"
@@ -25,6 +26,7 @@ struct InferSpec {
   std::int64_t batch = 1, prompt_len = 128, context_len = 1024;
   std::int64_t kv_page = 16;  // tokens per KV-cache page; 0: one contiguous region per sequence
   int threads = 0;            // 0: every CPU this process may use
+  bool graphs = false;        // CUDA: decode and prefill steps launched as a captured CUDA graph
   // phase=serve: the trace and the scheduler's limits (max_batch; KV budget: the pool's tokens).
   kernels::infer::TraceSpec trace;
   kernels::infer::Limits limits;
@@ -42,6 +44,12 @@ struct MemoryCeiling {
 };
 const MemoryCeiling& host_memory_ceiling();
 
+// Limits of the CPU path (longer runs are skipped with the reason): sequences of up to 4096
+// tokens (its attention and the reference recompute are quadratic in the length) and prefill
+// steps of up to 65536 tokens; and of a serving trace anywhere: its arrivals span at most a day.
+inline constexpr std::int64_t kMaxCpuSequence = 4096, kMaxCpuStepTokens = 65536;
+inline constexpr double kMaxTraceSeconds = 86400;
+
 // Relative tolerance of fp32 logits against the double reference, in units of the reference
 // logits' RMS (each logit is a sum over hidden terms of unit-scale products after L layers).
 inline constexpr double kFp32Tolerance = 2e-3;
@@ -50,6 +58,10 @@ inline constexpr double kFp32Tolerance = 2e-3;
 void compare_logits(const char* what, const float* got, const double* want, std::int64_t n, double tol, Verification& v);
 
 std::unique_ptr<Case> make_cpu_case(const InferSpec& spec);
+// The CUDA path (cuda_cases.cpp; cuda_none.cpp in a build without CUDA): why this point cannot
+// run on the device (nullopt: it can), and its case.
+std::optional<std::string> cuda_unsupported(const DeviceInfo& device, const InferSpec& spec);
+std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const InferSpec& spec);
 std::unique_ptr<Case> make_serve_case(const InferSpec& spec);
 std::unique_ptr<Suite> make_suite();
 

@@ -47,7 +47,7 @@ Preset preset(std::string name, std::vector<std::pair<std::string, std::string>>
 // The model a point runs: the named configuration with the layers and tp of the point.
 ki::ModelSpec model_of(const Point& point) {
   ki::ModelSpec m = *ki::named_model(point.text("model"));
-  if (const std::int64_t layers = point.integer("layers"); layers > 0) m.layers = layers;
+  if (const std::int64_t layers = point.integer("layers"); layers > 0 && layers <= m.layers) m.layers = layers;
   m.tp = point.integer("tp");
   return m;
 }
@@ -134,7 +134,19 @@ class InferSuite final : public Suite {
     const std::string what = "infer " + point.label();
     const ki::ModelSpec m = model_of(point);
     if (auto e = ki::spec_error(m)) throw UsageError(what + ": " + *e);
+    if (const std::int64_t layers = point.integer("layers"); layers > m.layers) {
+      throw UsageError(fmt::format("{}: layers={} is more than {}'s {}", what, layers, m.name, m.layers));
+    }
     const std::string phase = point.text("phase");
+    if (phase == "serve") {
+      // A trace is real time: its arrivals alone last requests / rate seconds.
+      const double span = static_cast<double>(point.integer("requests")) / std::strtod(point.text("rate").c_str(), nullptr);
+      if (span > kMaxTraceSeconds) {
+        throw UsageError(fmt::format("{}: {} requests at rate={} arrive over about {:.3g} s, more than a day ({} s): "
+                                     "raise the rate or lower requests",
+                                     what, point.integer("requests"), point.text("rate"), span, kMaxTraceSeconds));
+      }
+    }
     std::int64_t longest = phase == "prefill" ? point.integer("prompt_len")
                            : phase == "decode" ? point.integer("context_len") + 1
                                                : 0;
@@ -160,32 +172,37 @@ class InferSuite final : public Suite {
   }
 
   std::optional<std::string> unsupported(const DeviceInfo& device, const Point& point) const override {
-    if (device.is_cuda()) return std::nullopt;  // not_applicable says it once
+    if (device.is_cuda()) return cuda_unsupported(device, spec_from(point));
     const std::string dtype = point.text("dtype");
     if (dtype != "fp32") return fmt::format("the CPU model computes in fp32 (dtype={} is for CUDA devices)", dtype);
     if (point.integer("graphs") != 0) return "graphs=1 captures decode steps in CUDA graphs: a CUDA device's";
-    return std::nullopt;
-  }
-
-  std::optional<std::string> not_applicable(const DeviceInfo& device) const override {
-    if (device.is_cuda()) {
-      return "the infer suite's CUDA path (cuBLASLt GEMMs, fused attention, CUDA graphs) is not built yet; run the "
-             "CPU model with --device cpu";
+    const std::string phase = point.text("phase");
+    const std::int64_t longest = phase == "prefill"  ? point.integer("prompt_len")
+                                 : phase == "decode" ? point.integer("context_len") + 1
+                                                     : point.integer("prompt_len") * 3 / 2 + 1 + point.integer("output_len") * 3 / 2 + 1;
+    if (longest > kMaxCpuSequence) {
+      return fmt::format("the CPU path runs sequences of up to {} tokens (its attention and the double-precision "
+                         "recompute it is verified against grow with the square of the length); this one reaches {}",
+                         kMaxCpuSequence, longest);
+    }
+    if (phase == "prefill" && point.integer("batch") * point.integer("prompt_len") > kMaxCpuStepTokens) {
+      return fmt::format("the CPU path runs prefill steps of up to {} tokens (batch x prompt_len = {})", kMaxCpuStepTokens,
+                         point.integer("batch") * point.integer("prompt_len"));
     }
     return std::nullopt;
   }
 
   std::optional<std::string> plan_note(const DeviceInfo& device, const Point& point) const override {
-    (void)device;
     const InferSpec s = spec_from(point);
-    const double weights = ki::matmul_weight_elements(s.model) * 4;
+    const double weights = ki::matmul_weight_elements(s.model) * (device.is_cuda() ? 2 : 4);
     switch (s.phase) {
       case Phase::Prefill:
         return fmt::format("{:.3g} GFLOP per step, {:.3g} MB of weights", static_cast<double>(s.batch) *
                            ki::forward_flops(s.model, 0, s.prompt_len) / 1e9, weights / 1e6);
       case Phase::Decode:
         return fmt::format("{:.3g} MB read per step", (weights + static_cast<double>(s.batch * s.context_len) *
-                                                                      ki::kv_elements_per_token(s.model) * 4) / 1e6);
+                                                                      ki::kv_elements_per_token(s.model) *
+                                                                      (device.is_cuda() ? 2 : 4)) / 1e6);
       case Phase::Serve:
         return fmt::format("a trace of {} requests at {} /s (about {:.3g} s of arrivals)", s.trace.requests, s.trace.rate,
                            s.trace.requests / s.trace.rate);
@@ -194,8 +211,8 @@ class InferSuite final : public Suite {
   }
 
   std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const override {
-    (void)device;
     const InferSpec spec = spec_from(point);
+    if (device.is_cuda()) return make_cuda_case(device, spec);
     if (spec.phase == Phase::Serve) return make_serve_case(spec);
     return make_cpu_case(spec);
   }
@@ -223,6 +240,7 @@ InferSpec spec_from(const Point& point) {
   s.context_len = point.integer("context_len");
   s.kv_page = point.integer("kv_page");
   s.threads = static_cast<int>(point.integer("threads"));
+  s.graphs = point.integer("graphs") != 0;
   if (s.phase == Phase::Serve) {
     s.trace.rate = std::strtod(point.text("rate").c_str(), nullptr);
     s.trace.requests = static_cast<int>(point.integer("requests"));

@@ -17,8 +17,10 @@ class ModelCase : public HostCase {
  protected:
   // Weights, a cache of `sequences` sequences of up to `tokens` tokens each (pages interleaved
   // over the sequences, so each one's pages are scattered through the pool; `extra_pages` more
-  // left free), the engine, the pool; OpenBLAS set to the case's threads.
-  void build(kernels::infer::idx tokens, kernels::infer::idx sequences, kernels::infer::idx extra_pages = 0);
+  // left free), the engine, the pool; OpenBLAS set to the case's threads. `step_rows`: the most
+  // rows a step will hold (activations). Skipped when it would not fit in the free memory.
+  void build(kernels::infer::idx tokens, kernels::infer::idx sequences, kernels::infer::idx step_rows,
+             kernels::infer::idx extra_pages = 0);
   // Runs f over the host pool, carrying an exception back (empty without a pool).
   kernels::infer::Parallel parallel();
   // The reference logits of the last position of `tokens`, in double from the same weights.

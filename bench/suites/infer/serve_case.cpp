@@ -4,76 +4,17 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <map>
 
 #include "bench/core/errors.hpp"
 #include "bench/suites/infer/infer.hpp"
 #include "bench/suites/infer/model_case.hpp"
+#include "bench/suites/infer/runner.hpp"
 
 namespace gpubench::suites::infer {
 namespace {
 
 namespace ki = kernels::infer;
 using ki::idx;
-
-// The scheduler's steps on the engine: a request gets a cache sequence at its prefill (room
-// for its whole prompt and output) and frees it when finished; decode feeds back each
-// request's last token (greedy sampling).
-class EngineRunner final : public ki::StepRunner {
- public:
-  EngineRunner(ki::Engine<float>& engine, ki::KvCache<float>& cache, int threads, ki::Parallel parallel)
-      : engine_(engine), cache_(cache), threads_(threads), parallel_(std::move(parallel)) {}
-
-  void prefill(const std::vector<const ki::Request*>& admitted) override {
-    std::vector<ki::Chunk> chunks;
-    for (const ki::Request* r : admitted) {
-      Live& live = live_[r->id];
-      live.seq = cache_.open();
-      if (!cache_.reserve(live.seq, r->prompt_len + r->output_len)) {
-        throw std::logic_error("serve: the KV pool is smaller than the scheduler's budget");
-      }
-      live.prompt = ki::prompt_tokens(engine_.spec(), 7, r->id, r->prompt_len);
-      chunks.push_back({live.seq, 0, live.prompt.data(), r->prompt_len});
-    }
-    const std::vector<float>& logits = engine_.forward(chunks, threads_, parallel_);
-    const std::vector<std::int32_t> next = ki::argmax_rows(logits, static_cast<idx>(admitted.size()), engine_.spec().vocab_shard());
-    for (std::size_t i = 0; i < admitted.size(); ++i) live_[admitted[i]->id].last = next[i];
-  }
-
-  void decode(const std::vector<const ki::Request*>& running, const std::vector<std::int64_t>& context) override {
-    std::vector<ki::Chunk> chunks;
-    for (std::size_t i = 0; i < running.size(); ++i) {
-      Live& live = live_[running[i]->id];
-      chunks.push_back({live.seq, context[i], &live.last, 1});
-    }
-    const std::vector<float>& logits = engine_.forward(chunks, threads_, parallel_);
-    const std::vector<std::int32_t> next = ki::argmax_rows(logits, static_cast<idx>(running.size()), engine_.spec().vocab_shard());
-    for (std::size_t i = 0; i < running.size(); ++i) live_[running[i]->id].last = next[i];
-  }
-
-  void release(const ki::Request& r) override {
-    auto it = live_.find(r.id);
-    if (it == live_.end()) return;
-    cache_.release(it->second.seq);
-    live_.erase(it);
-  }
-
- private:
-  struct Live {
-    int seq = -1;
-    std::vector<std::int32_t> prompt;
-    std::int32_t last = 0;
-  };
-  ki::Engine<float>& engine_;
-  ki::KvCache<float>& cache_;
-  int threads_;
-  ki::Parallel parallel_;
-  std::map<int, Live> live_;
-};
-
-nlohmann::ordered_json percentiles_ms(const ki::Percentiles& p) {
-  return {{"mean", p.mean * 1e3}, {"p50", p.p50 * 1e3}, {"p90", p.p90 * 1e3}, {"p99", p.p99 * 1e3}, {"count", p.count}};
-}
 
 class ServeCase final : public ModelCase {
  public:
@@ -89,7 +30,11 @@ class ServeCase final : public ModelCase {
     const idx budget_pages = s_.limits.kv_budget_tokens > 0 ? (s_.limits.kv_budget_tokens + page - 1) / page + s_.limits.max_batch
                                                             : per_request * s_.limits.max_batch;
     // build() sizes pages per sequence from `tokens`: no sequences opened up front, the budget as spare pages.
-    build(longest, 0, budget_pages);
+    idx step_rows = 0;  // the largest prefill: max_batch of the longest prompts (or the prefill token limit)
+    for (const ki::Request& r : trace_) step_rows = std::max<idx>(step_rows, r.prompt_len);
+    step_rows *= s_.limits.max_batch;
+    if (s_.limits.max_prefill_tokens > 0) step_rows = std::min<idx>(step_rows, std::max<idx>(s_.limits.max_prefill_tokens, longest));
+    build(longest, 0, step_rows, budget_pages);
   }
 
   // One request's prefill and two decode steps through the runner's path, against the
@@ -97,12 +42,11 @@ class ServeCase final : public ModelCase {
   Verification verify() override {
     ki::Request r = trace_.front();
     r.output_len = 3;
-    EngineRunner runner(*engine_, *cache_, threads_, parallel());
     Verification v;
     v.passed = true;
     v.method = fmt::format("the first request's prefill and two decode steps vs the reference model in double "
                            "recomputing every token (tolerance {} x RMS)", kFp32Tolerance);
-    std::vector<std::int32_t> tokens = ki::prompt_tokens(s_.model, 7, r.id, r.prompt_len);
+    std::vector<std::int32_t> tokens = ki::prompt_tokens(s_.model, kServePromptSeed, r.id, r.prompt_len);
     const int seq = cache_->open();
     if (!cache_->reserve(seq, r.prompt_len + r.output_len)) throw CaseSkipped("serve: the KV pool cannot hold one request");
     ki::Chunk chunk{seq, 0, tokens.data(), r.prompt_len};
@@ -118,7 +62,10 @@ class ServeCase final : public ModelCase {
   }
 
   void run() override {
-    EngineRunner runner(*engine_, *cache_, threads_, parallel());
+    const ki::Parallel par = parallel();
+    EngineRunner runner(s_.model, cache_->table(), [&](const std::vector<ki::Chunk>& chunks) -> const std::vector<float>& {
+      return engine_->forward(chunks, threads_, par);
+    });
     ki::SteadyClock clock;
     last_ = ki::serve(trace_, s_.limits, runner, clock);
   }
@@ -135,55 +82,12 @@ class ServeCase final : public ModelCase {
 
   void annotate(nlohmann::ordered_json& g, double seconds_per_run) const override {
     (void)seconds_per_run;
-    if (last_.requests.empty()) return;
-    const ki::ServeSummary s = ki::summarize(last_, {});
-    auto& m = g["metrics"];
-    m["ttft_p50_ms"] = s.ttft_s.p50 * 1e3;
-    m["ttft_p99_ms"] = s.ttft_s.p99 * 1e3;
-    m["tpot_p50_ms"] = s.tpot_s.p50 * 1e3;
-    m["tpot_p99_ms"] = s.tpot_s.p99 * 1e3;
-    m["itl_p99_ms"] = s.itl_s.p99 * 1e3;
-    m["e2el_p50_ms"] = s.e2el_s.p50 * 1e3;
-    m["requests_per_s"] = s.requests_per_s;
-    m["output_tokens_per_s"] = s.output_tokens_per_s;
-    m["output_tokens_per_s_per_user"] = s.output_tokens_per_s_per_user;
+    annotate_serve(g, last_);
   }
 
   nlohmann::ordered_json details(std::int64_t measured_runs) override {
     (void)measured_runs;
-    if (last_.requests.empty()) return nlohmann::ordered_json::object();
-    const ki::ServeSummary s = ki::summarize(last_, {});
-    const ki::TraceSpec& t = s_.trace;
-    nlohmann::ordered_json serve;
-    serve["trace"] = {{"rate", t.rate},           {"requests", t.requests}, {"prompt_len", t.prompt_len},
-                      {"output_len", t.output_len}, {"range_ratio", t.range_ratio}, {"seed", t.seed}};
-    serve["limits"] = {{"max_batch", s_.limits.max_batch},
-                       {"kv_budget_tokens", s_.limits.kv_budget_tokens},
-                       {"max_prefill_tokens", s_.limits.max_prefill_tokens}};
-    serve["summary"] = {{"ttft_ms", percentiles_ms(s.ttft_s)},
-                        {"tpot_ms", percentiles_ms(s.tpot_s)},
-                        {"itl_ms", percentiles_ms(s.itl_s)},
-                        {"e2el_ms", percentiles_ms(s.e2el_s)},
-                        {"requests_per_s", s.requests_per_s},
-                        {"output_tokens_per_s", s.output_tokens_per_s},
-                        {"output_tokens_per_s_per_user", s.output_tokens_per_s_per_user},
-                        {"goodput_rps", s.goodput_rps},
-                        {"duration_s", s.duration_s},
-                        {"completed", s.completed}};
-    serve["steps"] = {{"prefill", last_.prefill_steps}, {"decode", last_.decode_steps}, {"largest_batch", last_.largest_batch}};
-    nlohmann::ordered_json requests = nlohmann::ordered_json::array();
-    for (const ki::RequestRecord& r : last_.requests) {
-      const std::optional<double> tpot = r.tpot_s();
-      requests.push_back({{"id", r.request.id},
-                          {"arrival_s", r.request.arrival_s},
-                          {"prompt_len", r.request.prompt_len},
-                          {"output_len", r.request.output_len},
-                          {"ttft_ms", r.ttft_s() * 1e3},
-                          {"tpot_ms", tpot ? nlohmann::ordered_json(*tpot * 1e3) : nlohmann::ordered_json()},
-                          {"e2el_ms", r.e2el_s() * 1e3}});
-    }
-    serve["requests"] = std::move(requests);
-    return {{"serve", std::move(serve)}};
+    return serve_details(s_, last_);
   }
 
   SamplingPolicy sampling() const override {
@@ -197,7 +101,62 @@ class ServeCase final : public ModelCase {
   ki::ServeTrace last_;
 };
 
+nlohmann::ordered_json percentiles_ms(const ki::Percentiles& p) {
+  return {{"mean", p.mean * 1e3}, {"p50", p.p50 * 1e3}, {"p90", p.p90 * 1e3}, {"p99", p.p99 * 1e3}, {"count", p.count}};
+}
+
 }  // namespace
+
+void annotate_serve(nlohmann::ordered_json& g, const kernels::infer::ServeTrace& t) {
+  if (t.requests.empty()) return;
+  const ki::ServeSummary s = ki::summarize(t, {});
+  auto& m = g["metrics"];
+  m["ttft_p50_ms"] = s.ttft_s.p50 * 1e3;
+  m["ttft_p99_ms"] = s.ttft_s.p99 * 1e3;
+  m["tpot_p50_ms"] = s.tpot_s.p50 * 1e3;
+  m["tpot_p99_ms"] = s.tpot_s.p99 * 1e3;
+  m["itl_p99_ms"] = s.itl_s.p99 * 1e3;
+  m["e2el_p50_ms"] = s.e2el_s.p50 * 1e3;
+  m["requests_per_s"] = s.requests_per_s;
+  m["output_tokens_per_s"] = s.output_tokens_per_s;
+  m["output_tokens_per_s_per_user"] = s.output_tokens_per_s_per_user;
+}
+
+nlohmann::ordered_json serve_details(const InferSpec& spec, const kernels::infer::ServeTrace& last) {
+  if (last.requests.empty()) return nlohmann::ordered_json::object();
+  const ki::ServeSummary s = ki::summarize(last, {});
+  const ki::TraceSpec& t = spec.trace;
+  nlohmann::ordered_json serve;
+  serve["trace"] = {{"rate", t.rate},           {"requests", t.requests}, {"prompt_len", t.prompt_len},
+                    {"output_len", t.output_len}, {"range_ratio", t.range_ratio}, {"seed", t.seed}};
+  serve["limits"] = {{"max_batch", spec.limits.max_batch},
+                     {"kv_budget_tokens", spec.limits.kv_budget_tokens},
+                     {"max_prefill_tokens", spec.limits.max_prefill_tokens}};
+  serve["summary"] = {{"ttft_ms", percentiles_ms(s.ttft_s)},
+                      {"tpot_ms", percentiles_ms(s.tpot_s)},
+                      {"itl_ms", percentiles_ms(s.itl_s)},
+                      {"e2el_ms", percentiles_ms(s.e2el_s)},
+                      {"requests_per_s", s.requests_per_s},
+                      {"output_tokens_per_s", s.output_tokens_per_s},
+                      {"output_tokens_per_s_per_user", s.output_tokens_per_s_per_user},
+                      {"goodput_rps", s.goodput_rps},
+                      {"duration_s", s.duration_s},
+                      {"completed", s.completed}};
+  serve["steps"] = {{"prefill", last.prefill_steps}, {"decode", last.decode_steps}, {"largest_batch", last.largest_batch}};
+  nlohmann::ordered_json requests = nlohmann::ordered_json::array();
+  for (const ki::RequestRecord& r : last.requests) {
+    const std::optional<double> tpot = r.tpot_s();
+    requests.push_back({{"id", r.request.id},
+                        {"arrival_s", r.request.arrival_s},
+                        {"prompt_len", r.request.prompt_len},
+                        {"output_len", r.request.output_len},
+                        {"ttft_ms", r.ttft_s() * 1e3},
+                        {"tpot_ms", tpot ? nlohmann::ordered_json(*tpot * 1e3) : nlohmann::ordered_json()},
+                        {"e2el_ms", r.e2el_s() * 1e3}});
+  }
+  serve["requests"] = std::move(requests);
+  return {{"serve", std::move(serve)}};
+}
 
 std::unique_ptr<Case> make_serve_case(const InferSpec& spec) { return std::make_unique<ServeCase>(spec); }
 

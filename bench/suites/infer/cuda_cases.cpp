@@ -1,0 +1,337 @@
+// The infer suite on a CUDA device: GpuEngine (kernels/infer/gpu_engine.hpp) in fp16 or bf16.
+// Verification before any timing, as the train suite's GPU step does it: the same architecture
+// and layer shapes with one layer and a 512-token vocabulary, through the same engine code, a
+// 13-token prompt over scattered 4-token pages then three decode steps, every step's logits
+// against the double reference's recompute from the same (rounded) weights; then one step of
+// the benchmark configuration itself, whose logits must be finite. Decode steps can run as a
+// CUDA graph (graphs=1): the step's kernels and products captured once, launched per run.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "bench/core/cuda.hpp"
+#include "bench/core/cuda_case.hpp"
+#include "bench/core/errors.hpp"
+#include "bench/suites/infer/infer.hpp"
+#include "bench/suites/infer/runner.hpp"
+#include "bench/suites/train/cuda_step_common.hpp"
+#include "kernels/common/float_formats.hpp"
+#include "kernels/infer/gpu_engine.hpp"
+
+namespace gpubench::suites::infer {
+namespace {
+
+namespace ki = kernels::infer;
+using ki::idx;
+using kernels::train::DType;
+
+constexpr std::uint64_t kWeightSeed = 11, kPromptSeed = 7;
+
+DType dtype_of(const std::string& d) { return d == "fp16" ? DType::F16 : DType::BF16; }
+
+// Tolerance of the device's logits against the double reference, in units of the reference
+// logits' RMS: activations rounded to 16 bits after every op (bf16 keeps 8 significant bits,
+// a relative error of 2^-9 per rounding; fp16 11) through one layer and the head.
+double tolerance(DType t) { return t == DType::F16 ? 2e-2 : 8e-2; }
+
+// The weights as the device holds them: rounded to its type, kept as floats (the reference
+// reads exactly these).
+std::vector<float> device_weights(const ki::ModelSpec& s, DType t) {
+  std::vector<float> w = ki::random_weights<float>(s, kWeightSeed);
+  for (float& x : w) {
+    x = t == DType::F16 ? kernels::half_bits_to_float(kernels::float_to_half_bits(x))
+                        : kernels::bfloat16_bits_to_float(kernels::float_to_bfloat16_bits(x));
+  }
+  return w;
+}
+
+Verification verify_small(const ki::ModelSpec& big, DType t, cudaStream_t stream) {
+  ki::ModelSpec s = big;
+  s.layers = 1;
+  s.vocab = 512 * s.tp;  // the shard's head: 512 columns
+  const std::vector<float> w = device_weights(s, t);
+  const std::vector<double> wd(w.begin(), w.end());
+  ki::GpuEngine e(s, t, w, 4, 8, 16, 1, stream);
+  Verification v;
+  v.passed = true;
+  v.method = fmt::format("{} with 1 layer and a 512-token head through the same engine: a 13-token prompt over "
+                         "scattered 4-token pages and 3 decode steps, each step's logits vs the reference model in "
+                         "double recomputing every token (tolerance {} x RMS); then the benchmark configuration's "
+                         "first step: logits finite",
+                         big.name, tolerance(t));
+  const int seq = e.table().open();
+  (void)e.table().reserve(seq, 16);
+  std::vector<std::int32_t> tokens = ki::prompt_tokens(s, kPromptSeed, 0, 13);
+  ki::Chunk chunk{seq, 0, tokens.data(), 13};
+  for (int step = 0; step < 4; ++step) {
+    const std::vector<float> got = e.forward({chunk});
+    const std::vector<double> all = ki::reference_logits(s, wd, tokens);
+    compare_logits(step == 0 ? "prefill logits" : "decode logits", got.data(), all.data() + all.size() - got.size(),
+                   static_cast<std::int64_t>(got.size()), tolerance(t), v);
+    tokens.push_back(ki::argmax_rows(got, 1, s.vocab_shard())[0]);
+    chunk = {seq, static_cast<idx>(tokens.size()) - 1, &tokens.back(), 1};
+  }
+  return v;
+}
+
+void check_finite(const std::vector<float>& logits, Verification& v) {
+  for (std::size_t i = 0; i < logits.size(); ++i) {
+    ++v.checked;
+    if (!std::isfinite(logits[i])) {
+      if (v.passed) v.detail = fmt::format("benchmark configuration: logits[{}] = {}", i, logits[i]);
+      v.passed = false;
+      return;
+    }
+  }
+}
+
+// The device's memory ceiling for the decode roofline: a device-to-device cudaMemcpy of 1 GiB
+// (read + write = 2 GiB moved), best of 5, measured once per process and device.
+struct DeviceCeiling {
+  double gbps = 0;
+  std::string method;
+};
+const DeviceCeiling& device_memory_ceiling(int device, cudaStream_t stream) {
+  static std::map<int, DeviceCeiling> measured;
+  auto it = measured.find(device);
+  if (it != measured.end()) return it->second;
+  DeviceCeiling c;
+  constexpr std::size_t bytes = std::size_t{1} << 30;
+  try {
+    cuda::DeviceBuffer a(bytes), b(bytes);
+    cuda::Event start, stop;
+    double best = 0;
+    for (int i = 0; i < 6; ++i) {
+      start.record(stream);
+      GPUBENCH_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, stream));
+      stop.record(stream);
+      const double s = cuda::Event::elapsed_ms(start, stop) * 1e-3;
+      if (i > 0 && s > 0) best = std::max(best, 2.0 * bytes / s / 1e9);  // the first warms up
+    }
+    c.gbps = best;
+    c.method = "device-to-device cudaMemcpy of 1 GiB (2 GiB read and written), best of 5, measured in this run";
+  } catch (const std::exception& e) {
+    c.method = std::string("not measured: ") + e.what();
+  }
+  return measured.emplace(device, c).first->second;
+}
+
+class GpuStepCase final : public CudaCase {
+ public:
+  GpuStepCase(const DeviceInfo& device, const InferSpec& spec) : CudaCase(device), s_(spec), t_(dtype_of(spec.dtype)) {}
+  ~GpuStepCase() override {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    if (graph_) cudaGraphDestroy(graph_);
+  }
+
+  void setup() override {
+    const bool decode = s_.phase == Phase::Decode;
+    const idx tokens = decode ? s_.context_len + 1 : s_.prompt_len;
+    const idx page = s_.kv_page > 0 ? s_.kv_page : tokens;
+    const idx per_seq = (tokens + page - 1) / page;
+    const idx rows = decode ? std::max(s_.batch, s_.context_len) : s_.batch * s_.prompt_len;
+    train::skip_on_oom([&] {
+      engine_ = std::make_unique<ki::GpuEngine>(s_.model, t_, device_weights(s_.model, t_), page, per_seq * s_.batch,
+                                                rows, s_.batch, stream());
+    });
+    ki::PageTable& pt = engine_->table();
+    for (idx b = 0; b < s_.batch; ++b) seqs_.push_back(pt.open());
+    for (idx p = 1; p <= per_seq; ++p)
+      for (int q : seqs_) (void)pt.reserve(q, std::min(tokens, p * page));
+    if (decode) {
+      // Every sequence's cache filled by a real prefill of one context (in steps of at most
+      // `rows` tokens each: the buffers' size), then one new token each.
+      context_ = ki::prompt_tokens(s_.model, kPromptSeed, 0, s_.context_len);
+      for (int q : seqs_) (void)engine_->forward({{q, 0, context_.data(), s_.context_len}});
+      for (idx b = 0; b < s_.batch; ++b) next_.push_back(static_cast<std::int32_t>((b * 7919 + 13) % s_.model.vocab));
+      for (idx b = 0; b < s_.batch; ++b) chunks_.push_back({seqs_[static_cast<std::size_t>(b)], s_.context_len, &next_[static_cast<std::size_t>(b)], 1});
+    } else {
+      for (idx b = 0; b < s_.batch; ++b) prompts_.push_back(ki::prompt_tokens(s_.model, kPromptSeed, b, s_.prompt_len));
+      for (idx b = 0; b < s_.batch; ++b) chunks_.push_back({seqs_[static_cast<std::size_t>(b)], 0, prompts_[static_cast<std::size_t>(b)].data(), s_.prompt_len});
+    }
+  }
+
+  Verification verify() override {
+    Verification v = train::skip_on_oom([&] { return verify_small(s_.model, t_, stream()); });
+    if (!v.passed) return v;
+    check_finite(engine_->forward(chunks_), v);
+    if (v.passed && s_.graphs) capture();
+    return v;
+  }
+
+  // The step's device work for the inputs prepare() copied (verify's forward): every run
+  // rewrites the same cache rows with the same values.
+  void run() override {
+    if (exec_ != nullptr) GPUBENCH_CUDA_CHECK(cudaGraphLaunch(exec_, stream()));
+    else engine_->enqueue();
+  }
+
+  Metrics metrics() const override {
+    Metrics m;
+    const double kv = ki::kv_elements_per_token(s_.model), b = static_cast<double>(s_.batch);
+    if (s_.phase == Phase::Prefill) {
+      m.flops = b * ki::forward_flops(s_.model, 0, s_.prompt_len);
+      m.peak_key = t_ == DType::F16 ? "fp16_tensor" : "bf16_tensor";
+      m.items = b * static_cast<double>(s_.prompt_len);
+      m.bytes = (ki::matmul_weight_elements(s_.model) + m.items * kv) * 2;
+    } else {
+      m.bytes = step_bytes();
+      m.peak_key = "memory_bandwidth";
+      m.items = b;
+      m.footprint_bytes = step_bytes();
+      m.extra["bytes_per_step"] = step_bytes();
+      m.extra["decode_flops"] = b * ki::forward_flops(s_.model, s_.context_len, 1);
+    }
+    m.items_unit = "tokens";
+    m.extra["model"] = s_.model.name;
+    m.extra["weight_bytes"] = ki::matmul_weight_elements(s_.model) * 2;
+    m.extra["kv_bytes_per_token"] = kv * 2;
+    m.extra["kv_page"] = s_.kv_page;
+    m.extra["graphs"] = s_.graphs;
+    m.extra["attention"] = "gpubench's paged kernel (one block of 4 warps per token and head, online softmax)";
+    if (engine_) m.extra["device_bytes"] = engine_->device_bytes();
+    return m;
+  }
+
+  void annotate(nlohmann::ordered_json& g, double seconds_per_run) const override {
+    if (seconds_per_run <= 0) return;
+    auto& m = g["metrics"];
+    if (s_.phase == Phase::Prefill) {
+      m["ttft_compute_ms"] = seconds_per_run * 1e3;
+      return;
+    }
+    m["tpot_ms"] = seconds_per_run * 1e3;
+    m["tokens_per_s_per_user"] = 1 / seconds_per_run;
+    const DeviceCeiling& c = device_memory_ceiling(device().ordinal, stream());
+    m["memory_ceiling_gbps"] = c.gbps;
+    m["memory_ceiling_method"] = c.method;
+    if (c.gbps > 0) m["pct_of_memory_ceiling"] = step_bytes() / seconds_per_run / 1e9 / c.gbps * 100;
+  }
+
+ private:
+  double step_bytes() const {
+    const double kv = ki::kv_elements_per_token(s_.model), b = static_cast<double>(s_.batch);
+    return (ki::matmul_weight_elements(s_.model) + b * static_cast<double>(s_.context_len) * kv + b * kv +
+            b * static_cast<double>(s_.model.hidden)) * 2;
+  }
+
+  void capture() {
+    GPUBENCH_CUDA_CHECK(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal));
+    try {
+      engine_->enqueue();
+    } catch (...) {
+      cudaGraph_t broken = nullptr;
+      (void)cudaStreamEndCapture(stream(), &broken);
+      if (broken) cudaGraphDestroy(broken);
+      throw;
+    }
+    GPUBENCH_CUDA_CHECK(cudaStreamEndCapture(stream(), &graph_));
+    GPUBENCH_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+  }
+
+  InferSpec s_;
+  DType t_;
+  std::unique_ptr<ki::GpuEngine> engine_;
+  std::vector<int> seqs_;
+  std::vector<std::int32_t> context_, next_;
+  std::vector<std::vector<std::int32_t>> prompts_;
+  std::vector<ki::Chunk> chunks_;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+class GpuServeCase final : public CudaCase {
+ public:
+  GpuServeCase(const DeviceInfo& device, const InferSpec& spec)
+      : CudaCase(device), s_(spec), t_(dtype_of(spec.dtype)), trace_(ki::make_trace(spec.trace)) {}
+
+  void setup() override {
+    idx longest = 1, prompt = 1;
+    for (const ki::Request& r : trace_) {
+      longest = std::max<idx>(longest, r.prompt_len + r.output_len);
+      prompt = std::max<idx>(prompt, r.prompt_len);
+    }
+    const idx page = s_.kv_page > 0 ? s_.kv_page : longest;
+    const idx pages = s_.limits.kv_budget_tokens > 0 ? (s_.limits.kv_budget_tokens + page - 1) / page + s_.limits.max_batch
+                                                     : (longest + page - 1) / page * s_.limits.max_batch;
+    train::skip_on_oom([&] {
+      engine_ = std::make_unique<ki::GpuEngine>(s_.model, t_, device_weights(s_.model, t_), page, pages,
+                                                prompt * s_.limits.max_batch, s_.limits.max_batch + 1, stream());
+    });
+  }
+
+  Verification verify() override {
+    Verification v = train::skip_on_oom([&] { return verify_small(s_.model, t_, stream()); });
+    if (!v.passed) return v;
+    ki::PageTable& pt = engine_->table();
+    const int seq = pt.open();
+    const ki::Request& r = trace_.front();
+    (void)pt.reserve(seq, r.prompt_len + 1);
+    const std::vector<std::int32_t> tokens = ki::prompt_tokens(s_.model, kServePromptSeed, r.id, r.prompt_len);
+    check_finite(engine_->forward({{seq, 0, tokens.data(), r.prompt_len}}), v);
+    pt.release(seq);
+    return v;
+  }
+
+  void run() override {
+    EngineRunner runner(s_.model, engine_->table(), [this](const std::vector<ki::Chunk>& chunks) -> const std::vector<float>& {
+      return engine_->forward(chunks);
+    });
+    ki::SteadyClock clock;
+    last_ = ki::serve(trace_, s_.limits, runner, clock);
+  }
+
+  Metrics metrics() const override {
+    Metrics m;
+    double out = 0;
+    for (const ki::Request& r : trace_) out += r.output_len;
+    m.items = out;
+    m.items_unit = "output_tokens";
+    m.extra["model"] = s_.model.name;
+    return m;
+  }
+
+  void annotate(nlohmann::ordered_json& g, double seconds_per_run) const override {
+    (void)seconds_per_run;
+    annotate_serve(g, last_);
+  }
+  nlohmann::ordered_json details(std::int64_t measured_runs) override {
+    (void)measured_runs;
+    return serve_details(s_, last_);
+  }
+  SamplingPolicy sampling() const override {
+    SamplingPolicy p;
+    p.single_run = true;
+    return p;
+  }
+
+ private:
+  InferSpec s_;
+  DType t_;
+  std::vector<ki::Request> trace_;
+  std::unique_ptr<ki::GpuEngine> engine_;
+  ki::ServeTrace last_;
+};
+
+}  // namespace
+
+std::optional<std::string> cuda_unsupported(const DeviceInfo& device, const InferSpec& spec) {
+  if (auto why = ki::gpu_unsupported(spec.model)) return why;
+  if (spec.dtype == "fp8") return std::string("fp8 weights through cuBLASLt are not built in the infer suite yet");
+  if (spec.dtype == "fp32") return std::string("the CUDA path computes in fp16 or bf16 (fp32 is the CPU model's)");
+  if (device.cc_major < 8) {
+    return fmt::format("compute capability {}.{}: the CUDA path needs sm_80 or newer (bf16)", device.cc_major,
+                       device.cc_minor);
+  }
+  if (spec.graphs && spec.phase == Phase::Serve) return std::string("graphs=1 is for decode and prefill steps");
+  return std::nullopt;
+}
+
+std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const InferSpec& spec) {
+  if (spec.phase == Phase::Serve) return std::make_unique<GpuServeCase>(device, spec);
+  return std::make_unique<GpuStepCase>(device, spec);
+}
+
+}  // namespace gpubench::suites::infer

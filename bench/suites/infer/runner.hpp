@@ -1,0 +1,82 @@
+#pragma once
+// The serving scheduler's steps on a model (the CPU engine or the GPU one): a request gets a
+// cache sequence at its prefill (room for its whole prompt and output) and frees it when
+// finished; decode feeds back each request's last token (greedy sampling). Internal to the suite.
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/suites/infer/infer.hpp"
+#include "kernels/infer/model.hpp"
+#include "kernels/infer/scheduler.hpp"
+
+namespace gpubench::suites::infer {
+
+// One step of the model over the chunks; the logits of each chunk's last token, on the host.
+using StepFn = std::function<const std::vector<float>&(const std::vector<kernels::infer::Chunk>&)>;
+
+// The prompt tokens of request `id` (serve_case.cpp and its verification use the same).
+inline constexpr std::uint64_t kServePromptSeed = 7;
+
+class EngineRunner final : public kernels::infer::StepRunner {
+ public:
+  EngineRunner(const kernels::infer::ModelSpec& spec, kernels::infer::PageTable& pages, StepFn step)
+      : spec_(spec), pages_(pages), step_(std::move(step)) {}
+
+  void prefill(const std::vector<const kernels::infer::Request*>& admitted) override {
+    std::vector<kernels::infer::Chunk> chunks;
+    for (const kernels::infer::Request* r : admitted) {
+      Live& live = live_[r->id];
+      live.seq = pages_.open();
+      if (!pages_.reserve(live.seq, r->prompt_len + r->output_len)) {
+        throw std::logic_error("serve: the KV pool is smaller than the scheduler's budget");
+      }
+      live.prompt = kernels::infer::prompt_tokens(spec_, kServePromptSeed, r->id, r->prompt_len);
+      chunks.push_back({live.seq, 0, live.prompt.data(), r->prompt_len});
+    }
+    sample(admitted, chunks);
+  }
+
+  void decode(const std::vector<const kernels::infer::Request*>& running, const std::vector<std::int64_t>& context) override {
+    std::vector<kernels::infer::Chunk> chunks;
+    for (std::size_t i = 0; i < running.size(); ++i) {
+      Live& live = live_[running[i]->id];
+      chunks.push_back({live.seq, context[i], &live.last, 1});
+    }
+    sample(running, chunks);
+  }
+
+  void release(const kernels::infer::Request& r) override {
+    auto it = live_.find(r.id);
+    if (it == live_.end()) return;
+    pages_.release(it->second.seq);
+    live_.erase(it);
+  }
+
+ private:
+  struct Live {
+    int seq = -1;
+    std::vector<std::int32_t> prompt;
+    std::int32_t last = 0;
+  };
+  void sample(const std::vector<const kernels::infer::Request*>& rs, const std::vector<kernels::infer::Chunk>& chunks) {
+    const std::vector<float>& logits = step_(chunks);
+    const std::vector<std::int32_t> next =
+        kernels::infer::argmax_rows(logits, static_cast<kernels::infer::idx>(rs.size()), spec_.vocab_shard());
+    for (std::size_t i = 0; i < rs.size(); ++i) live_[rs[i]->id].last = next[i];
+  }
+  kernels::infer::ModelSpec spec_;
+  kernels::infer::PageTable& pages_;
+  StepFn step_;
+  std::map<int, Live> live_;
+};
+
+// A serve case's figures from its trace (serve_case.cpp): the latency percentiles and rates as
+// metrics, and details.serve (the trace, the limits, the summary, every request).
+void annotate_serve(nlohmann::ordered_json& gpubench, const kernels::infer::ServeTrace& trace);
+nlohmann::ordered_json serve_details(const InferSpec& spec, const kernels::infer::ServeTrace& trace);
+
+}  // namespace gpubench::suites::infer

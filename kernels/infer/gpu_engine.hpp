@@ -1,0 +1,54 @@
+#pragma once
+// The infer model (model.hpp, llama architecture) on a CUDA device: weights, activations and
+// the paged KV cache in fp16 or bf16, matmuls through cuBLASLt (fp32 accumulation), the rest in
+// infer_kernels.cu. The same step interface as the CPU Engine: chunks of sequences in, the
+// logits of each chunk's last token out (fp32, on the host). The page table stays on the host
+// (PageTable) and is copied to the device before each step. No harness dependency.
+//
+//   GpuEngine e(spec, DType::BF16, weights, page_size, pages, max_rows, stream);
+//   const std::vector<float>& logits = e.forward(chunks);   // synchronises
+//
+// For CUDA graphs: prepare(chunks) copies the step's inputs, then enqueue() queues the device
+// work alone (what a graph captures), and fetch_logits() copies the result back.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/infer/infer_kernels.cuh"
+#include "kernels/infer/model.hpp"
+
+namespace gpubench::kernels::infer {
+
+// Why the device path cannot run this model ("the CUDA path runs the llama models"), or nullopt.
+std::optional<std::string> gpu_unsupported(const ModelSpec& s);
+
+class GpuEngine {
+ public:
+  // `weights` as random_weights<float> lays them out (rounded to the device type on upload);
+  // `max_rows`: the most rows (tokens) one step will hold. Throws DeviceOutOfMemory.
+  GpuEngine(const ModelSpec& s, DType t, const std::vector<float>& weights, idx page_size, idx pages, idx max_rows,
+            idx max_sequences, cudaStream_t stream);
+  ~GpuEngine();
+  GpuEngine(const GpuEngine&) = delete;
+  GpuEngine& operator=(const GpuEngine&) = delete;
+
+  const ModelSpec& spec() const { return s_; }
+  PageTable& table() { return table_; }
+  std::int64_t device_bytes() const { return allocated_; }
+
+  const std::vector<float>& forward(const std::vector<Chunk>& chunks);
+  void prepare(const std::vector<Chunk>& chunks);  // inputs to the device (queued on the stream)
+  void enqueue();                                  // the step's device work for the last prepare()
+  const std::vector<float>& fetch_logits();        // waits for the stream
+
+ private:
+  struct Impl;
+  ModelSpec s_;
+  PageTable table_;
+  std::int64_t allocated_ = 0;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpubench::kernels::infer

@@ -1,0 +1,229 @@
+// The infer model's device kernels (infer_kernels.cuh).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <type_traits>
+
+#include "kernels/common/grid.hpp"
+#include "kernels/infer/infer_kernels.cuh"
+
+namespace gpubench::kernels::infer {
+namespace {
+
+__device__ __forceinline__ float ld(const __half* p, std::int64_t i) { return __half2float(p[i]); }
+__device__ __forceinline__ float ld(const __nv_bfloat16* p, std::int64_t i) { return __bfloat162float(p[i]); }
+__device__ __forceinline__ void st(__half* p, std::int64_t i, float v) { p[i] = __float2half_rn(v); }
+__device__ __forceinline__ void st(__nv_bfloat16* p, std::int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+
+constexpr int kBlock = 256;
+unsigned rows_grid(std::int64_t rows) { return capped_grid(rows, 1, kMaxGridX); }
+unsigned grid_for(std::int64_t n) { return capped_grid(n, kBlock, 65535 * 16); }
+
+#define ROW_STRIDE(row, rows) for (std::int64_t row = blockIdx.x; row < (rows); row += gridDim.x)
+#define GRID_STRIDE(i, n) \
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < (n); i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+
+// Pool row of token `pos` of sequence `seq` (CacheView).
+__device__ __forceinline__ std::int64_t cache_row(const CacheView& c, std::int32_t seq, std::int64_t pos) {
+  return static_cast<std::int64_t>(c.table[seq * c.max_pages + pos / c.page_size]) * c.page_size + pos % c.page_size;
+}
+
+template <class T>
+__global__ void embed_k(const std::int32_t* tokens, const T* wte, T* x, std::int64_t rows, std::int64_t c) {
+  GRID_STRIDE(i, rows * c) x[i] = wte[static_cast<std::int64_t>(tokens[i / c]) * c + i % c];
+}
+
+// One block per row; sum of squares in fp32 over the block.
+template <class T>
+__global__ void rmsnorm_k(const T* x, const T* g, T* y, std::int64_t rows, std::int64_t c, float eps) {
+  __shared__ float partial[kBlock / 32];
+  ROW_STRIDE(r, rows) {
+    float ss = 0;
+    for (std::int64_t i = threadIdx.x; i < c; i += blockDim.x) {
+      const float v = ld(x, r * c + i);
+      ss += v * v;
+    }
+    for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+    __syncthreads();  // partial may still be read for the previous row
+    if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = ss;
+    __syncthreads();
+    float total = 0;
+    for (int w = 0; w < kBlock / 32; ++w) total += partial[w];
+    const float scale = rsqrtf(total / static_cast<float>(c) + eps);
+    for (std::int64_t i = threadIdx.x; i < c; i += blockDim.x) st(y, r * c + i, ld(x, r * c + i) * scale * ld(g, i));
+  }
+}
+
+// One block per row: first the rotation of every (head, pair) of q and k, then (after a barrier)
+// K and V copied into the cache.
+template <class T>
+__global__ void rope_cache_k(T* qkv, const std::int32_t* row_seq, const std::int32_t* row_pos, std::int64_t rows,
+                             std::int64_t hq, std::int64_t hk, std::int64_t d, double theta, bool rotate, CacheView c) {
+  const std::int64_t ld_qkv = (hq + 2 * hk) * d, half = d / 2;
+  ROW_STRIDE(r, rows) {
+    T* row = qkv + r * ld_qkv;
+    const std::int64_t pos = row_pos[r];
+    if (rotate) {
+      for (std::int64_t u = threadIdx.x; u < (hq + hk) * half; u += blockDim.x) {
+        const std::int64_t h = u / half, i = u % half;
+        // The angle in double, as the CPU path: pos * theta^(-2i/d).
+        const double a = static_cast<double>(pos) * pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(d));
+        double sn, cs;
+        sincos(a, &sn, &cs);
+        const float x0 = ld(row, h * d + i), x1 = ld(row, h * d + i + half);
+        st(row, h * d + i, x0 * static_cast<float>(cs) - x1 * static_cast<float>(sn));
+        st(row, h * d + i + half, x1 * static_cast<float>(cs) + x0 * static_cast<float>(sn));
+      }
+      __syncthreads();
+    }
+    const std::int64_t dst = cache_row(c, row_seq[r], pos) * c.kv_dim;
+    for (std::int64_t i = threadIdx.x; i < c.kv_dim; i += blockDim.x) {
+      static_cast<T*>(c.k)[dst + i] = row[hq * d + i];
+      static_cast<T*>(c.v)[dst + i] = row[(hq + hk) * d + i];
+    }
+    __syncthreads();
+  }
+}
+
+// One block (4 warps) per (row, q head). Lane l of a warp holds dims [l * per, (l + 1) * per) of
+// q and of its accumulator, per = d / 32 <= 8. Warp w runs the online softmax over keys
+// j = w, w + 4, ... <= pos: s_j = q . k_j / sqrt(d) (the lanes' partial products summed by
+// shuffles); m' = max(m, s_j), l = l e^(m - m') + e^(s_j - m'), acc = acc e^(m - m') + e^(s_j - m') v_j.
+// The four (m, l, acc) are then combined: M = max m_w, out = sum acc_w e^(m_w - M) / sum l_w e^(m_w - M).
+constexpr int kAttnWarps = 4, kMaxPer = 8;
+template <class T>
+__global__ void __launch_bounds__(kAttnWarps * 32)
+    paged_attention_k(const T* qkv, T* att, const std::int32_t* row_seq, const std::int32_t* row_pos, std::int64_t rows,
+                      std::int64_t hq, std::int64_t hk, std::int64_t d, CacheView c) {
+  __shared__ float m_s[kAttnWarps], l_s[kAttnWarps];
+  __shared__ float acc_s[kAttnWarps][32 * kMaxPer];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const std::int64_t per = d / 32, ld_qkv = (hq + 2 * hk) * d, g_size = hq / hk;
+  const float scale = rsqrtf(static_cast<float>(d));
+  for (std::int64_t unit = blockIdx.x; unit < rows * hq; unit += gridDim.x) {
+    const std::int64_t r = unit / hq, h = unit % hq, g = h / g_size;
+    const std::int32_t seq = row_seq[r];
+    const std::int64_t pos = row_pos[r];
+    float q[kMaxPer], acc[kMaxPer];
+    for (int i = 0; i < kMaxPer; ++i) {
+      q[i] = i < per ? ld(qkv, r * ld_qkv + h * d + lane * per + i) : 0.0f;
+      acc[i] = 0;
+    }
+    float m = -INFINITY, l = 0;
+    for (std::int64_t j = warp; j <= pos; j += kAttnWarps) {
+      const std::int64_t base = cache_row(c, seq, j) * c.kv_dim + g * d + lane * per;
+      const T* k = static_cast<const T*>(c.k);
+      const T* v = static_cast<const T*>(c.v);
+      float dot = 0;
+      for (int i = 0; i < per; ++i) dot += q[i] * ld(k, base + i);
+      for (int o = 16; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+      const float sj = dot * scale, m_new = fmaxf(m, sj);
+      const float old = __expf(m - m_new), p = __expf(sj - m_new);
+      l = l * old + p;
+      for (int i = 0; i < per; ++i) acc[i] = acc[i] * old + p * ld(v, base + i);
+      m = m_new;
+    }
+    if (lane == 0) {
+      m_s[warp] = m;
+      l_s[warp] = l;
+    }
+    for (int i = 0; i < per; ++i) acc_s[warp][lane * per + i] = acc[i];
+    __syncthreads();
+    float big = -INFINITY;
+    for (int w = 0; w < kAttnWarps; ++w) big = fmaxf(big, m_s[w]);
+    float total = 0;
+    for (int w = 0; w < kAttnWarps; ++w) total += m_s[w] == -INFINITY ? 0.0f : l_s[w] * __expf(m_s[w] - big);
+    for (std::int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+      float o = 0;
+      for (int w = 0; w < kAttnWarps; ++w) o += m_s[w] == -INFINITY ? 0.0f : acc_s[w][i] * __expf(m_s[w] - big);
+      st(att, r * hq * d + h * d + i, o / total);
+    }
+    __syncthreads();  // the shared arrays are rewritten for the next unit
+  }
+}
+
+template <class T>
+__global__ void swiglu_k(const T* gu, T* out, std::int64_t rows, std::int64_t f) {
+  GRID_STRIDE(i, rows * f) {
+    const std::int64_t r = i / f, j = i % f;
+    const float g = ld(gu, r * 2 * f + j);
+    st(out, i, g / (1.0f + __expf(-g)) * ld(gu, r * 2 * f + f + j));
+  }
+}
+
+template <class T>
+__global__ void gather_rows_k(const T* x, const std::int32_t* index, T* y, std::int64_t n, std::int64_t c) {
+  GRID_STRIDE(i, n * c) y[i] = x[static_cast<std::int64_t>(index[i / c]) * c + i % c];
+}
+
+// Calls f with a null pointer of the element type of `t`.
+template <class F>
+cudaError_t dispatch(DType t, F&& f) {
+  if (t == DType::BF16) f(static_cast<__nv_bfloat16*>(nullptr));
+  else if (t == DType::F16) f(static_cast<__half*>(nullptr));
+  else return cudaErrorInvalidValue;  // fp32 is the CPU path's
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t launch_embed(DType t, const std::int32_t* tokens, const void* wte, void* x, std::int64_t rows,
+                         std::int64_t c, cudaStream_t s) {
+  if (rows * c == 0) return cudaSuccess;
+  return dispatch(t, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    embed_k<<<grid_for(rows * c), kBlock, 0, s>>>(tokens, static_cast<const T*>(wte), static_cast<T*>(x), rows, c);
+  });
+}
+
+cudaError_t launch_rmsnorm(DType t, const void* x, const void* g, void* y, std::int64_t rows, std::int64_t c,
+                           double eps, cudaStream_t s) {
+  if (rows == 0) return cudaSuccess;
+  return dispatch(t, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    rmsnorm_k<<<rows_grid(rows), kBlock, 0, s>>>(static_cast<const T*>(x), static_cast<const T*>(g), static_cast<T*>(y),
+                                                 rows, c, static_cast<float>(eps));
+  });
+}
+
+cudaError_t launch_rope_and_cache(DType t, void* qkv, const std::int32_t* row_seq, const std::int32_t* row_pos,
+                                  std::int64_t rows, std::int64_t hq, std::int64_t hk, std::int64_t d, double theta,
+                                  bool rotate, const CacheView& cache, cudaStream_t s) {
+  if (rows == 0) return cudaSuccess;
+  return dispatch(t, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    rope_cache_k<<<rows_grid(rows), kBlock, 0, s>>>(static_cast<T*>(qkv), row_seq, row_pos, rows, hq, hk, d, theta,
+                                                    rotate, cache);
+  });
+}
+
+cudaError_t launch_paged_attention(DType t, const void* qkv, void* att, const std::int32_t* row_seq,
+                                   const std::int32_t* row_pos, std::int64_t rows, std::int64_t hq, std::int64_t hk,
+                                   std::int64_t d, const CacheView& cache, cudaStream_t s) {
+  if (rows * hq == 0) return cudaSuccess;
+  if (d % 32 != 0 || d / 32 > kMaxPer || hq % hk != 0) return cudaErrorInvalidValue;
+  return dispatch(t, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    paged_attention_k<<<capped_grid(rows * hq, 1, kMaxGridX), kAttnWarps * 32, 0, s>>>(
+        static_cast<const T*>(qkv), static_cast<T*>(att), row_seq, row_pos, rows, hq, hk, d, cache);
+  });
+}
+
+cudaError_t launch_swiglu(DType t, const void* gu, void* out, std::int64_t rows, std::int64_t f, cudaStream_t s) {
+  if (rows * f == 0) return cudaSuccess;
+  return dispatch(t, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    swiglu_k<<<grid_for(rows * f), kBlock, 0, s>>>(static_cast<const T*>(gu), static_cast<T*>(out), rows, f);
+  });
+}
+
+cudaError_t launch_gather_rows(DType t, const void* x, const std::int32_t* index, void* y, std::int64_t n,
+                               std::int64_t c, cudaStream_t s) {
+  if (n * c == 0) return cudaSuccess;
+  return dispatch(t, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    gather_rows_k<<<grid_for(n * c), kBlock, 0, s>>>(static_cast<const T*>(x), index, static_cast<T*>(y), n, c);
+  });
+}
+
+}  // namespace gpubench::kernels::infer
