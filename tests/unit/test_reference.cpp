@@ -133,6 +133,10 @@ TEST(Reference, ServeEntriesAreHeldAgainstTheMaximumThroughputRowsOfTheirModelAn
   m = t.match("h200-sxm", serve("llama3-70b", 1, "1e6", 4336), "output_tokens_per_s", 4336);
   ASSERT_TRUE(m.has_value());
   EXPECT_EQ(m->row->id, "h200-sxm/serve-llama3-70b-fp8-tp1-128-2048");
+  // A 4-layer slice (the CUDA quick preset's) is not the model: no row.
+  ResultEntry slice = serve("llama3-8b", 1, "1e6", 90000);
+  slice.axes["layers"] = 4;
+  EXPECT_FALSE(t.match("h100-sxm", slice, "output_tokens_per_s", 90000));
   // Other lengths or dtypes: no row.
   ResultEntry bf16 = serve("llama3-8b", 1, "1e6", 20000);
   bf16.axes["dtype"] = "bf16";
