@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 #include "bench/core/errors.hpp"
 
@@ -84,11 +85,26 @@ DeviceInfo assumed_device(std::string_view model, const reports::SpecSheet& spec
   return d;
 }
 
-DeviceInventory assumed_inventory(std::string_view model, const reports::SpecSheet& specs) {
-  DeviceInventory inv;
-  inv.cpu = describe_cpu();
-  inv.cuda = {assumed_device(model, specs)};
-  return inv;
+AssumedNode assumed_inventory(std::string_view model, const reports::SpecSheet& specs) {
+  AssumedNode node;
+  // MODEL:N: a node of N such GPUs (model keys and CUDA device names hold no ':').
+  if (const std::size_t colon = model.rfind(':'); colon != std::string_view::npos) {
+    const std::string_view count = model.substr(colon + 1);
+    int n = 0;
+    const auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
+    if (count.empty() || ec != std::errc() || end != count.data() + count.size() || n < 1 || n > 64) {
+      throw UsageError(fmt::format("--assume '{}': the GPU count after ':' should be a whole number from 1 to 64", model));
+    }
+    node.gpus = n;
+    model = model.substr(0, colon);
+  }
+  node.inventory.cpu = describe_cpu();
+  const DeviceInfo d = assumed_device(model, specs);
+  for (int i = 0; i < std::max(1, node.gpus); ++i) {
+    node.inventory.cuda.push_back(d);
+    node.inventory.cuda.back().ordinal = i;
+  }
+  return node;
 }
 
 double estimate_case_seconds(const MeasureOptions& m, int repetitions, const CostModel& costs) {

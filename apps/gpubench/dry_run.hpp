@@ -23,8 +23,14 @@ namespace gpubench::app {
 // unknown, ambiguous, or of an architecture the table lacks.
 DeviceInfo assumed_device(std::string_view model, const reports::SpecSheet& specs);
 
-// What the planner sees with --assume: the host CPU and the one assumed GPU as cuda:0.
-DeviceInventory assumed_inventory(std::string_view model, const reports::SpecSheet& specs);
+// What the planner sees with --assume: the host CPU and the one assumed GPU as cuda:0; with
+// `MODEL:N` (N from 1 to 64), N such GPUs as cuda:0 to cuda:N-1, and `gpus` is N (0 without
+// a count). UsageError for a count that is not a whole number in range.
+struct AssumedNode {
+  DeviceInventory inventory;
+  int gpus = 0;
+};
+AssumedNode assumed_inventory(std::string_view model, const reports::SpecSheet& specs);
 
 // Costs the measurement policy does not determine. These are allowances, not measurements: a
 // real smoke run prints each step's planned and measured seconds side by side, so they can be

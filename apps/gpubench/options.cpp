@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "apps/gpubench/dry_run.hpp"
+#include "bench/core/cuda_portable.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/core/numbers.hpp"
 #include "gpubench/version.hpp"
@@ -24,7 +25,7 @@ void add_selection_options(po::options_description& desc, SelectionOptions& o) {
       ("device,d", po::value(&o.device)->default_value(o.device), "devices: all, cuda, cuda:N, cpu (comma-separated)")
       ("assume", po::value(&o.assume),
        "plan against this GPU model of the spec sheet (a key such as h200-sxm, a unique prefix: h200, or a device "
-       "name: 'NVIDIA H200') as cuda:0 "
+       "name: 'NVIDIA H200') as cuda:0; MODEL:N for a node of N such GPUs that are peers of each other "
        "instead of the devices here; run and tune need --dry-run with it");
 }
 
@@ -188,7 +189,10 @@ PlanRequest to_plan_request(const SelectionOptions& o, const std::string& filter
 
 DeviceInventory inventory_for(const SelectionOptions& o, const reports::SpecSheet& specs) {
   if (o.assume.empty()) return discover_devices();
-  DeviceInventory inv = assumed_inventory(o.assume, specs);
+  AssumedNode node = assumed_inventory(o.assume, specs);
+  // Suites that ask the runtime how many GPUs there are (peer copies, collectives) see the node.
+  if (node.gpus > 0) assume_cuda_devices(node.gpus);
+  DeviceInventory inv = std::move(node.inventory);
   if (!kBuiltWithCuda) {  // planning needs no GPU code, but this binary could not run the plan
     std::cerr << fmt::format("gpubench: --assume {}: this gpubench is {}: the plan is what a build with CUDA would run\n",
                              o.assume, kNotBuiltWithCuda);

@@ -9,6 +9,7 @@
 namespace gpubench {
 
 int cuda_device_count() {
+  if (assumed_cuda_devices() > 0) return assumed_cuda_devices();
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
     (void)cudaGetLastError();

@@ -16,7 +16,14 @@ namespace gpubench {
 void clear_last_cuda_error();
 
 // The CUDA devices this process can use; 0 when the runtime reports an error (no driver).
+// Under `--assume MODEL:N` (planning only), N: the assumed node's GPUs.
 int cuda_device_count();
+
+// `--assume MODEL:N`: plan as if this process saw N GPUs of one model, every one a peer of every
+// other (an NVLink/NVSwitch node, as the published multi-GPU figures were measured on), so that
+// peer and multi-GPU cases are planned as on that node. 0 (the default): the runtime's answer.
+void assume_cuda_devices(int count);
+int assumed_cuda_devices();  // N, or 0 when nothing is assumed
 
 // CUDART_VERSION of the toolkit this binary was built with (13000 for 13.0); 0 without CUDA.
 int cuda_build_runtime_version();

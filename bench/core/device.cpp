@@ -7,11 +7,19 @@
 #include <fstream>
 #include <thread>
 
+#include "bench/core/cuda_portable.hpp"
 #include "errors.hpp"
 
 #include <benchmark/benchmark.h>
 
 namespace gpubench {
+
+namespace {
+int g_assumed_cuda_devices = 0;  // set once by the command line before planning
+}  // namespace
+
+void assume_cuda_devices(int count) { g_assumed_cuda_devices = count > 0 ? count : 0; }
+int assumed_cuda_devices() { return g_assumed_cuda_devices; }
 
 std::string DeviceInfo::id() const {
   return kind == DeviceKind::Cpu ? std::string("cpu") : fmt::format("cuda:{}", ordinal);

@@ -41,6 +41,25 @@ TEST_F(DryRun, HopperTensorPeaksAreWgmmaAndThePlanSaysTheInstruction) {
   EXPECT_NE(a.out.find("(instruction: mma.sync m16n8k16)"), std::string::npos) << a.out;
 }
 
+// `--assume MODEL:N`: a node of N such GPUs, peers of each other, so that peer copies are
+// planned for every ordered pair (N (N - 1)); plain `--assume MODEL` is one GPU, with no pair.
+TEST_F(DryRun, AnAssumedNodeOfEightPlansEveryPeerPair) {
+  const Output o = gpubench(fmt::format("run --dry-run --assume h200-sxm:8 --device cuda --suite memory --axis test=p2p,p2p_bidir "
+                                        "--axis size=256M {}", kShort));
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(last_line(o.out).rfind("dry-run: 112 to run, 0 skipped, about ", 0), 0u) << o.out;
+  EXPECT_NE(o.out.find("memory/test=p2p/size=268435456/peer=7/cuda:6 "), std::string::npos) << o.out;
+  const Output one = gpubench(fmt::format("run --dry-run --assume h200-sxm --device cuda --suite memory --axis test=p2p "
+                                          "--axis size=256M {}", kShort));
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_NE(one.out.find("dry-run: 0 to run"), std::string::npos) << one.out;
+  for (const char* bad : {"h200-sxm:0", "h200-sxm:65", "h200-sxm:x", "h200-sxm:"}) {
+    const Output b = gpubench(fmt::format("run --dry-run --assume {} --suite memory", bad));
+    EXPECT_EQ(b.code, 2) << bad;
+    EXPECT_NE(b.err.find("the GPU count after ':' should be a whole number from 1 to 64"), std::string::npos) << b.err;
+  }
+}
+
 TEST_F(DryRun, AnAmpereModelSkipsWgmmaWithTheReason) {
   const Output o = gpubench(
       "run --dry-run --assume a100-sxm-80gb --device cuda --suite gemm --axis provider=custom:wgmma,cublas --axis dtype=bf16 --axis m=256");

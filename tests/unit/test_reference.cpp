@@ -4,6 +4,7 @@
 #include <set>
 
 #include "bench/core/errors.hpp"
+#include "reports/cases.hpp"
 #include "reports/reference.hpp"
 #include "reports/report.hpp"
 #include "reports/spec_sheet.hpp"
@@ -22,7 +23,9 @@ TEST(Reference, EveryRowIsCompleteAndNamesAKnownGpu) {
     EXPECT_TRUE(keys.count(r.gpu)) << r.id << ": gpu '" << r.gpu << "' is not a key of data/gpus.json";
     gpus.insert(r.gpu);
     EXPECT_GT(r.value, 0) << r.id;
-    EXPECT_TRUE(r.suite == "gemm" || r.suite == "memory" || r.suite == "collectives" || r.suite == "attention") << r.id;
+    EXPECT_TRUE(r.suite == "gemm" || r.suite == "memory" || r.suite == "collectives" || r.suite == "attention" ||
+                r.suite == "infer")
+        << r.id;
     EXPECT_FALSE(r.axes.empty()) << r.id;
     EXPECT_EQ(r.source_url.rfind("https://", 0), 0u) << r.id;
     EXPECT_FALSE(r.stack.empty()) << r.id;
@@ -92,6 +95,72 @@ TEST(Reference, MatchesTheMostSpecificRowAndNamesADifferentSize) {
   // Another GPU, another metric, another suite: no row.
   EXPECT_FALSE(t.match("l4", entry("memory", {{"test", "triad"}}), "gbps", 250));
   EXPECT_FALSE(t.match("h100-sxm", entry("memory", {{"test", "triad"}}), "tflops", 1));
+}
+
+// Serving throughput (TensorRT-LLM's maximum-throughput table): an infer serve entry's headline is
+// its output tokens/s (vLLM's definition), which the rows are held against; the rate must be the
+// selector's (a low rate measures the arrivals, not the GPU), and a tp=2 shard meets the 70B TP2 row.
+TEST(Reference, ServeEntriesAreHeldAgainstTheMaximumThroughputRowsOfTheirModelAndTp) {
+  const ReferenceTable& t = ReferenceTable::builtin();
+  auto serve = [](const std::string& model, int tp, const std::string& rate, double tokens_per_s) {
+    ResultEntry e = entry("infer", {{"model", model}, {"phase", "serve"}, {"dtype", "fp8"}, {"batch", 0}, {"prompt_len", 128},
+                                    {"context_len", 0}, {"output_len", 2048}, {"rate", rate}, {"requests", 3000},
+                                    {"max_batch", 512}, {"kv_budget", 0}, {"kv_page", 16}, {"graphs", 1}, {"tp", tp},
+                                    {"layers", 0}, {"threads", 0}});
+    // What the harness writes for the serve case: the items rate and the scheduler's own figure.
+    e.metrics = {{"items", 3000 * 2048}, {"items_unit", "output_tokens"}, {"items_per_s", tokens_per_s * 0.99},
+                 {"output_tokens_per_s", tokens_per_s}};
+    return e;
+  };
+  const ResultEntry h200 = serve("llama3-8b", 1, "1e6", 23598.9);
+  const auto perf = entry_perf(h200);
+  ASSERT_TRUE(perf.has_value());
+  EXPECT_EQ(perf->metric, "output_tokens_per_s");
+  EXPECT_EQ(perf->unit, "tokens/s");
+  EXPECT_DOUBLE_EQ(perf->value, 23598.9);
+  auto m = t.match("h200-sxm", h200, perf->metric, perf->value);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->row->id, "h200-sxm/serve-llama3-8b-fp8-128-2048");
+  EXPECT_NEAR(m->pct, 90.0, 0.001);  // 23598.9 / 26221
+  EXPECT_TRUE(m->differs.empty());
+  // A trace at 4 requests/s is not a maximum-throughput run: no row.
+  EXPECT_FALSE(t.match("h200-sxm", serve("llama3-8b", 1, "4", 8000), "output_tokens_per_s", 8000));
+  // 70B: TP2 on the H100 (the system's figure, which a tp=2 shard's count of every token meets), TP1 on the H200.
+  m = t.match("h100-sxm", serve("llama3-70b", 2, "1e6", 6651), "output_tokens_per_s", 6651);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->row->id, "h100-sxm/serve-llama3-70b-fp8-tp2-128-2048");
+  EXPECT_FALSE(t.match("h100-sxm", serve("llama3-70b", 1, "1e6", 3000), "output_tokens_per_s", 3000));
+  m = t.match("h200-sxm", serve("llama3-70b", 1, "1e6", 4336), "output_tokens_per_s", 4336);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->row->id, "h200-sxm/serve-llama3-70b-fp8-tp1-128-2048");
+  // A 4-layer slice (the CUDA quick preset's) is not the model: no row.
+  ResultEntry slice = serve("llama3-8b", 1, "1e6", 90000);
+  slice.axes["layers"] = 4;
+  EXPECT_FALSE(t.match("h100-sxm", slice, "output_tokens_per_s", 90000));
+  // Other lengths or dtypes: no row.
+  ResultEntry bf16 = serve("llama3-8b", 1, "1e6", 20000);
+  bf16.axes["dtype"] = "bf16";
+  EXPECT_FALSE(t.match("h100-sxm", bf16, "output_tokens_per_s", 20000));
+}
+
+// NVLink pair copies (memory p2p / p2p_bidir, any peer): from 256 MiB per copy the published pair
+// figure applies; a smaller copy is named as differing.
+TEST(Reference, PeerCopiesAreHeldAgainstTheNvlinkPairRows) {
+  const ReferenceTable& t = ReferenceTable::builtin();
+  auto m = t.match("h200-sxm", entry("memory", {{"test", "p2p"}, {"size", 536870912}, {"peer", 3}}), "gbps", 356.76);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->row->id, "h200-sxm/nvlink-p2p-uni");
+  EXPECT_NEAR(m->pct, 90.0, 0.001);
+  EXPECT_TRUE(m->differs.empty()) << m->differs;
+  m = t.match("h100-sxm", entry("memory", {{"test", "p2p_bidir"}, {"size", 268435456}, {"peer", 1}}), "gbps", 700);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->row->id, "h100-sxm/nvlink-p2p-bidir");
+  m = t.match("h100-sxm", entry("memory", {{"test", "p2p"}, {"size", 8388608}, {"peer", 1}}), "gbps", 200);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->row->id, "h100-sxm/nvlink-p2p-uni");
+  EXPECT_FALSE(m->differs.empty());
+  // Without peer access the copy goes through the host: no row.
+  EXPECT_FALSE(t.match("h100-sxm", entry("memory", {{"test", "p2p_noaccess"}, {"size", 268435456}, {"peer", 1}}), "gbps", 40));
 }
 
 }  // namespace
