@@ -231,11 +231,19 @@ std::vector<ValidationRow> compare(const ServeCase& c, const Config& cfg, const 
 
 }  // namespace
 
-double StepCurves::prefill_s(double tokens, bool* extrapolated) const {
+double StepCurves::prefill_s(double batch, double prompt_len, bool* extrapolated) const {
   if (prefill.empty()) throw std::logic_error("serving: no prefill curve");
-  std::vector<double> xs, ys;
-  for (const PrefillPoint& p : prefill) xs.push_back(p.tokens), ys.push_back(p.seconds);
-  return interpolate(xs, ys, tokens, true, extrapolated);
+  // Along prompt_len within each measured batch, then across the batches (as decode_s).
+  std::vector<double> batches, at_batch;
+  std::size_t i = 0;
+  while (i < prefill.size()) {
+    std::vector<double> xs, ys;
+    const double b = prefill[i].batch;
+    for (; i < prefill.size() && prefill[i].batch == b; ++i) xs.push_back(prefill[i].prompt_len), ys.push_back(prefill[i].seconds);
+    batches.push_back(b);
+    at_batch.push_back(interpolate(xs, ys, prompt_len, true, extrapolated));
+  }
+  return interpolate(batches, at_batch, batch, true, extrapolated);
 }
 
 double StepCurves::decode_s(double batch, double context, bool* extrapolated) const {
@@ -263,7 +271,8 @@ void CurveRunner::prefill(const std::vector<const ki::Request*>& admitted) {
   double tokens = 0;
   for (const ki::Request* r : admitted) tokens += r->prompt_len;
   bool out = false;
-  clock_.advance(curves_.prefill_s(tokens, &out));
+  const double batch = static_cast<double>(admitted.size());
+  clock_.advance(curves_.prefill_s(batch, tokens / batch, &out));
   extrapolated_prefills += out;
 }
 
@@ -278,7 +287,7 @@ void CurveRunner::decode(const std::vector<const ki::Request*>& running, const s
 std::vector<Config> configs(const std::vector<ResultsFile>& files, std::vector<std::string>* notes) {
   struct Acc {
     Config cfg;
-    std::map<double, std::pair<double, int>> prefill;                      // tokens -> (sum s, n)
+    std::map<std::pair<double, double>, std::pair<double, int>> prefill;   // (batch, prompt_len) -> (sum s, n)
     std::map<std::pair<double, double>, std::pair<double, int>> decode;    // (batch, context) -> (sum s, n)
   };
   std::map<std::string, Acc> by_key;
@@ -300,7 +309,7 @@ std::vector<Config> configs(const std::vector<ResultsFile>& files, std::vector<s
         it->second.cfg.host = f.host();
         it->second.cfg.model = e.axes.contains("model") ? axis_text(e.axes["model"]) : "";
       }
-      auto& slot = phase == "prefill" ? it->second.prefill[*batch * *len] : it->second.decode[{*batch, *len}];
+      auto& slot = phase == "prefill" ? it->second.prefill[{*batch, *len}] : it->second.decode[{*batch, *len}];
       slot.first += *e.real_time_s;
       slot.second += 1;
     }
@@ -315,7 +324,7 @@ std::vector<Config> configs(const std::vector<ResultsFile>& files, std::vector<s
       }
       continue;
     }
-    for (const auto& [tokens, s] : a.prefill) a.cfg.curves.prefill.push_back({tokens, s.first / s.second});
+    for (const auto& [bl, s] : a.prefill) a.cfg.curves.prefill.push_back({bl.first, bl.second, s.first / s.second});
     for (const auto& [bc, s] : a.decode) a.cfg.curves.decode.push_back({bc.first, bc.second, s.first / s.second});
     out.push_back(std::move(a.cfg));
   }
@@ -447,8 +456,9 @@ ServingResult project(const std::vector<ResultsFile>& files, const ServingOption
     else if (!matched) r.notes.push_back(fmt::format("serve case {} (rate {}) is at none of the projected rates: not validated", c.entry->name, rate_text(c.trace.rate)));
   }
   if (extra_prefill > 0) {
-    r.notes.push_back(fmt::format("{} prefill steps fell outside the measured prompt-token range and were extrapolated "
-                                  "(linearly from the two outermost points, or proportionally when one was measured)", extra_prefill));
+    r.notes.push_back(fmt::format("{} prefill steps fell outside the measured (batch, prompt_len) range and were "
+                                  "extrapolated (linearly from the two outermost points, or proportionally when one was "
+                                  "measured)", extra_prefill));
   }
   if (extra_decode > 0) {
     r.notes.push_back(fmt::format("{} decode steps fell outside the measured (batch, context_len) grid and were "
@@ -459,8 +469,8 @@ ServingResult project(const std::vector<ResultsFile>& files, const ServingOption
       "the scheduler is the infer suite's (kernels/infer/scheduler.hpp): first come first served, prefills first, one "
       "prefill step for the requests admitted together, then decode steps of every running request (continuous batching)",
       "a request's whole KV cache (prompt + output tokens) is reserved at admission: no preemption",
-      "a prefill step's time depends only on its total prompt tokens: piecewise linear between the measured "
-      "batch x prompt_len points",
+      "a prefill step's time is bilinear in its batch (the prompts admitted together) and their mean length over the "
+      "measured (batch, prompt_len) grid",
       "a decode step's time is bilinear in its batch and its requests' mean context length over the measured "
       "(batch, context_len) grid",
       "step times are the measured means (repetitions averaged); no scheduling overhead, sampling or detokenization "

@@ -31,17 +31,21 @@ struct ServingOptions {
 // Measured step times of one configuration (model, dtype, device, host, ...).
 struct StepCurves {
   struct PrefillPoint {
-    double tokens = 0, seconds = 0;  // batch * prompt_len tokens in one step
+    double batch = 0, prompt_len = 0, seconds = 0;  // batch prompts of prompt_len tokens in one step
   };
   struct DecodePoint {
     double batch = 0, context = 0, seconds = 0;
   };
-  std::vector<PrefillPoint> prefill;  // sorted by tokens, repetitions averaged
+  std::vector<PrefillPoint> prefill;  // sorted by (batch, prompt_len), repetitions averaged
   std::vector<DecodePoint> decode;    // sorted by (batch, context), repetitions averaged
-  // Seconds of one prefill step of `tokens` prompt tokens: piecewise linear in tokens, linear
-  // beyond the measured range (slope at least 0, never below proportional scaling from the first
-  // point), proportional from a single point. `extrapolated` is set when outside the range.
-  double prefill_s(double tokens, bool* extrapolated = nullptr) const;
+  // Seconds of one prefill step of `batch` prompts of mean length `prompt_len`: bilinear over the
+  // measured (batch, prompt_len) grid (per measured batch along prompt_len, then across batches),
+  // so both the products' cost (per token, cheaper in larger steps) and attention's (quadratic in
+  // a prompt's length) follow what was measured. Piecewise linear within the range; beyond it
+  // linear from the two outermost points (slope at least 0, never below proportional scaling from
+  // the first point); proportional along an axis with one measured value. `extrapolated` is set
+  // when outside the range.
+  double prefill_s(double batch, double prompt_len, bool* extrapolated = nullptr) const;
   // Seconds of one decode step of `batch` sequences of mean context `context`: bilinear over the
   // measured (batch, context) grid (per measured batch along context, then across batches),
   // linear beyond it as prefill_s, constant along an axis with one measured value.

@@ -87,13 +87,13 @@ TEST_F(Cli, NoGpuLineAndCpuCasesByDefault) {
   // gemm: 4 quick CPU cases; memory: 6 bandwidth + host_latency + 4 FMA; dataload: decode, decode_augment and 5
   // pipeline cases, at 1 worker and at every usable CPU (once on a 1-CPU machine); train: 2;
   // attention: flash and naive, prefill fwd/bwd causal or not (8) and one decode each (2);
-  // infer: 3 prefill, 6 decode and 2 serve cases of llama-small;
+  // infer: 12 prefill, 8 decode and 6 serve cases of llama-small;
   // collectives: not run on the CPU outside mpirun/srun, said in one line instead of 48 cases
   cpu_set_t set;
   CPU_ZERO(&set);
   ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
   const int dataload = CPU_COUNT(&set) > 1 ? 14 : 7;
-  EXPECT_EQ(count_lines(list.out), 4 + 11 + dataload + 2 + 10 + 11);
+  EXPECT_EQ(count_lines(list.out), 4 + 11 + dataload + 2 + 10 + 26);
   EXPECT_NE(list.err.find("collectives on cpu: not run here: the MPI CPU backend"), std::string::npos) << list.err;
   // Asking for a GPU explicitly on a machine without one fails, with the same line.
   Output run = gpubench("run --device cuda -q -o " + (dir / "x.json").string());

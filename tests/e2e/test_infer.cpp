@@ -54,9 +54,9 @@ TEST_F(Infer, QuickPresetAndServingWithValidation) {
       EXPECT_EQ(g["measurement"]["headline"]["statistic"], "single run");
     }
   }
-  EXPECT_EQ(prefill, 3);
-  EXPECT_EQ(decode, 6);
-  EXPECT_EQ(serve, 2);
+  EXPECT_EQ(prefill, 12);
+  EXPECT_EQ(decode, 8);
+  EXPECT_EQ(serve, 6);  // rates 1 and 4, prompts of 64, 128 and 256 tokens on average
 
   const Output p = gpubench(fmt::format("serving {} --rate 1,4 --slo ttft=2s,tpot=200ms --format json", out.string()));
   ASSERT_EQ(p.code, 0) << p.err;

@@ -46,7 +46,8 @@ TEST(Serving, CurvesFromTheFixture) {
   EXPECT_NE(c[0].key.find("dtype=fp32"), std::string::npos) << c[0].key;
   EXPECT_EQ(c[0].key.find("batch="), std::string::npos) << c[0].key;  // a step's size is no configuration
   ASSERT_EQ(c[0].curves.prefill.size(), 3u);
-  EXPECT_DOUBLE_EQ(c[0].curves.prefill[1].tokens, 512);
+  EXPECT_DOUBLE_EQ(c[0].curves.prefill[1].batch, 4);
+  EXPECT_DOUBLE_EQ(c[0].curves.prefill[1].prompt_len, 128);
   EXPECT_NEAR(c[0].curves.prefill[1].seconds, 0.068, 1e-12);
   ASSERT_EQ(c[0].curves.decode.size(), 6u);
   EXPECT_EQ(c[0].curves.largest_decode_batch(), 16);
@@ -60,21 +61,25 @@ TEST(Serving, CurvesFromTheFixture) {
   EXPECT_NEAR(cases[0].measured.ttft_s.p50, 0.025, 1e-12);
 }
 
-// By hand: prefill of 300 tokens lies between the measured 128 (20 ms) and 512 (68 ms) tokens:
-// 20 + (300 - 128) / 384 * 48 = 41.5 ms. Decode at batch 2, context 100: along context at batch 1
+// By hand: a prefill of 2 prompts of 128 tokens lies between the measured batch 1 (20 ms) and
+// batch 4 (68 ms): 20 + (2 - 1) / 3 * 48 = 36 ms; one prompt of 300 tokens, with only 128 measured
+// at batch 1, scales proportionally: 20 * 300 / 128 = 46.875 ms (extrapolated). Decode at batch 2, context 100: along context at batch 1
 // 12.64 + 36/192 * 1.92 = 13.0 ms, at batch 4 20.56 + 36/192 * 7.68 = 22.0 ms; across batch
 // 13.0 + (2 - 1)/3 * 9.0 = 16.0 ms.
 TEST(Serving, InterpolationByHand) {
   const Config c = configs(load({"infer_cpu.json"})).at(0);
   bool out = false;
-  EXPECT_NEAR(c.curves.prefill_s(300, &out), 0.0415, 1e-12);
+  EXPECT_NEAR(c.curves.prefill_s(2, 128, &out), 0.036, 1e-12);
   EXPECT_FALSE(out);
+  EXPECT_NEAR(c.curves.prefill_s(1, 300, &out), 0.046875, 1e-12);
+  EXPECT_TRUE(out);
+  out = false;
   EXPECT_NEAR(c.curves.decode_s(2, 100, &out), 0.016, 1e-12);
   EXPECT_FALSE(out);
   EXPECT_NEAR(c.curves.decode_s(4, 256, &out), 0.02824, 1e-12);  // a measured point
   EXPECT_FALSE(out);
   // Beyond the range: linear from the last two points (the fixture is linear, so exact).
-  EXPECT_NEAR(c.curves.prefill_s(4096, &out), 0.004 + 0.000125 * 4096, 1e-12);
+  EXPECT_NEAR(c.curves.prefill_s(32, 128, &out), 0.004 + 0.000125 * 4096, 1e-12);
   EXPECT_TRUE(out);
   out = false;
   EXPECT_NEAR(c.curves.decode_s(32, 512, &out), 0.010 + 0.002 * 32 + 0.00001 * 32 * 512, 1e-12);
@@ -83,19 +88,20 @@ TEST(Serving, InterpolationByHand) {
 
 TEST(Serving, ExtrapolationRules) {
   StepCurves one;
-  one.prefill = {{100, 0.01}};
+  one.prefill = {{1, 100, 0.01}};
   one.decode = {{4, 64, 0.02}};
-  EXPECT_NEAR(one.prefill_s(300), 0.03, 1e-15);   // one point: proportional
+  EXPECT_NEAR(one.prefill_s(1, 300), 0.03, 1e-15);  // one point: proportional along each axis
+  EXPECT_NEAR(one.prefill_s(3, 100), 0.03, 1e-15);
   EXPECT_NEAR(one.decode_s(8, 512), 0.02, 1e-15);  // one point: constant
   StepCurves steep;
   // Superlinear: linear extrapolation down to 50 tokens would give 0.01 - 0.015 < 0; the floor
   // is proportional scaling from the first point, 0.005.
-  steep.prefill = {{100, 0.01}, {200, 0.04}};
-  EXPECT_NEAR(steep.prefill_s(50), 0.005, 1e-15);
+  steep.prefill = {{1, 100, 0.01}, {1, 200, 0.04}};
+  EXPECT_NEAR(steep.prefill_s(1, 50), 0.005, 1e-15);
   // A falling pair (noise) never extrapolates to less time for more work.
   StepCurves falling;
-  falling.prefill = {{100, 0.02}, {200, 0.019}};
-  EXPECT_NEAR(falling.prefill_s(1000), 0.019, 1e-15);
+  falling.prefill = {{1, 100, 0.02}, {1, 200, 0.019}};
+  EXPECT_NEAR(falling.prefill_s(1, 1000), 0.019, 1e-15);
 }
 
 // The fixture's rate-1 serve case by hand with the same step times. Its trace (seed 1, rate 1,

@@ -88,8 +88,11 @@ class InferSuite final : public Suite {
                {{"model", "llama3-8b"}, {"layers", "4"}, {"phase", "prefill,decode,serve"}, {"batch", "1,8,32"},
                 {"prompt_len", "512"}, {"context_len", "512,2048"}, {"output_len", "64"}, {"rate", "2,8"},
                 {"requests", "32"}, {"max_batch", "32"}},
-               {{"model", "llama-small"}, {"phase", "prefill,decode,serve"}, {"batch", "1,4,16"}, {"prompt_len", "128"},
-                {"context_len", "64,256"}, {"output_len", "16"}, {"rate", "1,4"}, {"requests", "12"}, {"max_batch", "8"}}),
+               // (The prefill grid brackets the trace's prompts, 64 to 192 tokens, and its batches; the
+               // decode grid its batch limit: `gpubench serving` interpolates in both.)
+               {{"model", "llama-small"}, {"phase", "prefill,decode,serve"}, {"batch", "1,2,4,8"},
+                {"prompt_len", "64,128,256"}, {"context_len", "64,256"}, {"output_len", "16"}, {"rate", "1,4"},
+                {"requests", "12"}, {"max_batch", "8"}}),
         preset("standard",
                {{"model", "llama3-8b"}, {"phase", "prefill,decode,serve"}, {"batch", "1,4,16,64,256"},
                 {"prompt_len", "512,2048"}, {"context_len", "512,2048,8192"}, {"output_len", "128"},
