@@ -162,6 +162,7 @@ TEST_F(Infer, BadInputIsAUsageErrorNamingIt) {
       {"-a model=gpt-small -a prompt_len=5000", "positions"},
       {"-a model=llama-small -a layers=99", "layers=99"},
       {"-a phase=serve -a rate=0.0001 -a requests=100", "more than a day"},
+      {"-a phase=serve -a rate=1000000 -a requests=1000000 -a output_len=1000", "for one trace"},
   };
   for (const Bad& b : bad) {
     const fs::path out = dir / "bad.json";

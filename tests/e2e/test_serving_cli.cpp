@@ -72,6 +72,8 @@ TEST_F(ServingCli, BadInputExits2WithOneLine) {
   const std::string cpu = (kServing / "infer_cpu.json").string();
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"serving " + cpu + " --rate 0", "--rate"},
+      // Hours of simulation (a million requests of a million tokens) refused before it starts.
+      {"serving " + cpu + " --rate 1,2,3 --requests 1048576 --output-len 1048576", "tokens to simulate"},
       {"serving " + cpu + " --rate -1", "--rate"},
       {"serving " + cpu + " --rate 1,x", "--rate 'x'"},
       {"serving " + cpu + " --rate 1,1", "'1' is given twice"},

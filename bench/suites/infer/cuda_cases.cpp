@@ -183,6 +183,16 @@ class GpuStepCase final : public CudaCase {
       m.footprint_bytes = step_bytes();
       m.extra["bytes_per_step"] = step_bytes();
       m.extra["decode_flops"] = b * ki::forward_flops(s_.model, s_.context_len, 1);
+      // The largest batch whose cache at this context fits: the device memory still free plus
+      // this case's own pools, over one sequence's K and V.
+      std::size_t free_b = 0, total_b = 0;
+      if (engine_ && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+        const double per_seq = static_cast<double>(s_.context_len + 1) * kv * 2;
+        const double pools = static_cast<double>(engine_->table().pages() * engine_->table().page_size()) * kv * 2;
+        m.extra["largest_batch_fits"] = std::floor((static_cast<double>(free_b) + pools) / per_seq);
+      } else {
+        (void)cudaGetLastError();
+      }
     }
     m.items_unit = "tokens";
     m.extra["model"] = s_.model.name;

@@ -49,6 +49,9 @@ const MemoryCeiling& host_memory_ceiling();
 // steps of up to 65536 tokens; and of a serving trace anywhere: its arrivals span at most a day.
 inline constexpr std::int64_t kMaxCpuSequence = 4096, kMaxCpuStepTokens = 65536;
 inline constexpr double kMaxTraceSeconds = 86400;
+// A trace's tokens (requests x 1.5 x (prompt_len + output_len)): at most 1e8 anywhere (hours on a
+// GPU), 2e5 on the CPU (its prefill runs ~3,000 tokens/s and its decode a few hundred).
+inline constexpr double kMaxTraceTokens = 1e8, kMaxCpuTraceTokens = 2e5;
 
 // Relative tolerance of fp32 logits against the double reference, in units of the reference
 // logits' RMS (each logit is a sum over hidden terms of unit-scale products after L layers).

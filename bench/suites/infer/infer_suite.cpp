@@ -144,6 +144,15 @@ class InferSuite final : public Suite {
     if (phase == "serve") {
       // A trace is real time: its arrivals alone last requests / rate seconds.
       const double span = static_cast<double>(point.integer("requests")) / std::strtod(point.text("rate").c_str(), nullptr);
+      // And its tokens: every request's prompt and output, up to 1.5 times the means.
+      const double tokens = static_cast<double>(point.integer("requests")) * 1.5 *
+                            static_cast<double>(point.integer("prompt_len") + point.integer("output_len"));
+      if (tokens > kMaxTraceTokens) {
+        throw UsageError(fmt::format("{}: {} requests of about {} prompt and {} output tokens are about {:.3g} tokens, "
+                                     "more than {:.0e} for one trace: lower requests or the lengths",
+                                     what, point.integer("requests"), point.integer("prompt_len"),
+                                     point.integer("output_len"), tokens, kMaxTraceTokens));
+      }
       if (span > kMaxTraceSeconds) {
         throw UsageError(fmt::format("{}: {} requests at rate={} arrive over about {:.3g} s, more than a day ({} s): "
                                      "raise the rate or lower requests",
@@ -187,6 +196,14 @@ class InferSuite final : public Suite {
       return fmt::format("the CPU path runs sequences of up to {} tokens (its attention and the double-precision "
                          "recompute it is verified against grow with the square of the length); this one reaches {}",
                          kMaxCpuSequence, longest);
+    }
+    if (phase == "serve") {
+      const double tokens = static_cast<double>(point.integer("requests")) * 1.5 *
+                            static_cast<double>(point.integer("prompt_len") + point.integer("output_len"));
+      if (tokens > kMaxCpuTraceTokens) {
+        return fmt::format("the CPU path serves traces of up to {:.0e} tokens (hours at its rates); this one is about "
+                           "{:.3g}", kMaxCpuTraceTokens, tokens);
+      }
     }
     if (phase == "prefill" && point.integer("batch") * point.integer("prompt_len") > kMaxCpuStepTokens) {
       return fmt::format("the CPU path runs prefill steps of up to {} tokens (batch x prompt_len = {})", kMaxCpuStepTokens,
