@@ -76,7 +76,8 @@ std::string ms(std::optional<double> v) { return v ? sig3(*v) : std::string(); }
 void infer_section(Document& doc, const std::vector<ResultsFile>& files) {
   std::vector<Point> prefill, decode_batch, decode_context;
   Table serve;
-  for (const char* c : {"device", "configuration", "rate (req/s)", "requests", "max_batch"}) serve.add_column(c, false);
+  for (const char* c : {"device", "configuration", "rate (req/s)", "requests", "prompt_len", "output_len", "max_batch"})
+    serve.add_column(c, false);
   for (const char* c : {"TTFT p50 (ms)", "TTFT p99 (ms)", "TPOT p50 (ms)", "TPOT p99 (ms)", "ITL p99 (ms)",
                         "E2EL p50 (ms)", "req/s", "tok/s", "tok/s per user"}) {
     serve.add_column(c, true);
@@ -115,7 +116,8 @@ void infer_section(Document& doc, const std::vector<ResultsFile>& files) {
           return j ? number_at(*j, path) : std::nullopt;
         };
         auto g = [](std::optional<double> v) { return v ? fmt::format("{:g}", *v) : std::string(); };
-        serve.rows.push_back({device, config, g(num(trace, {"rate"})), g(num(trace, {"requests"})), g(num(limits, {"max_batch"})),
+        serve.rows.push_back({device, config, g(num(trace, {"rate"})), g(num(trace, {"requests"})),
+                              g(num(trace, {"prompt_len"})), g(num(trace, {"output_len"})), g(num(limits, {"max_batch"})),
                               ms(num(s, {"ttft_ms", "p50"})), ms(num(s, {"ttft_ms", "p99"})), ms(num(s, {"tpot_ms", "p50"})),
                               ms(num(s, {"tpot_ms", "p99"})), ms(num(s, {"itl_ms", "p99"})), ms(num(s, {"e2el_ms", "p50"})),
                               ms(num(s, {"requests_per_s"})), ms(num(s, {"output_tokens_per_s"})),

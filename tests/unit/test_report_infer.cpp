@@ -35,7 +35,7 @@ TEST(ReportInfer, PrefillDecodeAndServeSideBySide) {
   EXPECT_NE(s.find("Decode step time vs cached context"), std::string::npos);
   // The measured serve case at rate 4: TTFT p50 28, p99 36 ms.
   EXPECT_NE(s.find("### Serving (measured)"), std::string::npos);
-  EXPECT_NE(s.find("| 4 | 3 | 4 | 28.0 | 36.0 | 15.0 | 16.0 | 18.0 | 72.0 |"), std::string::npos) << s;
+  EXPECT_NE(s.find("| 4 | 3 | 128 | 4 | 4 | 28.0 | 36.0 | 15.0 | 16.0 | 18.0 | 72.0 |"), std::string::npos) << s;
 }
 
 TEST(ReportInfer, NoSectionWithoutInferCases) {
