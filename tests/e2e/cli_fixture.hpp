@@ -3,6 +3,7 @@
 // command line (the real gpubench binary, usually) capturing its exit code, stdout and stderr.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace gpubench::e2e {
 
@@ -23,6 +25,16 @@ struct Output {
 inline std::string slurp(const fs::path& p) {
   std::ifstream in(p);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The `gpubench` object of every iteration entry of a results file (aggregates left out).
+inline std::vector<nlohmann::json> iteration_entries(const fs::path& file) {
+  std::vector<nlohmann::json> out;
+  const nlohmann::json doc = nlohmann::json::parse(slurp(file));
+  for (const auto& b : doc["benchmarks"]) {
+    if (b.value("run_type", "") == "iteration") out.push_back(b["gpubench"]);
+  }
+  return out;
 }
 
 struct CliTest : ::testing::Test {

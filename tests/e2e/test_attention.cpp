@@ -11,14 +11,7 @@ namespace gpubench::e2e {
 namespace {
 
 struct Attention : CliTest {
-  std::vector<nlohmann::json> entries(const fs::path& file) {
-    std::vector<nlohmann::json> out;
-    const nlohmann::json doc = nlohmann::json::parse(slurp(file));
-    for (const auto& b : doc["benchmarks"]) {
-      if (b.value("run_type", "") == "iteration") out.push_back(b["gpubench"]);
-    }
-    return out;
-  }
+  std::vector<nlohmann::json> entries(const fs::path& file) { return iteration_entries(file); }
 };
 
 TEST_F(Attention, QuickPresetRunsVerifiedPrefillAndDecode) {

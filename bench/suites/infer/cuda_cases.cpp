@@ -252,10 +252,10 @@ class GpuStepCase final : public CudaCase {
   cudaGraphExec_t exec_ = nullptr;
 };
 
-class GpuServeCase final : public CudaCase {
+class GpuServeCase final : public ServeCaseOf<CudaCase> {
  public:
   GpuServeCase(const DeviceInfo& device, const InferSpec& spec)
-      : CudaCase(device), s_(spec), t_(dtype_of(spec.dtype)), trace_(ki::make_trace(spec.trace)) {}
+      : ServeCaseOf<CudaCase>(spec, device), s_(spec), t_(dtype_of(spec.dtype)) {}
 
   void setup() override {
     idx longest = 1, prompt = 1;
@@ -293,36 +293,10 @@ class GpuServeCase final : public CudaCase {
     last_ = ki::serve(trace_, s_.limits, runner, clock);
   }
 
-  Metrics metrics() const override {
-    Metrics m;
-    double out = 0;
-    for (const ki::Request& r : trace_) out += r.output_len;
-    m.items = out;
-    m.items_unit = "output_tokens";
-    m.extra["model"] = s_.model.name;
-    return m;
-  }
-
-  void annotate(nlohmann::ordered_json& g, double seconds_per_run) const override {
-    (void)seconds_per_run;
-    annotate_serve(g, last_);
-  }
-  nlohmann::ordered_json details(std::int64_t measured_runs) override {
-    (void)measured_runs;
-    return serve_details(s_, last_);
-  }
-  SamplingPolicy sampling() const override {
-    SamplingPolicy p;
-    p.single_run = true;
-    return p;
-  }
-
  private:
   InferSpec s_;
   DType t_;
-  std::vector<ki::Request> trace_;
   std::unique_ptr<ki::GpuEngine> engine_;
-  ki::ServeTrace last_;
 };
 
 }  // namespace

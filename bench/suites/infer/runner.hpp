@@ -5,10 +5,12 @@
 #include <functional>
 #include <map>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/core/case.hpp"
 #include "bench/suites/infer/infer.hpp"
 #include "kernels/infer/model.hpp"
 #include "kernels/infer/scheduler.hpp"
@@ -78,5 +80,45 @@ class EngineRunner final : public kernels::infer::StepRunner {
 // metrics, and details.serve (the trace, the limits, the summary, every request).
 void annotate_serve(nlohmann::ordered_json& gpubench, const kernels::infer::ServeTrace& trace);
 nlohmann::ordered_json serve_details(const InferSpec& spec, const kernels::infer::ServeTrace& trace);
+
+// What the CPU and GPU serve cases share over their base (a model case): the trace, the single
+// timed run (the whole trace), and the figures of the last run. Derived cases set last_ in run().
+template <class Base>
+class ServeCaseOf : public Base {
+ public:
+  template <class... BaseArgs>
+  explicit ServeCaseOf(const InferSpec& spec, BaseArgs&&... base_args)
+      : Base(std::forward<BaseArgs>(base_args)...), trace_(kernels::infer::make_trace(spec.trace)), spec_(spec) {}
+
+  Metrics metrics() const override {
+    Metrics m;
+    double out = 0;
+    for (const kernels::infer::Request& r : trace_) out += r.output_len;
+    m.items = out;
+    m.items_unit = "output_tokens";
+    m.extra["model"] = spec_.model.name;
+    return m;
+  }
+  void annotate(nlohmann::ordered_json& g, double seconds_per_run) const override {
+    (void)seconds_per_run;
+    annotate_serve(g, last_);
+  }
+  nlohmann::ordered_json details(std::int64_t measured_runs) override {
+    (void)measured_runs;
+    return serve_details(spec_, last_);
+  }
+  SamplingPolicy sampling() const override {
+    SamplingPolicy p;
+    p.single_run = true;  // the run is the whole trace
+    return p;
+  }
+
+ protected:
+  std::vector<kernels::infer::Request> trace_;
+  kernels::infer::ServeTrace last_;
+
+ private:
+  InferSpec spec_;
+};
 
 }  // namespace gpubench::suites::infer

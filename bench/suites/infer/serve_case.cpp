@@ -16,9 +16,9 @@ namespace {
 namespace ki = kernels::infer;
 using ki::idx;
 
-class ServeCase final : public ModelCase {
+class ServeCase final : public ServeCaseOf<ModelCase> {
  public:
-  explicit ServeCase(const InferSpec& spec) : ModelCase(spec), trace_(ki::make_trace(spec.trace)) {}
+  explicit ServeCase(const InferSpec& spec) : ServeCaseOf<ModelCase>(spec, spec) {}
 
   // A pool for the scheduler's budget (each request's pages round its tokens up: one page more
   // per request at most), or for max_batch of the trace's longest requests without a budget.
@@ -71,34 +71,10 @@ class ServeCase final : public ModelCase {
   }
 
   Metrics metrics() const override {
-    Metrics m;
-    double out = 0;
-    for (const ki::Request& r : trace_) out += r.output_len;
-    m.items = out;
-    m.items_unit = "output_tokens";
+    Metrics m = ServeCaseOf<ModelCase>::metrics();
     add_common(m);
     return m;
   }
-
-  void annotate(nlohmann::ordered_json& g, double seconds_per_run) const override {
-    (void)seconds_per_run;
-    annotate_serve(g, last_);
-  }
-
-  nlohmann::ordered_json details(std::int64_t measured_runs) override {
-    (void)measured_runs;
-    return serve_details(s_, last_);
-  }
-
-  SamplingPolicy sampling() const override {
-    SamplingPolicy p;
-    p.single_run = true;  // the run is the whole trace
-    return p;
-  }
-
- private:
-  std::vector<ki::Request> trace_;
-  ki::ServeTrace last_;
 };
 
 nlohmann::ordered_json percentiles_ms(const ki::Percentiles& p) {
