@@ -73,27 +73,38 @@ struct GpuEngine::Impl {
   }
 };
 
-GpuEngine::GpuEngine(const ModelSpec& s, DType t, const std::vector<float>& weights, idx page_size, idx pages,
-                     idx max_rows, idx max_sequences, cudaStream_t stream)
+GpuEngine::GpuEngine(const ModelSpec& s, DType t, const std::vector<float>* weights, std::uint64_t seed, idx page_size,
+                     idx pages, idx max_rows, idx max_sequences, cudaStream_t stream)
     : s_(s), table_(page_size, pages) {
   if (auto why = gpu_unsupported(s)) throw std::invalid_argument(*why);
   if (t != DType::BF16 && t != DType::F16) throw std::invalid_argument("GpuEngine: fp16 or bf16");
   impl_ = std::make_unique<Impl>(s_, t, stream);
   Impl& m = *impl_;
   m.layout = layout(s_);
-  if (static_cast<idx>(weights.size()) != m.layout.total) throw std::invalid_argument("GpuEngine: weights do not match the model");
+  if (weights != nullptr && static_cast<idx>(weights->size()) != m.layout.total) {
+    throw std::invalid_argument("GpuEngine: weights do not match the model");
+  }
   int dev = 0, major = 0;
   cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
   cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "cudaDeviceGetAttribute");
   m.ws = DeviceBuf(blas::recommended_workspace_bytes(major), allocated_);
-  // Weights: rounded to the device type on the host (exactly the CPU's rounding,
-  // float_formats.hpp), then copied.
-  std::vector<std::uint16_t> bits(weights.size());
-  for (std::size_t i = 0; i < weights.size(); ++i) {
-    bits[i] = t == DType::BF16 ? float_to_bfloat16_bits(weights[i]) : float_to_half_bits(weights[i]);
+  m.weights = DeviceBuf(sz(m.layout.total) * 2, allocated_);
+  if (weights != nullptr) {
+    // Rounded to the device type on the host (float_formats.hpp, nearest even), then copied.
+    std::vector<std::uint16_t> bits(weights->size());
+    for (std::size_t i = 0; i < weights->size(); ++i) {
+      bits[i] = t == DType::BF16 ? float_to_bfloat16_bits((*weights)[i]) : float_to_half_bits((*weights)[i]);
+    }
+    cuda_check(cudaMemcpy(m.weights.get(), bits.data(), bits.size() * 2, cudaMemcpyHostToDevice), "upload weights");
+  } else {
+    for (const Tensor& tensor : m.layout.tensors) {
+      const WeightInit init = weight_init(tensor);
+      cuda_check(launch_fill_weights(t, static_cast<char*>(m.weights.get()) + sz(tensor.offset) * 2, tensor.size(), seed,
+                                     tensor.offset, init.scale, init.shift, stream),
+                 "fill weights");
+    }
+    cuda_check(cudaStreamSynchronize(stream), "fill weights");
   }
-  m.weights = DeviceBuf(bits.size() * 2, allocated_);
-  cuda_check(cudaMemcpy(m.weights.get(), bits.data(), bits.size() * 2, cudaMemcpyHostToDevice), "upload weights");
   const std::size_t pool = sz(s_.layers * pages * page_size * s_.kv_dim()) * 2;
   m.k = DeviceBuf(pool, allocated_);
   m.v = DeviceBuf(pool, allocated_);

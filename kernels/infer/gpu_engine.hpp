@@ -5,7 +5,7 @@
 // logits of each chunk's last token out (fp32, on the host). The page table stays on the host
 // (PageTable) and is copied to the device before each step. No harness dependency.
 //
-//   GpuEngine e(spec, DType::BF16, weights, page_size, pages, max_rows, stream);
+//   GpuEngine e(spec, DType::BF16, nullptr, seed, page_size, pages, max_rows, max_sequences, stream);
 //   const std::vector<float>& logits = e.forward(chunks);   // synchronises
 //
 // For CUDA graphs: prepare(chunks) copies the step's inputs, then enqueue() queues the device
@@ -27,9 +27,11 @@ std::optional<std::string> gpu_unsupported(const ModelSpec& s);
 class GpuEngine {
  public:
   // `weights` as random_weights<float> lays them out (rounded to the device type on upload);
-  // `max_rows`: the most rows (tokens) one step will hold. Throws DeviceOutOfMemory.
-  GpuEngine(const ModelSpec& s, DType t, const std::vector<float>& weights, idx page_size, idx pages, idx max_rows,
-            idx max_sequences, cudaStream_t stream);
+  // null: random_weights' values for `seed` generated on the device (a model of billions of
+  // weights is not worth making on the host). `max_rows`: the most rows (tokens) one step will
+  // hold. Throws DeviceOutOfMemory.
+  GpuEngine(const ModelSpec& s, DType t, const std::vector<float>* weights, std::uint64_t seed, idx page_size, idx pages,
+            idx max_rows, idx max_sequences, cudaStream_t stream);
   ~GpuEngine();
   GpuEngine(const GpuEngine&) = delete;
   GpuEngine& operator=(const GpuEngine&) = delete;

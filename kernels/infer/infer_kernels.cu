@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "kernels/common/grid.hpp"
+#include "kernels/common/random.hpp"
 #include "kernels/infer/infer_kernels.cuh"
 
 namespace gpubench::kernels::infer {
@@ -152,6 +153,14 @@ __global__ void swiglu_k(const T* gu, T* out, std::int64_t rows, std::int64_t f)
 }
 
 template <class T>
+__global__ void fill_weights_k(T* dst, std::int64_t n, std::uint64_t seed, std::int64_t offset, double scale, double shift) {
+  GRID_STRIDE(i, n) {
+    const double v = shift + scale * static_cast<double>(uniform_value(seed, static_cast<std::uint64_t>(offset + i)));
+    st(dst, i, __double2float_rn(v));
+  }
+}
+
+template <class T>
 __global__ void gather_rows_k(const T* x, const std::int32_t* index, T* y, std::int64_t n, std::int64_t c) {
   GRID_STRIDE(i, n * c) y[i] = x[static_cast<std::int64_t>(index[i / c]) * c + i % c];
 }
@@ -214,6 +223,15 @@ cudaError_t launch_swiglu(DType t, const void* gu, void* out, std::int64_t rows,
   return dispatch(t, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     swiglu_k<<<grid_for(rows * f), kBlock, 0, s>>>(static_cast<const T*>(gu), static_cast<T*>(out), rows, f);
+  });
+}
+
+cudaError_t launch_fill_weights(DType t, void* dst, std::int64_t n, std::uint64_t seed, std::int64_t offset,
+                                double scale, double shift, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  return dispatch(t, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    fill_weights_k<<<grid_for(n), kBlock, 0, s>>>(static_cast<T*>(dst), n, seed, offset, scale, shift);
   });
 }
 

@@ -44,6 +44,10 @@ cudaError_t launch_paged_attention(DType t, const void* qkv, void* att, const st
                                    std::int64_t d, const CacheView& cache, cudaStream_t s);
 // out[r, i] = silu(gu[r, i]) * gu[r, f + i].
 cudaError_t launch_swiglu(DType t, const void* gu, void* out, std::int64_t rows, std::int64_t f, cudaStream_t s);
+// dst[i] = shift + scale * uniform_value(seed, offset + i) for i < n, in double, then rounded to
+// float and to the element type: the host's random_weights<float> rounded the same way.
+cudaError_t launch_fill_weights(DType t, void* dst, std::int64_t n, std::uint64_t seed, std::int64_t offset,
+                                double scale, double shift, cudaStream_t s);
 // y[i, :] = x[index[i], :], n rows of c.
 cudaError_t launch_gather_rows(DType t, const void* x, const std::int32_t* index, void* y, std::int64_t n,
                                std::int64_t c, cudaStream_t s);

@@ -215,23 +215,27 @@ Layout layout(const ModelSpec& s) {
   return l;
 }
 
+WeightInit weight_init(const Tensor& t) {
+  const std::string& n = t.name;
+  const auto ends = [&](const char* suffix) {
+    const std::string x(suffix);
+    return n.size() >= x.size() && n.compare(n.size() - x.size(), x.size(), x) == 0;
+  };
+  if (n == "wte" || n == "wpe") return {1, 0};
+  if (ends(".g")) return {0.1, 1};
+  if (t.cols == 1) return {0.1, 0};                           // biases and norm shifts
+  return {std::sqrt(3.0 / static_cast<double>(t.rows)), 0};   // uniform: std = scale / sqrt(3)
+}
+
 template <class T>
 std::vector<T> random_weights(const ModelSpec& s, std::uint64_t seed) {
   const Layout l = layout(s);
   std::vector<T> w(sz(l.total));
   for (const Tensor& t : l.tensors) {
-    const std::string& n = t.name;
-    const auto ends = [&](const char* suffix) {
-      const std::string x(suffix);
-      return n.size() >= x.size() && n.compare(n.size() - x.size(), x.size(), x) == 0;
-    };
-    double scale, shift = 0;
-    if (n == "wte" || n == "wpe") scale = 1;
-    else if (ends(".g")) scale = 0.1, shift = 1;
-    else if (t.cols == 1) scale = 0.1;                                 // biases and norm shifts
-    else scale = std::sqrt(3.0 / static_cast<double>(t.rows));         // uniform: std = scale / sqrt(3)
+    const WeightInit init = weight_init(t);
     for (idx i = 0; i < t.size(); ++i) {
-      w[sz(t.offset + i)] = static_cast<T>(shift + scale * uniform_value(seed, static_cast<std::uint64_t>(t.offset + i)));
+      w[sz(t.offset + i)] =
+          static_cast<T>(init.shift + init.scale * uniform_value(seed, static_cast<std::uint64_t>(t.offset + i)));
     }
   }
   return w;

@@ -110,6 +110,12 @@ std::string layer_tensor(idx layer, const char* what);  // "l3.wqkv"
 // [-1, 1), norm gains 1 + U(-0.1, 0.1), biases U(-0.1, 0.1).
 template <class T>
 std::vector<T> random_weights(const ModelSpec& s, std::uint64_t seed);
+// The rule per tensor: element i of tensor t is shift + scale * uniform_value(seed, t.offset + i)
+// (computed in double, then rounded to the element type), so a device fills the same values.
+struct WeightInit {
+  double scale = 0, shift = 0;
+};
+WeightInit weight_init(const Tensor& t);
 
 // ---- The paged KV cache ----
 

@@ -53,7 +53,8 @@ Verification verify_small(const ki::ModelSpec& big, DType t, cudaStream_t stream
   s.vocab = 512 * s.tp;  // the shard's head: 512 columns
   const std::vector<float> w = device_weights(s, t);
   const std::vector<double> wd(w.begin(), w.end());
-  ki::GpuEngine e(s, t, w, 4, 8, 16, 1, stream);
+  // Two sequences whose pages interleave, so the checked one's pages are scattered (0, 2, 4, 6).
+  ki::GpuEngine e(s, t, &w, kWeightSeed, 4, 8, 16, 2, stream);
   Verification v;
   v.passed = true;
   v.method = fmt::format("{} with 1 layer and a 512-token head through the same engine: a 13-token prompt over "
@@ -61,8 +62,11 @@ Verification verify_small(const ki::ModelSpec& big, DType t, cudaStream_t stream
                          "double recomputing every token (tolerance {} x RMS); then the benchmark configuration's "
                          "first step: logits finite",
                          big.name, tolerance(t));
-  const int seq = e.table().open();
-  (void)e.table().reserve(seq, 16);
+  const int seq = e.table().open(), other = e.table().open();
+  for (idx tokens = 4; tokens <= 16; tokens += 4) {
+    (void)e.table().reserve(seq, tokens);
+    (void)e.table().reserve(other, tokens);
+  }
   std::vector<std::int32_t> tokens = ki::prompt_tokens(s, kPromptSeed, 0, 13);
   ki::Chunk chunk{seq, 0, tokens.data(), 13};
   for (int step = 0; step < 4; ++step) {
@@ -133,8 +137,8 @@ class GpuStepCase final : public CudaCase {
     const idx per_seq = (tokens + page - 1) / page;
     const idx rows = decode ? std::max(s_.batch, s_.context_len) : s_.batch * s_.prompt_len;
     train::skip_on_oom([&] {
-      engine_ = std::make_unique<ki::GpuEngine>(s_.model, t_, device_weights(s_.model, t_), page, per_seq * s_.batch,
-                                                rows, s_.batch, stream());
+      engine_ = std::make_unique<ki::GpuEngine>(s_.model, t_, nullptr, kWeightSeed, page, per_seq * s_.batch, rows,
+                                                s_.batch, stream());
     });
     ki::PageTable& pt = engine_->table();
     for (idx b = 0; b < s_.batch; ++b) seqs_.push_back(pt.open());
@@ -267,7 +271,7 @@ class GpuServeCase final : public ServeCaseOf<CudaCase> {
     const idx pages = s_.limits.kv_budget_tokens > 0 ? (s_.limits.kv_budget_tokens + page - 1) / page + s_.limits.max_batch
                                                      : (longest + page - 1) / page * s_.limits.max_batch;
     train::skip_on_oom([&] {
-      engine_ = std::make_unique<ki::GpuEngine>(s_.model, t_, device_weights(s_.model, t_), page, pages,
+      engine_ = std::make_unique<ki::GpuEngine>(s_.model, t_, nullptr, kWeightSeed, page, pages,
                                                 prompt * s_.limits.max_batch, s_.limits.max_batch + 1, stream());
     });
   }
