@@ -220,6 +220,7 @@ std::vector<ValidationRow> compare(const ServeCase& c, const Config& cfg, const 
       row.model = cfg.model;
       row.case_name = c.entry->name;
       row.rate = c.trace.rate;
+      row.trace = fmt::format("{} x {}/{} tokens", c.trace.requests, c.trace.prompt_len, c.trace.output_len);
       row.metric = measured[m].first;
       row.percentile = pairs[k].first;
       row.measured = pairs[k].second * 1e3;
@@ -509,7 +510,7 @@ ojson optional_ms(const std::optional<double>& s) { return s ? ojson(*s * 1e3) :
 
 ojson row_json(const ValidationRow& v) {
   return {{"key", v.key},           {"device", v.device},     {"model", v.model},
-          {"case", v.case_name},    {"rate", v.rate},         {"metric", v.metric},
+          {"case", v.case_name},    {"rate", v.rate},         {"trace", v.trace},       {"metric", v.metric},
           {"percentile", v.percentile}, {"measured", v.measured}, {"projected", v.projected},
           {"error_pct", v.error_pct ? ojson(*v.error_pct) : ojson(nullptr)}};
 }
@@ -608,13 +609,14 @@ Document to_document(const ServingResult& r) {
     Table v;
     v.add_column("configuration");
     v.add_column("rate (req/s)", true);
+    v.add_column("trace (requests x prompt/output)");
     v.add_column("metric");
     v.add_column("percentile");
     v.add_column("measured (ms)", true);
     v.add_column("projected (ms)", true);
     v.add_column("error", true);
     for (const ValidationRow& row : r.validation) {
-      v.rows.push_back({row.device + " " + row.model, rate_text(row.rate), row.metric, row.percentile, sig3(row.measured),
+      v.rows.push_back({row.device + " " + row.model, rate_text(row.rate), row.trace, row.metric, row.percentile, sig3(row.measured),
                         sig3(row.projected), row.error_pct ? percent_change(*row.error_pct) : "-"});
     }
     doc.table(std::move(v));

@@ -91,6 +91,7 @@ struct ParetoPoint {
 struct ValidationRow {
   std::string key, device, model, case_name;
   double rate = 0;
+  std::string trace;       // the serve case's trace: "12 x 128/16 tokens" (requests x mean prompt/output)
   std::string metric;      // ttft_ms, tpot_ms, itl_ms, e2el_ms
   std::string percentile;  // p50, p90, p99
   double measured = 0, projected = 0;
