@@ -23,9 +23,8 @@ int main(int argc, char** argv) {
   const long context = argc > 2 ? std::max(1L, std::atol(argv[2])) : 256;
   gpubench::parse_benchmark_flags({});
   const ki::ModelSpec m = *ki::named_model("llama-small");
-  // What the case counts as a step's bytes (cpu_cases.cpp DecodeCase::step_bytes) at batch 1.
-  const double kv = ki::kv_elements_per_token(m);
-  const double bytes = (ki::matmul_weight_elements(m) + static_cast<double>(context) * kv + kv + static_cast<double>(m.hidden)) * 4;
+  // What the case counts as a step's bytes at batch 1 (fp32).
+  const double bytes = ki::decode_step_elements(m, 1, context) * 4;
   std::vector<double> steps;
   for (int r = 0; r < rounds; ++r) {
     steps.push_back(gpubench::perf::through_harness(

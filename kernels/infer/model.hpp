@@ -66,6 +66,10 @@ double matmul_weight_elements(const ModelSpec& s);  // every weight a decode ste
 double embedding_elements(const ModelSpec& s);
 // KV-cache elements per token: 2 (K and V) x layers x kv_dim.
 double kv_elements_per_token(const ModelSpec& s);
+// Elements one decode step of `batch` sequences holding `context` tokens each must move: every
+// matmul weight once, each sequence's cached K and V, the new K and V rows and the tokens'
+// embedding rows (the decode roofline; times the element's bytes).
+double decode_step_elements(const ModelSpec& s, idx batch, idx context);
 // FLOPs of a forward over `new_tokens` tokens of a sequence that already holds `cached` tokens
 // (prefill: cached 0; decode: new_tokens 1), LM head for its last token only:
 //   2 x (layer weights) x L per token + attention 4 x L x q_dim per (query, key) pair

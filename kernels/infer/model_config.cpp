@@ -81,6 +81,11 @@ double embedding_elements(const ModelSpec& s) {
 
 double kv_elements_per_token(const ModelSpec& s) { return 2.0 * static_cast<double>(s.layers * s.kv_dim()); }
 
+double decode_step_elements(const ModelSpec& s, idx batch, idx context) {
+  const double kv = kv_elements_per_token(s), b = static_cast<double>(batch);
+  return matmul_weight_elements(s) + b * static_cast<double>(context) * kv + b * kv + b * static_cast<double>(s.hidden);
+}
+
 double forward_flops(const ModelSpec& s, idx cached, idx new_tokens) {
   const double c = static_cast<double>(s.hidden), f = static_cast<double>(s.ffn_shard()), n = static_cast<double>(new_tokens);
   const double mlp = (s.arch == Arch::Gpt ? 2 : 3) * c * f;

@@ -131,15 +131,8 @@ class DecodeCase final : public ModelCase {
   // One step: every sequence back to context_len cached tokens, one new token each.
   void run() override { (void)engine_->forward(chunks_, threads_, parallel()); }
 
-  // Bytes a step must move: every matmul weight once, each sequence's cached K and V, the new
-  // K and V rows and the tokens' embedding rows.
-  double step_bytes() const {
-    const double kv = ki::kv_elements_per_token(s_.model);
-    const double b = static_cast<double>(s_.batch);
-    return (ki::matmul_weight_elements(s_.model) + b * static_cast<double>(s_.context_len) * kv + b * kv +
-            b * static_cast<double>(s_.model.hidden)) *
-           sizeof(float);
-  }
+  // Bytes a step must move (model.hpp decode_step_elements).
+  double step_bytes() const { return ki::decode_step_elements(s_.model, s_.batch, s_.context_len) * sizeof(float); }
 
   Metrics metrics() const override {
     Metrics m;

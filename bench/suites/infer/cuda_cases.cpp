@@ -27,8 +27,6 @@ namespace ki = kernels::infer;
 using ki::idx;
 using kernels::train::DType;
 
-constexpr std::uint64_t kWeightSeed = 11, kPromptSeed = 7;
-
 DType dtype_of(const std::string& d) { return d == "fp16" ? DType::F16 : DType::BF16; }
 
 // Tolerance of the device's logits against the double reference, in units of the reference
@@ -225,11 +223,7 @@ class GpuStepCase final : public CudaCase {
   }
 
  private:
-  double step_bytes() const {
-    const double kv = ki::kv_elements_per_token(s_.model), b = static_cast<double>(s_.batch);
-    return (ki::matmul_weight_elements(s_.model) + b * static_cast<double>(s_.context_len) * kv + b * kv +
-            b * static_cast<double>(s_.model.hidden)) * 2;
-  }
+  double step_bytes() const { return ki::decode_step_elements(s_.model, s_.batch, s_.context_len) * 2; }
 
   void capture() {
     GPUBENCH_CUDA_CHECK(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal));
@@ -283,7 +277,7 @@ class GpuServeCase final : public ServeCaseOf<CudaCase> {
     const int seq = pt.open();
     const ki::Request& r = trace_.front();
     (void)pt.reserve(seq, r.prompt_len + 1);
-    const std::vector<std::int32_t> tokens = ki::prompt_tokens(s_.model, kServePromptSeed, r.id, r.prompt_len);
+    const std::vector<std::int32_t> tokens = ki::prompt_tokens(s_.model, kPromptSeed, r.id, r.prompt_len);
     check_finite(engine_->forward({{seq, 0, tokens.data(), r.prompt_len}}), v);
     pt.release(seq);
     return v;

@@ -53,6 +53,9 @@ inline constexpr double kMaxTraceSeconds = 86400;
 // GPU), 2e5 on the CPU (its prefill runs ~3,000 tokens/s and its decode a few hundred).
 inline constexpr double kMaxTraceTokens = 1e8, kMaxCpuTraceTokens = 2e5;
 
+// The weights' and the prompts' seeds of every infer case (CPU and CUDA, verification and timing).
+inline constexpr std::uint64_t kWeightSeed = 11, kPromptSeed = 7;
+
 // Relative tolerance of fp32 logits against the double reference, in units of the reference
 // logits' RMS (each logit is a sum over hidden terms of unit-scale products after L layers).
 inline constexpr double kFp32Tolerance = 2e-3;

@@ -27,8 +27,6 @@ class ModelCase : public HostCase {
   std::vector<double> reference_last(const std::vector<std::int32_t>& tokens);
   void add_common(Metrics& m) const;
 
-  static constexpr std::uint64_t kWeightSeed = 11, kPromptSeed = 7;
-
   InferSpec s_;
   int threads_ = 1, blas_threads_ = 0;
   std::vector<float> weights_;

@@ -20,9 +20,6 @@ namespace gpubench::suites::infer {
 // One step of the model over the chunks; the logits of each chunk's last token, on the host.
 using StepFn = std::function<const std::vector<float>&(const std::vector<kernels::infer::Chunk>&)>;
 
-// The prompt tokens of request `id` (serve_case.cpp and its verification use the same).
-inline constexpr std::uint64_t kServePromptSeed = 7;
-
 class EngineRunner final : public kernels::infer::StepRunner {
  public:
   EngineRunner(const kernels::infer::ModelSpec& spec, kernels::infer::PageTable& pages, StepFn step)
@@ -36,7 +33,7 @@ class EngineRunner final : public kernels::infer::StepRunner {
       if (!pages_.reserve(live.seq, r->prompt_len + r->output_len)) {
         throw std::logic_error("serve: the KV pool is smaller than the scheduler's budget");
       }
-      live.prompt = kernels::infer::prompt_tokens(spec_, kServePromptSeed, r->id, r->prompt_len);
+      live.prompt = kernels::infer::prompt_tokens(spec_, kPromptSeed, r->id, r->prompt_len);
       chunks.push_back({live.seq, 0, live.prompt.data(), r->prompt_len});
     }
     sample(admitted, chunks);

@@ -46,7 +46,7 @@ class ServeCase final : public ServeCaseOf<ModelCase> {
     v.passed = true;
     v.method = fmt::format("the first request's prefill and two decode steps vs the reference model in double "
                            "recomputing every token (tolerance {} x RMS)", kFp32Tolerance);
-    std::vector<std::int32_t> tokens = ki::prompt_tokens(s_.model, kServePromptSeed, r.id, r.prompt_len);
+    std::vector<std::int32_t> tokens = ki::prompt_tokens(s_.model, kPromptSeed, r.id, r.prompt_len);
     const int seq = cache_->open();
     if (!cache_->reserve(seq, r.prompt_len + r.output_len)) throw CaseSkipped("serve: the KV pool cannot hold one request");
     ki::Chunk chunk{seq, 0, tokens.data(), r.prompt_len};
