@@ -157,11 +157,18 @@ LtMatrixShape make_shape(const char* name, cudaDataType_t type, std::int64_t row
 }
 }  // namespace
 
+LtTypes problem_types(const LtProblem& p) {
+  LtTypes t = lt_types(p.precision);
+  if (p.cd_type) t.c = t.d = *p.cd_type;
+  if (p.a_type) t.a = *p.a_type;
+  if (p.b_type) t.b = *p.b_type;
+  return t;
+}
+
 LtShapes lt_shapes(const LtProblem& p) {
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) throw std::invalid_argument("m, n and k must be positive");
   if (p.batch < 1) throw std::invalid_argument("batch must be at least 1");
-  LtTypes t = lt_types(p.precision);
-  if (p.cd_type) t.c = t.d = *p.cd_type;
+  const LtTypes t = problem_types(p);
   // A is stored m x k (k x m when transposed); B k x n (n x k when transposed).
   LtShapes s;
   s.a = make_shape("a", t.a, p.trans_a ? p.k : p.m, p.trans_a ? p.m : p.k, p.lda, p.batch, p.stride_a);
@@ -283,7 +290,7 @@ cublasLtMatrixLayout_t make_layout(const LtMatrixShape& s) {
 LtMatmul::LtMatmul(const LtHandle& handle, const LtProblem& problem, std::size_t workspace_limit)
     : handle_(handle.get()), p_(problem), shapes_(lt_shapes(problem)), types_(lt_types(problem.precision)),
       workspace_limit_(workspace_limit) {
-  if (p_.cd_type) types_.c = types_.d = *p_.cd_type;
+  types_ = problem_types(p_);
   encode_scalar(types_.scale, p_.alpha, alpha_);
   encode_scalar(types_.scale, p_.beta, beta_);
   try {

@@ -50,6 +50,9 @@ struct LtTypes {
   cudaDataType_t scale;  // type of alpha and beta (host pointers)
 };
 LtTypes lt_types(LtPrecision p);
+// lt_types of the problem's precision with its cd_type, a_type and b_type overrides applied.
+struct LtProblem;
+LtTypes problem_types(const LtProblem& p);
 
 std::size_t data_type_bytes(cudaDataType_t t);  // 1, 2, 4 or 8; throws on a type not used here
 bool is_fp8(LtPrecision p);
@@ -92,6 +95,9 @@ struct LtProblem {
   std::int64_t aux_ld = 0;  // 0 means m (GELU aux has D's shape)
   // Overrides the C/D type (e.g. fp8 output with a D scale, or fp32 out of fp16 inputs).
   std::optional<cudaDataType_t> cd_type;
+  // Overrides A's or B's type within the precision's family (fp8: E4M3 x E5M2, the data
+  // gradient of an fp8 training step, is FP8_E4M3 with b_type E5M2).
+  std::optional<cudaDataType_t> a_type, b_type;
   bool fp8_fast_accum = false;  // CUBLASLT_MATMUL_DESC_FAST_ACCUM (fp8 only)
 };
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "kernels/blas/cublaslt.hpp"
+#include "kernels/common/fp8_scaling.cuh"
 #include "kernels/train/train_kernels.cuh"
 
 namespace gpubench::kernels::train {
@@ -29,8 +30,17 @@ struct GpuModel::Impl {
     Buf h, g;
   };
 
+  // fp8: the quantised operands of the linear GEMM in flight (row-major A and B of
+  // RowMajorGemm, each with its descale), and the amax of X, W and dY.
+  struct Fp8Bufs {
+    Buf a, b, a_scale_inv, b_scale_inv, amax_x, amax_w, amax_dy;
+  };
+
   Impl(const ModelConfig& c, GpuPrecision prec, cudaStream_t s, std::int64_t& total)
-      : c(c), prec(prec), dt(prec == GpuPrecision::FP16 ? DType::F16 : prec == GpuPrecision::BF16 ? DType::BF16 : DType::F32),
+      : c(c), prec(prec),
+        dt(prec == GpuPrecision::FP16                                    ? DType::F16
+           : prec == GpuPrecision::BF16 || prec == GpuPrecision::FP8 ? DType::BF16
+                                                                         : DType::F32),
         es(dtype_bytes(dt)), s(s), total(total) {}
 
   ModelConfig c;
@@ -52,6 +62,7 @@ struct GpuModel::Impl {
   Buf dx, dtmp, dqkv, dh, datt;
   Buf qh, kh, vh, oh, doh, dqh, dkh, dvh, ds;  // attention heads, packed [B, H, T, D]; ds [B, H, T, T]
   Buf loss_sum, flag;
+  Fp8Bufs f8;
   std::size_t micro = 0;      // micro-batch forward() last saw
   std::size_t micro_count = 0;  // forwards since zero_grads
   double last_scale = 1;       // loss scale of the last forward
@@ -84,18 +95,96 @@ struct GpuModel::Impl {
     it->second.op->run(b, a, cc, cc, it->second.algo.algo, ws.get(), s);
   }
 
+  // fp8 (see the header): one of the three GEMMs of a linear layer over the codes in f8.a and
+  // f8.b, built once per shape with the descale pointers (cuBLASLt's A is the row-major B).
+  void mm_fp8(const blas::LtProblem& p, void* d) {
+    std::ostringstream key;
+    key << "fp8 " << p.m << ' ' << p.n << ' ' << p.k << ' ' << static_cast<int>(p.a_type.value_or(CUDA_R_8F_E4M3))
+        << ' ' << static_cast<int>(p.b_type.value_or(CUDA_R_8F_E4M3)) << ' ' << p.beta;
+    auto it = gemms.find(key.str());
+    if (it == gemms.end()) {
+      Gemm g;
+      g.op = std::make_unique<blas::LtMatmul>(lt, p, ws.bytes());
+      blas::LtExtraPointers ptrs;
+      ptrs.a_scale = f8.b_scale_inv.f();
+      ptrs.b_scale = f8.a_scale_inv.f();
+      g.op->set_pointers(ptrs);
+      auto cand = g.op->first_heuristic();
+      if (!cand) throw std::runtime_error("cuBLASLt has no algorithm for the " + key.str() + " matmul");
+      g.algo = *cand;
+      it = gemms.emplace(key.str(), std::move(g)).first;
+    }
+    it->second.op->run(f8.b.get(), f8.a.get(), d, d, it->second.algo.algo, ws.get(), s);
+  }
+  // amax of n values of the compute type into `amax`, then their codes (rows x cols, or its
+  // transpose) into `q` with the descale into `scale_inv`.
+  void amax_of(const void* x, std::int64_t n, Buf& amax) {
+    cuda_check(launch_amax(Storage::BF16, x, n, amax.f(), s), "fp8 amax");
+  }
+  void quantize(const void* x, std::int64_t rows, std::int64_t cols, bool transpose, Storage format, const Buf& amax,
+                Buf& q, Buf& scale_inv) {
+    cuda_check(launch_fp8_quantize(Storage::BF16, x, rows, cols, transpose, format, amax.f(),
+                                   static_cast<std::uint8_t*>(q.get()), scale_inv.f(), s),
+               "fp8 quantize");
+  }
+
   void linear_forward(const void* x, const ParamTensor& w, const ParamTensor& bias, void* y, std::int64_t n,
                       std::int64_t in, std::int64_t out) {
-    mm(false, false, n, out, in, 1, x, in, 0, W(w), out, 0, 0, y, out, 0, 1, false);
+    if (prec == GpuPrecision::FP8) {
+      amax_of(x, n * in, f8.amax_x);
+      quantize(x, n, in, false, Storage::E4M3, f8.amax_x, f8.a, f8.a_scale_inv);
+      amax_of(W(w), in * out, f8.amax_w);
+      quantize(W(w), in, out, true, Storage::E4M3, f8.amax_w, f8.b, f8.b_scale_inv);  // W^T [out, in]
+      mm_fp8(fp8_forward_problem(n, in, out), y);
+    } else {
+      mm(false, false, n, out, in, 1, x, in, 0, W(w), out, 0, 0, y, out, 0, 1, false);
+    }
     cuda_check(launch_bias_add(dt, y, W(bias), n, out, s), "bias_add");
   }
   void linear_backward(const void* x, const ParamTensor& w, const ParamTensor& bias, const void* dy, void* dxp,
                        std::int64_t n, std::int64_t in, std::int64_t out) {
-    if (dxp) mm(false, true, n, in, out, 1, dy, out, 0, W(w), out, 0, 0, dxp, in, 0, 1, false);  // dX = dY W^T
-    mm(true, false, in, out, n, 1, x, in, 0, dy, out, 0, 1, G(w), out, 0, 1, true);               // dW += X^T dY
+    if (prec == GpuPrecision::FP8) {
+      amax_of(dy, n * out, f8.amax_dy);
+      if (dxp) {  // dX = dY W^T
+        quantize(dy, n, out, false, Storage::E5M2, f8.amax_dy, f8.a, f8.a_scale_inv);
+        amax_of(W(w), in * out, f8.amax_w);
+        quantize(W(w), in, out, false, Storage::E4M3, f8.amax_w, f8.b, f8.b_scale_inv);
+        mm_fp8(fp8_dgrad_problem(n, in, out), dxp);
+      }
+      // dW += X^T dY, both operands transposed to make n the contracted (K-major) dimension.
+      amax_of(x, n * in, f8.amax_x);
+      quantize(x, n, in, true, Storage::E4M3, f8.amax_x, f8.a, f8.a_scale_inv);
+      quantize(dy, n, out, true, Storage::E5M2, f8.amax_dy, f8.b, f8.b_scale_inv);
+      mm_fp8(fp8_wgrad_problem(n, in, out), G(w));
+    } else {
+      if (dxp) mm(false, true, n, in, out, 1, dy, out, 0, W(w), out, 0, 0, dxp, in, 0, 1, false);  // dX = dY W^T
+      mm(true, false, in, out, n, 1, x, in, 0, dy, out, 0, 1, G(w), out, 0, 1, true);               // dW += X^T dY
+    }
     cuda_check(launch_bias_grad(dt, dy, G(bias), n, out, s), "bias_grad");
   }
 };
+
+namespace {
+// The fp8 GEMM C[m, n] = A[m, k] B[n, k]^T (both K-major), A and B in the given fp8 types.
+blas::LtProblem fp8_problem(std::int64_t m, std::int64_t n, std::int64_t k, cudaDataType_t a, cudaDataType_t b,
+                            double beta, bool c_f32) {
+  blas::LtProblem p = to_lt_problem({false, true, m, n, k, 1, k, 0, k, 0, beta, n, 0, 1}, GpuPrecision::BF16, c_f32);
+  p.precision = blas::LtPrecision::FP8_E4M3;
+  p.a_type = b;  // cuBLASLt's A is the row-major B (to_lt_problem)
+  p.b_type = a;
+  return p;
+}
+}  // namespace
+
+blas::LtProblem fp8_forward_problem(std::int64_t n, std::int64_t in, std::int64_t out) {
+  return fp8_problem(n, out, in, CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, 0, false);  // Xq [n, in], (W^T)q [out, in]
+}
+blas::LtProblem fp8_dgrad_problem(std::int64_t n, std::int64_t in, std::int64_t out) {
+  return fp8_problem(n, in, out, CUDA_R_8F_E5M2, CUDA_R_8F_E4M3, 0, false);  // dYq [n, out], Wq [in, out]
+}
+blas::LtProblem fp8_wgrad_problem(std::int64_t n, std::int64_t in, std::int64_t out) {
+  return fp8_problem(in, out, n, CUDA_R_8F_E4M3, CUDA_R_8F_E5M2, 1, true);  // (X^T)q [in, n], (dY^T)q [out, n]
+}
 
 blas::LtProblem to_lt_problem(const RowMajorGemm& g, GpuPrecision prec, bool c_f32) {
   blas::LtProblem p;
@@ -103,7 +192,8 @@ blas::LtProblem to_lt_problem(const RowMajorGemm& g, GpuPrecision prec, bool c_f
     case GpuPrecision::FP32: p.precision = blas::LtPrecision::FP32; break;
     case GpuPrecision::TF32: p.precision = blas::LtPrecision::TF32; break;
     case GpuPrecision::FP16: p.precision = blas::LtPrecision::FP16; break;
-    case GpuPrecision::BF16: p.precision = blas::LtPrecision::BF16; break;
+    case GpuPrecision::BF16:
+    case GpuPrecision::FP8: p.precision = blas::LtPrecision::BF16; break;  // fp8: the GEMMs not in a linear layer
   }
   p.trans_a = g.tb;
   p.trans_b = g.ta;
@@ -119,7 +209,7 @@ blas::LtProblem to_lt_problem(const RowMajorGemm& g, GpuPrecision prec, bool c_f
   p.stride_c = p.stride_d = g.sc;
   p.alpha = g.alpha;
   p.beta = g.beta;
-  if (c_f32 && (prec == GpuPrecision::FP16 || prec == GpuPrecision::BF16)) p.cd_type = CUDA_R_32F;
+  if (c_f32 && prec != GpuPrecision::FP32 && prec != GpuPrecision::TF32) p.cd_type = CUDA_R_32F;
   return p;
 }
 
@@ -145,6 +235,9 @@ GpuModel::GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cud
                    const ParamLayout* layout)
     : c_(c), layout_(param_layout(c)) {
   if (auto e = config_error(c)) throw std::invalid_argument(*e);
+  if (p == GpuPrecision::FP8) {
+    if (auto e = fp8_dims_error(c)) throw std::invalid_argument(*e);
+  }
   const ParamLayout canonical = layout_;
   if (layout != nullptr) {
     check_layout(canonical, *layout);
@@ -175,6 +268,15 @@ GpuModel::GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cud
   if (m.dt != DType::F32) cuda_check(launch_cast_from_f32(m.dt, m.p32.f(), m.w16.get(), P, stream), "cast");
 
   const std::int64_t n = c.rows(), C = c.hidden, V = c.vocab;
+  if (p == GpuPrecision::FP8) {
+    std::int64_t codes = 0;  // the largest operand of any linear GEMM: X, W or dY
+    for (const auto& [in, out] : linear_shapes(c)) codes = std::max({codes, n * in, in * out, n * out});
+    m.f8.a = m.alloc(codes, 1);
+    m.f8.b = m.alloc(codes, 1);
+    // Each scale and amax in its own allocation: cuBLASLt refused fp8 scales 4 bytes apart
+    // (lt_scale_pointer_aligned).
+    for (Buf* b : {&m.f8.a_scale_inv, &m.f8.b_scale_inv, &m.f8.amax_x, &m.f8.amax_w, &m.f8.amax_dy}) *b = m.alloc(1, 4);
+  }
   for (std::int64_t l = 0; l <= c.layers; ++l) m.xs.push_back(m.act(n * C));
   m.logits = m.act(n * V);
   m.dx = m.act(n * C);

@@ -10,15 +10,25 @@
 //
 // Precisions: fp32 (TF32 off), tf32 (fp32 storage, TF32 Tensor Core matmuls), fp16 and bf16
 // (activations and a weight copy in the 16-bit type, fp32 accumulation in every matmul and
-// kernel; fp32 master weights, gradients and AdamW state; fp16 with dynamic loss scaling).
+// kernel; fp32 master weights, gradients and AdamW state; fp16 with dynamic loss scaling), and
+// fp8: bf16 as above, except that every linear layer's three GEMMs (forward, data and weight
+// gradients) run in fp8 through cuBLASLt with per-tensor current scaling (Transformer Engine's
+// recipe, kernels/common/fp8_scaling.hpp): X and W in E4M3, dY in E5M2, each tensor's amax
+// reduced and its codes written (transposed where the GEMM contracts over its rows) by
+// kernels inside the step, the descales given to cuBLASLt as scale pointers. Attention's batched
+// products and the tied LM head stay in bf16, as in the CPU emulation the step is verified
+// against (ops_reference.hpp, LinearInputs::Fp8). Needs sm_89 or newer and every linear
+// dimension (rows, in, out) a multiple of 16 (fp8_dims_error).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/common/device_buffer.hpp"
@@ -32,7 +42,17 @@ struct LtProblem;
 
 namespace gpubench::kernels::train {
 
-enum class GpuPrecision { FP32, TF32, FP16, BF16 };
+enum class GpuPrecision { FP32, TF32, FP16, BF16, FP8 };
+
+
+// The three fp8 GEMMs of a linear layer Y[n, out] = X[n, in] W[in, out] as cuBLASLt problems,
+// every operand K-major (TN): forward Y = Xq (W^T)q^T (E4M3 x E4M3, bf16 out); data gradient
+// dX = dYq Wq^T (E5M2 x E4M3, bf16 out); weight gradient dW += (X^T)q (dY^T)q^T (E4M3 x E5M2,
+// fp32 C and D, beta 1). Row-major as the model writes them; to_lt_problem swaps them into
+// cuBLASLt's column-major terms. Pure, unit-tested.
+blas::LtProblem fp8_forward_problem(std::int64_t n, std::int64_t in, std::int64_t out);
+blas::LtProblem fp8_dgrad_problem(std::int64_t n, std::int64_t in, std::int64_t out);
+blas::LtProblem fp8_wgrad_problem(std::int64_t n, std::int64_t in, std::int64_t out);
 
 // A row-major product C[m, n] (ldc, batch stride sc) = alpha op(A) op(B) + beta C over `batch`
 // matrices, as the models write them.

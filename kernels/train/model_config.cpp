@@ -163,4 +163,27 @@ std::vector<std::size_t> backward_stages(const ModelConfig& c) {
   return stages;
 }
 
+std::vector<std::pair<std::int64_t, std::int64_t>> linear_shapes(const ModelConfig& c) {
+  const std::int64_t C = c.hidden;
+  if (c.kind == ModelKind::Mlp) return {{C, C}, {C, c.vocab}};
+  return {{C, 3 * C}, {C, C}, {C, c.ffn()}, {c.ffn(), C}};
+}
+
+std::optional<std::string> fp8_dims_error(const ModelConfig& c) {
+  auto bad = [](std::int64_t v) { return v % 16 != 0; };
+  const std::int64_t n = c.rows();
+  if (bad(n)) {
+    return "precision=fp8: the rows of a micro-batch (" + std::to_string(n) +
+           (c.kind == ModelKind::Transformer ? ", micro_batch x seq" : ", micro_batch") +
+           ") must be a multiple of 16 (cuBLASLt's fp8 GEMMs take 16-byte leading dimensions)";
+  }
+  for (const auto& [in, out] : linear_shapes(c)) {
+    if (bad(in) || bad(out)) {
+      return "precision=fp8: a linear layer of " + std::to_string(in) + " x " + std::to_string(out) +
+             " is not a multiple of 16 in both dimensions (cuBLASLt's fp8 GEMMs take 16-byte leading dimensions)";
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace gpubench::kernels::train

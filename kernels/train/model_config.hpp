@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpubench::kernels::train {
@@ -110,5 +111,13 @@ struct StepFlops {
 };
 double matmul_params(const ModelConfig& c);
 StepFlops step_flops(const ModelConfig& c);
+
+// The linear layers of `c` as (in, out) pairs, in forward order within a layer (transformer:
+// qkv, proj, fc1, fc2; mlp: fc, head). The LM head tied to wte is not one.
+std::vector<std::pair<std::int64_t, std::int64_t>> linear_shapes(const ModelConfig& c);
+// Why `c` cannot take the fp8 step's GEMMs (cuBLASLt's fp8 layout rules: leading dimensions of
+// 16 bytes, i.e. 16 codes, required here of every dimension of a linear layer's three GEMMs,
+// the rows of a micro-batch included), or nullopt.
+std::optional<std::string> fp8_dims_error(const ModelConfig& c);
 
 }  // namespace gpubench::kernels::train

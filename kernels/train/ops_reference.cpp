@@ -8,6 +8,7 @@
 #include <numbers>
 
 #include "kernels/common/float_formats.hpp"
+#include "kernels/common/fp8_scaling.hpp"
 
 namespace gpubench::kernels::train {
 namespace {
@@ -45,15 +46,13 @@ std::vector<T> emulate_linear_input(const T* v, idx n, bool gradient) {
     for (T& x : out) x = static_cast<T>(round_to_storage(Storage::BF16, static_cast<float>(x)));
   } else if (t_linear_inputs == LinearInputs::Fp8) {
     const Storage format = gradient ? Storage::E5M2 : Storage::E4M3;
-    const double fp8_max = gradient ? 57344.0 : 448.0;
     double amax = 0;
     for (const T& x : out) amax = std::max(amax, std::fabs(static_cast<double>(x)));
-    if (amax > 0 && std::isfinite(amax)) {
-      const float scale = static_cast<float>(fp8_max / amax);  // the fp32 scale factor an fp8 GEMM is given
-      for (T& x : out) {
-        const float q = fp8_bits_to_float(float_to_fp8_bits(static_cast<float>(x) * scale, format), format);
-        x = static_cast<T>(static_cast<double>(q) / static_cast<double>(scale));
-      }
+    // The fp32 scale factor an fp8 GEMM is given, computed as the GPU step's kernels compute it.
+    const float scale = fp8_scale(amax, fp8_max(format));
+    for (T& x : out) {
+      const float q = fp8_bits_to_float(float_to_fp8_bits(static_cast<float>(x) * scale, format), format);
+      x = static_cast<T>(static_cast<double>(q) / static_cast<double>(scale));
     }
   }
   return out;

@@ -214,7 +214,7 @@ class CudaDpStepCase final : public CudaCase {
   }
 
   Verification verify_tiny() {
-    const ModelConfig t = tiny_config(c_);
+    const ModelConfig t = tiny_config(c_, p_);
     // Buckets of about a quarter of the tiny model, so the step starts several.
     const double tiny_mb =
         static_cast<double>(kernels::train::param_layout(t).total) * sizeof(float) / 4 / kBucketMbBytes;
@@ -234,7 +234,12 @@ class CudaDpStepCase final : public CudaCase {
       for (Batch& b : rank_batches(t, r)) global.push_back(std::move(b));
     }
     kernels::train::ReferenceModel<double> ref(t, kModelSeed);
-    const double want_loss = ref.train_step(global, AdamW{});
+    double want_loss = 0;
+    {
+      // fp8: each micro-batch is scaled on its own, on the GPU ranks as in the reference.
+      kernels::train::ScopedLinearInputs emulate(reference_linear_inputs(p_));
+      want_loss = ref.train_step(global, AdamW{});
+    }
     const ParamLayout& lay = ref.layout();
     // The reduced gradients: all of them (ddp), this rank's shards (zero1; the rest of the
     // buffer holds this rank's own partial sums).

@@ -7,6 +7,7 @@
 #include "bench/suites/collectives/collectives.hpp"
 #include "bench/suites/train/dp.hpp"
 #include "bench/suites/train/train.hpp"
+#include "bench/suites/train/verify.hpp"
 
 namespace gpubench::suites::train {
 namespace {
@@ -63,12 +64,7 @@ class TrainSuite final : public Suite {
     const Precision p = parse_precision(point.text("precision"));
     if (auto why = dp_unsupported(device, point)) return why;
     if (p == Precision::FP8) {
-      return device.is_cuda()
-                 ? std::string("precision=fp8: the fp8 training step on GPUs (cuBLASLt fp8 GEMMs with per-tensor scale "
-                               "pointers, amax kernels) is not built yet; fp8 GEMMs run in the gemm suite (dtype=fp8-e4m3)")
-                 : std::string("precision=fp8 on the CPU would time an emulation (the linear layers' GEMM inputs rounded "
-                               "to E4M3/E5M2 with per-tensor current scaling), not fp8 hardware: its loss parity with "
-                               "bf16 is a unit test (tests/unit/test_train_fp8.cpp), not a measurement");
+      if (auto why = fp8_unsupported(device, point)) return why;
     }
     if (!device.is_cuda()) {
       if (p != Precision::FP32) return fmt::format("the CPU reference trains in fp32 only (not {})", to_string(p));
@@ -97,6 +93,33 @@ class TrainSuite final : public Suite {
   }
 
   nlohmann::ordered_json libraries() const override { return library_versions(); }
+
+ private:
+  // precision=fp8: the CPU times no emulation; a GPU needs fp8 Tensor Cores, and the model's
+  // linear layers (and the tiny configuration they are verified on) dimensions cuBLASLt's fp8
+  // GEMMs take.
+  static std::optional<std::string> fp8_unsupported(const DeviceInfo& device, const Point& point) {
+    if (!device.is_cuda()) {
+      return std::string("precision=fp8 on the CPU would time an emulation (the linear layers' GEMM inputs rounded "
+                         "to E4M3/E5M2 with per-tensor current scaling), not fp8 hardware: its loss parity with "
+                         "bf16 is a unit test (tests/unit/test_train_fp8.cpp), not a measurement");
+    }
+    if (device.cc_major * 10 + device.cc_minor < 89) {
+      return fmt::format("precision=fp8 needs fp8 Tensor Cores (cuBLASLt's fp8 GEMMs: compute capability 8.9 or newer); "
+                         "this GPU is sm_{}{}",
+                         device.cc_major, device.cc_minor);
+    }
+    const ModelConfig c = config_from(point);
+    if (searches_batch(point) && (c.kind == kernels::train::ModelKind::Mlp || c.seq % 16 != 0)) {
+      return "precision=fp8 with micro_batch=0: the search tries every micro-batch, and fp8 needs the rows in "
+             "multiples of 16 (a transformer whose seq is a multiple of 16 searches)";
+    }
+    if (auto why = kernels::train::fp8_dims_error(c)) return *why;
+    if (auto why = kernels::train::fp8_dims_error(tiny_config(c, Precision::FP8))) {
+      return "the tiny configuration fp8 is verified on: " + *why;
+    }
+    return std::nullopt;
+  }
 };
 
 }  // namespace

@@ -9,6 +9,12 @@
 //   tf32        2e-2   1e-2   2e-3   (10-bit mantissa products, fp32 accumulation)
 //   bf16-amp    1e-1   5e-2   2e-2   (8-bit mantissa activations and weights)
 //   fp16-amp    5e-2   2e-2   1e-2   (11-bit mantissa, loss-scaled gradients)
+//   fp8         2.5e-1 1e-1   5e-2   (against the reference under the same fp8 emulation,
+//                                     reference_linear_inputs: the codes differ only where the
+//                                     GPU's bf16 activations move a value or an amax across a
+//                                     rounding boundary, one E4M3 step being 12.5% of the value
+//                                     and one E5M2 step 25%; a missing or doubled descale is off
+//                                     by orders of magnitude, a transposed operand entirely)
 // The low-precision rows follow each format's unit roundoff times the few roundings an entry
 // goes through on the tiny configuration; they have not yet been calibrated on a GPU.
 #include <cstdint>
@@ -17,6 +23,7 @@
 
 #include "bench/core/case.hpp"
 #include "kernels/train/model_config.hpp"
+#include "kernels/train/ops_reference.hpp"
 
 namespace gpubench::suites::train {
 
@@ -35,6 +42,12 @@ double loss_tolerance(Precision p);
 // same recompute): layers <= 2, hidden 16, 2 heads, ffn_mult <= 4, seq 8, micro-batch 2,
 // vocab <= 64.
 kernels::train::ModelConfig tiny_config(const kernels::train::ModelConfig& c);
+// The tiny configuration a step of precision `p` is verified on (fp8: rows in multiples of 16).
+kernels::train::ModelConfig tiny_config(const kernels::train::ModelConfig& c, Precision p);
+// How the reference emulates the GEMM inputs of a step of precision `p` (Fp8 for fp8, whose
+// recipe is part of the answer; Exact otherwise, the other precisions being held to the exact
+// step with their tolerance). Apply with kernels::train::ScopedLinearInputs.
+kernels::train::LinearInputs reference_linear_inputs(Precision p);
 
 // Bytes a model of `c` holds with elements of `element_bytes`, estimated in double (no overflow
 // for absurd sizes): parameters, gradients, two AdamW moments and the activations kept.
