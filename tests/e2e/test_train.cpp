@@ -76,8 +76,9 @@ TEST_F(Train, LowPrecisionsAreSkippedOnTheCpuWithTheReason) {
 }
 
 // Issue 30's CLI contract: precision=fp8 on the CPU exits 0 and its entry is skipped with the
-// reason (the CPU has only an emulation, whose loss parity is a unit test); never failed. The
-// plan for an H200 skips it too (its GPU step is not built) and says so.
+// reason (the CPU has only an emulation, whose loss parity is a unit test); never failed. An
+// H200 plans the fp8 step to run; an A100 (sm_80, no fp8 Tensor Cores) skips it naming that, and
+// a model whose rows are not a multiple of 16 is skipped naming the rows.
 TEST_F(Train, Fp8IsSkippedWithTheReasonNeverFailed) {
   const std::string out = (dir / "F.json").string();
   Output r = gpubench("run --device cpu --suite train -a model=transformer -a precision=fp8 -q --out " + out);
@@ -89,8 +90,14 @@ TEST_F(Train, Fp8IsSkippedWithTheReasonNeverFailed) {
   EXPECT_NE(g["reason"].get<std::string>().find("emulation"), std::string::npos) << g["reason"];
   Output plan = gpubench("run --dry-run --assume h200 --suite train -a model=transformer -a precision=fp8");
   ASSERT_EQ(plan.code, 0) << plan.err;
-  EXPECT_NE(plan.out.find("not built yet"), std::string::npos) << plan.out;
-  EXPECT_NE(plan.out.find("dry-run: 0 to run, 2 skipped"), std::string::npos) << plan.out;  // the H200 and the CPU
+  EXPECT_NE(plan.out.find("dry-run: 1 to run, 1 skipped"), std::string::npos) << plan.out;  // the H200 runs, the CPU not
+  Output a100 = gpubench("run --dry-run --assume a100-sxm-80gb --device cuda:0 --suite train -a model=transformer -a precision=fp8");
+  ASSERT_EQ(a100.code, 0) << a100.err;
+  EXPECT_NE(a100.out.find("skipped: precision=fp8 needs fp8 Tensor Cores"), std::string::npos) << a100.out;
+  EXPECT_NE(a100.out.find("this GPU is sm_80"), std::string::npos) << a100.out;
+  Output rows = gpubench("run --dry-run --assume h200 --device cuda:0 --suite train -a model=mlp -a micro_batch=8 -a precision=fp8");
+  ASSERT_EQ(rows.code, 0) << rows.err;
+  EXPECT_NE(rows.out.find("rows of a micro-batch (8, micro_batch) must be a multiple of 16"), std::string::npos) << rows.out;
 }
 
 TEST_F(Train, BadConfigurationsAreOneLineUsageErrors) {

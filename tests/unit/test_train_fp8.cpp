@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "kernels/common/float_formats.hpp"
+#include "kernels/common/fp8_scaling.hpp"
+#include "kernels/train/model_config.hpp"
 #include "kernels/train/model_reference.hpp"
 #include "kernels/train/ops_reference.hpp"
 
@@ -87,6 +89,54 @@ TEST(TrainFp8, FiftyStepsOfFp8StayWithinTwoPercentOfBf16) {
   EXPECT_LT(last8, 0.9 * first) << "the model trains under fp8 emulation";
   RecordProperty("worst_relative_loss_gap", std::to_string(worst));
   std::printf("fp8 vs bf16 emulation over 50 steps: worst relative loss gap %.3g; loss %.4f -> %.4f\n", worst, first, last8);
+}
+
+// The scale the GPU kernels and the emulation share: fp8_max / amax rounded once to float;
+// 1 where there is nothing to scale (all zero) or nothing sane to scale by (inf, NaN).
+TEST(TrainFp8, TheScaleOfAnAmax) {
+  EXPECT_EQ(fp8_scale(2.0, fp8_max(Storage::E4M3)), 224.0f);
+  EXPECT_EQ(fp8_scale(3.0, fp8_max(Storage::E5M2)), static_cast<float>(57344.0 / 3.0));
+  EXPECT_EQ(fp8_scale(0.0, 448.0), 1.0f);
+  EXPECT_EQ(fp8_scale(INFINITY, 448.0), 1.0f);
+  EXPECT_EQ(fp8_scale(NAN, 448.0), 1.0f);
+  // An all-zero tensor stays zero under the emulation.
+  ScopedLinearInputs fp8(LinearInputs::Fp8);
+  const std::vector<float> zeros(5, 0.0f);
+  for (float v : emulate_linear_input(zeros.data(), 5, false)) EXPECT_EQ(v, 0.0f);
+}
+
+// The fp8 GPU step's GEMMs take every linear dimension, and a micro-batch's rows, in multiples of
+// 16; the message names what is not.
+TEST(TrainFp8, DimensionsTheFp8GemmsTake) {
+  ModelConfig c;  // the defaults: a transformer
+  c.kind = ModelKind::Transformer;
+  c.hidden = 64;
+  c.heads = 4;
+  c.ffn_mult = 4;
+  c.seq = 16;
+  c.batch = 1;
+  const auto shapes = linear_shapes(c);
+  ASSERT_EQ(shapes.size(), 4u);
+  EXPECT_EQ(shapes[0], (std::pair<std::int64_t, std::int64_t>{64, 192}));
+  EXPECT_EQ(shapes[3], (std::pair<std::int64_t, std::int64_t>{256, 64}));
+  EXPECT_FALSE(fp8_dims_error(c).has_value());
+  c.seq = 12;  // 12 rows
+  ASSERT_TRUE(fp8_dims_error(c).has_value());
+  EXPECT_NE(fp8_dims_error(c)->find("rows of a micro-batch (12, micro_batch x seq)"), std::string::npos);
+  c.seq = 16;
+  c.hidden = 72;  // 72 % 16 = 8
+  c.heads = 8;
+  ASSERT_TRUE(fp8_dims_error(c).has_value());
+  EXPECT_NE(fp8_dims_error(c)->find("72 x 216"), std::string::npos) << *fp8_dims_error(c);
+  ModelConfig m;
+  m.kind = ModelKind::Mlp;
+  m.hidden = 32;
+  m.batch = 16;
+  m.vocab = 40;  // the head: 32 x 40
+  ASSERT_TRUE(fp8_dims_error(m).has_value());
+  EXPECT_NE(fp8_dims_error(m)->find("32 x 40"), std::string::npos);
+  m.vocab = 48;
+  EXPECT_FALSE(fp8_dims_error(m).has_value());
 }
 
 }  // namespace

@@ -96,5 +96,55 @@ TEST(TrainGpuMapping, PrecisionAndOutputType) {
   expect_same(g, true, GpuPrecision::BF16);
 }
 
+// precision=fp8: each linear layer's three GEMMs over K-major codes (cuBLASLt's fp8 TN rule),
+// in the operand types of the recipe, computing the products the layer needs: Y = X W from
+// X and W^T, dX = dY W^T from dY and W, dW += X^T dY from X^T and dY^T.
+TEST(TrainGpuMapping, Fp8LinearGemmsAreTnProductsOfTheRecipeTypes) {
+  const std::int64_t n = 6, in = 4, out = 5;
+  const Vec x = random_vec(64, 1), w = random_vec(64, 2), dy = random_vec(64, 3), c0 = random_vec(64, 4);
+  auto transpose = [](const Vec& m, std::int64_t rows, std::int64_t cols) {
+    Vec t(m.size());
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) t[static_cast<std::size_t>(c * rows + r)] = m[static_cast<std::size_t>(r * cols + c)];
+    return t;
+  };
+  struct Case {
+    blas::LtProblem p;
+    Vec a, b;        // the row-major operands the model quantises (A, then B with B^T used)
+    RowMajorGemm g;  // the layer's product as written with the unquantised tensors
+    Vec ga, gb;
+    cudaDataType_t a_type, b_type, cd;  // of the row-major A and B
+    double beta;
+  };
+  const std::vector<Case> cases = {
+      {fp8_forward_problem(n, in, out), x, transpose(w, in, out), {false, false, n, out, in, 1, in, 0, out, 0, 0, out, 0, 1},
+       x, w, CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUDA_R_16BF, 0},
+      {fp8_dgrad_problem(n, in, out), dy, w, {false, true, n, in, out, 1, out, 0, out, 0, 0, in, 0, 1},
+       dy, w, CUDA_R_8F_E5M2, CUDA_R_8F_E4M3, CUDA_R_16BF, 0},
+      {fp8_wgrad_problem(n, in, out), transpose(x, n, in), transpose(dy, n, out),
+       {true, false, in, out, n, 1, in, 0, out, 0, 1, out, 0, 1}, x, dy, CUDA_R_8F_E4M3, CUDA_R_8F_E5M2, CUDA_R_32F, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.g.m * 100 + c.g.n);
+    EXPECT_TRUE(c.p.trans_a);
+    EXPECT_FALSE(c.p.trans_b);
+    const blas::LtTypes t = blas::problem_types(c.p);
+    EXPECT_EQ(t.a, c.b_type);  // cuBLASLt's A is the row-major B
+    EXPECT_EQ(t.b, c.a_type);
+    EXPECT_EQ(t.c, c.cd);
+    EXPECT_EQ(t.d, c.cd);
+    EXPECT_EQ(t.compute, CUBLAS_COMPUTE_32F);
+    EXPECT_EQ(c.p.beta, c.beta);
+    Vec want = c0, got = c0;
+    row_major(c.g, c.ga, c.gb, want);
+    column_major(c.p, c.b, c.a, got);
+    for (std::size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-12) << "entry " << i;
+  }
+  // The other GEMMs of an fp8 step (attention, the LM head) run in bf16.
+  const RowMajorGemm g{false, true, n, out, in, 1, in, 0, in, 0, 0, out, 0, 1};
+  EXPECT_EQ(to_lt_problem(g, GpuPrecision::FP8, false).precision, blas::LtPrecision::BF16);
+  EXPECT_EQ(*to_lt_problem(g, GpuPrecision::FP8, true).cd_type, CUDA_R_32F);
+}
+
 }  // namespace
 }  // namespace gpubench::kernels::train

@@ -267,5 +267,40 @@ TEST(TrainVerify, TinyStepPassesAndAWrongGradientFails) {
   EXPECT_NE(bad.detail.find("h1.fc1.w[5]"), std::string::npos) << bad.detail;
 }
 
+// The fp8 GPU step is held to the reference under the same fp8 emulation with grad_tolerance(FP8).
+// Calibration on the CPU: even the whole fp8 error (the emulated step against the exact one,
+// of which the GPU's differences from the emulation, bf16 activations flipping a code here and
+// there, are a small part) stays within it on both tiny models; and the bugs the tolerance is
+// there to catch (a descale applied twice, a descale missing) fail it.
+TEST(TrainSuite, Fp8ToleranceHoldsTheFp8ErrorAndCatchesAWrongScale) {
+  for (const auto kind : {kernels::train::ModelKind::Transformer, kernels::train::ModelKind::Mlp}) {
+    ModelConfig c;
+    c.kind = kind;
+    c.layers = 2;
+    c.vocab = 512;
+    c.accum = 2;
+    const ModelConfig t = tiny_config(c, Precision::FP8);
+    ASSERT_FALSE(kernels::train::fp8_dims_error(t).has_value()) << *kernels::train::fp8_dims_error(t);
+    std::vector<kernels::train::Batch> micro = {kernels::train::make_batch(t, 1), kernels::train::make_batch(t, 2)};
+    kernels::train::ReferenceModel<double> exact(t, kModelSeed), fp8(t, kModelSeed);
+    const double loss_exact = exact.train_step(micro, {});
+    double loss_fp8 = 0;
+    {
+      kernels::train::ScopedLinearInputs emulate(reference_linear_inputs(Precision::FP8));
+      loss_fp8 = fp8.train_step(micro, {});
+    }
+    const Verification v = compare_gradients(exact.grads(), fp8.grads(), fp8.layout(), grad_tolerance(Precision::FP8));
+    EXPECT_TRUE(v.passed) << kernels::train::to_string(kind) << ": " << v.detail;
+    std::printf("%s: the whole fp8 error uses %.2f of the fp8 tolerance; loss %.6f vs %.6f\n", kernels::train::to_string(kind).c_str(),
+                v.max_error, loss_fp8, loss_exact);
+    EXPECT_LE(std::abs(loss_fp8 - loss_exact), loss_tolerance(Precision::FP8) * (1 + std::abs(loss_exact)));
+    for (const double wrong : {2.0, 1.0 / 448}) {
+      std::vector<double> got = fp8.grads();
+      for (double& g : got) g *= wrong;
+      EXPECT_FALSE(compare_gradients(got, fp8.grads(), fp8.layout(), grad_tolerance(Precision::FP8)).passed) << wrong;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpubench::suites::train

@@ -21,7 +21,7 @@ GradTolerance grad_tolerance(Precision p) {
     case Precision::TF32: return {2e-2, 1e-2};
     case Precision::BF16Amp: return {1e-1, 5e-2};
     case Precision::FP16Amp: return {5e-2, 2e-2};
-    case Precision::FP8: return {2.5e-1, 1e-1};
+    case Precision::FP8: return {2.5e-1, 2e-1};
   }
   return {};
 }
