@@ -63,6 +63,61 @@ struct GpuModel::Impl {
   Buf qh, kh, vh, oh, doh, dqh, dkh, dvh, ds;  // attention heads, packed [B, H, T, D]; ds [B, H, T, T]
   Buf loss_sum, flag;
   Fp8Bufs f8;
+
+  // Op timing (set_op_timing): events reused from a pool, pairs marking attention or dense work.
+  struct Mark {
+    cudaEvent_t start, end;
+    bool attention;
+  };
+  bool op_timing = false;
+  std::vector<cudaEvent_t> events;
+  std::size_t events_used = 0;
+  std::vector<Mark> marks;
+  cudaEvent_t next_event() {
+    if (events_used == events.size()) {
+      cudaEvent_t e = nullptr;
+      cuda_check(cudaEventCreate(&e), "cudaEventCreate");
+      events.push_back(e);
+    }
+    return events[events_used++];
+  }
+  template <class F>
+  void timed(bool attention, F&& f) {
+    if (!op_timing) {
+      f();
+      return;
+    }
+    const cudaEvent_t a = next_event();
+    cuda_check(cudaEventRecord(a, s), "cudaEventRecord");
+    f();
+    const cudaEvent_t b = next_event();
+    cuda_check(cudaEventRecord(b, s), "cudaEventRecord");
+    marks.push_back({a, b, attention});
+  }
+  ~Impl() {
+    for (cudaEvent_t e : events) cudaEventDestroy(e);
+  }
+
+  // The attention part of a block's backward, over B*H packed heads: dqkv from datt.
+  void attention_backward(BlockBufs& a) {
+    Impl& m = *this;
+    const std::int64_t C = c.hidden, B = c.batch, T = c.seq, H = c.heads, D = c.head_dim();
+    cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, 0, m.qh.get(), B, T, H, D, m.s), "split");
+    cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, C, m.kh.get(), B, T, H, D, m.s), "split");
+    cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, 2 * C, m.vh.get(), B, T, H, D, m.s), "split");
+    cuda_check(launch_split_heads(m.dt, m.datt.get(), C, 0, m.doh.get(), B, T, H, D, m.s), "split");
+    const double scale = 1 / std::sqrt(static_cast<double>(D));
+    const std::int64_t BH = B * H, TT = T * T, TD = T * D;
+    m.mm(true, false, T, D, T, 1, a.p.get(), T, TT, m.doh.get(), D, TD, 0, m.dvh.get(), D, TD, BH, false);   // P^T dO
+    m.mm(false, true, T, T, D, 1, m.doh.get(), D, TD, m.vh.get(), D, TD, 0, m.ds.get(), T, TT, BH, false);    // dO v^T
+    cuda_check(launch_causal_softmax_backward(m.dt, a.p.get(), m.ds.get(), BH * T, T, m.s), "softmax");
+    m.mm(false, false, T, D, T, scale, m.ds.get(), T, TT, m.kh.get(), D, TD, 0, m.dqh.get(), D, TD, BH, false);  // dS k
+    m.mm(true, false, T, D, T, scale, m.ds.get(), T, TT, m.qh.get(), D, TD, 0, m.dkh.get(), D, TD, BH, false);   // dS^T q
+    cuda_check(launch_merge_heads(m.dt, m.dqh.get(), m.dqkv.get(), 3 * C, 0, B, T, H, D, m.s), "merge");
+    cuda_check(launch_merge_heads(m.dt, m.dkh.get(), m.dqkv.get(), 3 * C, C, B, T, H, D, m.s), "merge");
+    cuda_check(launch_merge_heads(m.dt, m.dvh.get(), m.dqkv.get(), 3 * C, 2 * C, B, T, H, D, m.s), "merge");
+  }
+
   std::size_t micro = 0;      // micro-batch forward() last saw
   std::size_t micro_count = 0;  // forwards since zero_grads
   double last_scale = 1;       // loss scale of the last forward
@@ -130,6 +185,14 @@ struct GpuModel::Impl {
 
   void linear_forward(const void* x, const ParamTensor& w, const ParamTensor& bias, void* y, std::int64_t n,
                       std::int64_t in, std::int64_t out) {
+    timed(false, [&] { linear_forward_ops(x, w, bias, y, n, in, out); });
+  }
+  void linear_backward(const void* x, const ParamTensor& w, const ParamTensor& bias, const void* dy, void* dxp,
+                       std::int64_t n, std::int64_t in, std::int64_t out) {
+    timed(false, [&] { linear_backward_ops(x, w, bias, dy, dxp, n, in, out); });
+  }
+  void linear_forward_ops(const void* x, const ParamTensor& w, const ParamTensor& bias, void* y, std::int64_t n,
+                          std::int64_t in, std::int64_t out) {
     if (prec == GpuPrecision::FP8) {
       amax_of(x, n * in, f8.amax_x);
       quantize(x, n, in, false, Storage::E4M3, f8.amax_x, f8.a, f8.a_scale_inv);
@@ -141,8 +204,8 @@ struct GpuModel::Impl {
     }
     cuda_check(launch_bias_add(dt, y, W(bias), n, out, s), "bias_add");
   }
-  void linear_backward(const void* x, const ParamTensor& w, const ParamTensor& bias, const void* dy, void* dxp,
-                       std::int64_t n, std::int64_t in, std::int64_t out) {
+  void linear_backward_ops(const void* x, const ParamTensor& w, const ParamTensor& bias, const void* dy, void* dxp,
+                           std::int64_t n, std::int64_t in, std::int64_t out) {
     if (prec == GpuPrecision::FP8) {
       amax_of(dy, n * out, f8.amax_dy);
       if (dxp) {  // dX = dY W^T
@@ -396,7 +459,9 @@ void GpuModel::forward(std::size_t micro) {
     cuda_check(launch_layernorm_forward(m.dt, x(L), m.W(lay.at("lnf.g")), m.W(lay.at("lnf.b")), m.lnf_out.get(),
                                         m.lnf_mean.f(), m.lnf_rstd.f(), n, C, m.s),
                "layernorm");
-    m.mm(false, true, n, V, C, 1, m.lnf_out.get(), C, 0, m.W(lay.at("wte")), C, 0, 0, m.logits.get(), V, 0, 1, false);
+    m.timed(false, [&] {
+      m.mm(false, true, n, V, C, 1, m.lnf_out.get(), C, 0, m.W(lay.at("wte")), C, 0, 0, m.logits.get(), V, 0, 1, false);
+    });
   }
   const double grad_scale = m.last_scale / static_cast<double>(c_.accum);
   cuda_check(launch_cross_entropy(m.dt, m.logits.get(), static_cast<const std::int32_t*>(m.targets.at(micro).get()), n,
@@ -417,14 +482,16 @@ void GpuModel::block_forward(std::int64_t l, bool stop_before_fc2) {
              "layernorm");
   m.linear_forward(a.ln1_out.get(), P("qkv.w"), P("qkv.b"), a.qkv.get(), n, C, 3 * C);
   // Attention over B*H packed heads.
-  cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, 0, m.qh.get(), B, T, H, D, m.s), "split");
-  cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, C, m.kh.get(), B, T, H, D, m.s), "split");
-  cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, 2 * C, m.vh.get(), B, T, H, D, m.s), "split");
-  const double scale = 1 / std::sqrt(static_cast<double>(D));
-  m.mm(false, true, T, T, D, scale, m.qh.get(), D, T * D, m.kh.get(), D, T * D, 0, a.p.get(), T, T * T, B * H, false);
-  cuda_check(launch_causal_softmax_forward(m.dt, a.p.get(), B * H * T, T, m.s), "softmax");
-  m.mm(false, false, T, D, T, 1, a.p.get(), T, T * T, m.vh.get(), D, T * D, 0, m.oh.get(), D, T * D, B * H, false);
-  cuda_check(launch_merge_heads(m.dt, m.oh.get(), a.att.get(), C, 0, B, T, H, D, m.s), "merge");
+  m.timed(true, [&] {
+    cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, 0, m.qh.get(), B, T, H, D, m.s), "split");
+    cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, C, m.kh.get(), B, T, H, D, m.s), "split");
+    cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, 2 * C, m.vh.get(), B, T, H, D, m.s), "split");
+    const double scale = 1 / std::sqrt(static_cast<double>(D));
+    m.mm(false, true, T, T, D, scale, m.qh.get(), D, T * D, m.kh.get(), D, T * D, 0, a.p.get(), T, T * T, B * H, false);
+    cuda_check(launch_causal_softmax_forward(m.dt, a.p.get(), B * H * T, T, m.s), "softmax");
+    m.mm(false, false, T, D, T, 1, a.p.get(), T, T * T, m.vh.get(), D, T * D, 0, m.oh.get(), D, T * D, B * H, false);
+    cuda_check(launch_merge_heads(m.dt, m.oh.get(), a.att.get(), C, 0, B, T, H, D, m.s), "merge");
+  });
   m.linear_forward(a.att.get(), P("proj.w"), P("proj.b"), a.x_mid.get(), n, C, C);
   cuda_check(launch_residual_add(m.dt, a.x_mid.get(), xl, a.x_mid.get(), n * C, m.s), "residual");
   cuda_check(launch_layernorm_forward(m.dt, a.x_mid.get(), m.W(P("ln2.g")), m.W(P("ln2.b")), a.ln2_out.get(),
@@ -440,8 +507,7 @@ void GpuModel::block_forward(std::int64_t l, bool stop_before_fc2) {
 
 void GpuModel::block_backward(std::int64_t l) {
   Impl& m = *impl_;
-  const std::int64_t n = c_.rows(), C = c_.hidden, F = c_.ffn(), B = c_.batch, T = c_.seq, H = c_.heads,
-                     D = c_.head_dim();
+  const std::int64_t n = c_.rows(), C = c_.hidden, F = c_.ffn();
   Impl::BlockBufs& a = m.blocks[sz(c_.recompute == Recompute::Block ? 0 : l)];
   Impl::MlpBufs& mp = m.mlps[sz(c_.recompute == Recompute::None ? l : 0)];
   auto P = [&](const char* what) -> const ParamTensor& { return layout_.at(names::layer(l, what)); };
@@ -459,21 +525,7 @@ void GpuModel::block_backward(std::int64_t l) {
                                        m.W(P("ln2.g")), m.dx.get(), m.G(P("ln2.g")), m.G(P("ln2.b")), n, C, m.s),
              "layernorm");
   m.linear_backward(a.att.get(), P("proj.w"), P("proj.b"), m.dx.get(), m.datt.get(), n, C, C);
-  // Attention backward over B*H packed heads.
-  cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, 0, m.qh.get(), B, T, H, D, m.s), "split");
-  cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, C, m.kh.get(), B, T, H, D, m.s), "split");
-  cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, 2 * C, m.vh.get(), B, T, H, D, m.s), "split");
-  cuda_check(launch_split_heads(m.dt, m.datt.get(), C, 0, m.doh.get(), B, T, H, D, m.s), "split");
-  const double scale = 1 / std::sqrt(static_cast<double>(D));
-  const std::int64_t BH = B * H, TT = T * T, TD = T * D;
-  m.mm(true, false, T, D, T, 1, a.p.get(), T, TT, m.doh.get(), D, TD, 0, m.dvh.get(), D, TD, BH, false);   // P^T dO
-  m.mm(false, true, T, T, D, 1, m.doh.get(), D, TD, m.vh.get(), D, TD, 0, m.ds.get(), T, TT, BH, false);    // dO v^T
-  cuda_check(launch_causal_softmax_backward(m.dt, a.p.get(), m.ds.get(), BH * T, T, m.s), "softmax");
-  m.mm(false, false, T, D, T, scale, m.ds.get(), T, TT, m.kh.get(), D, TD, 0, m.dqh.get(), D, TD, BH, false);  // dS k
-  m.mm(true, false, T, D, T, scale, m.ds.get(), T, TT, m.qh.get(), D, TD, 0, m.dkh.get(), D, TD, BH, false);   // dS^T q
-  cuda_check(launch_merge_heads(m.dt, m.dqh.get(), m.dqkv.get(), 3 * C, 0, B, T, H, D, m.s), "merge");
-  cuda_check(launch_merge_heads(m.dt, m.dkh.get(), m.dqkv.get(), 3 * C, C, B, T, H, D, m.s), "merge");
-  cuda_check(launch_merge_heads(m.dt, m.dvh.get(), m.dqkv.get(), 3 * C, 2 * C, B, T, H, D, m.s), "merge");
+  m.timed(true, [&] { m.attention_backward(a); });
   m.linear_backward(a.ln1_out.get(), P("qkv.w"), P("qkv.b"), m.dqkv.get(), m.dtmp.get(), n, C, 3 * C);
   cuda_check(launch_layernorm_backward(m.dt, m.dtmp.get(), xl, a.ln1_mean.f(), a.ln1_rstd.f(), m.W(P("ln1.g")),
                                        m.dx.get(), m.G(P("ln1.g")), m.G(P("ln1.b")), n, C, m.s),
@@ -499,8 +551,10 @@ void GpuModel::backward(std::size_t micro) {
     return;
   }
   const ParamTensor& wte = lay.at("wte");
-  m.mm(false, false, n, C, V, 1, m.logits.get(), V, 0, m.W(wte), C, 0, 0, m.dtmp.get(), C, 0, 1, false);  // dxf
-  m.mm(true, false, V, C, n, 1, m.logits.get(), V, 0, m.lnf_out.get(), C, 0, 1, m.G(wte), C, 0, 1, true);  // dwte
+  m.timed(false, [&] {
+    m.mm(false, false, n, C, V, 1, m.logits.get(), V, 0, m.W(wte), C, 0, 0, m.dtmp.get(), C, 0, 1, false);  // dxf
+    m.mm(true, false, V, C, n, 1, m.logits.get(), V, 0, m.lnf_out.get(), C, 0, 1, m.G(wte), C, 0, 1, true);  // dwte
+  });
   cuda_check(cudaMemsetAsync(m.dx.get(), 0, m.dx.bytes(), m.s), "memset");
   cuda_check(launch_layernorm_backward(m.dt, m.dtmp.get(), m.xs[sz(L)].get(), m.lnf_mean.f(), m.lnf_rstd.f(),
                                        m.W(lay.at("lnf.g")), m.dx.get(), m.G(lay.at("lnf.g")), m.G(lay.at("lnf.b")), n,
@@ -575,6 +629,25 @@ bool GpuModel::step(const AdamW& hp) {
     backward(i);
   }
   return optimizer_step(hp);
+}
+
+void GpuModel::set_op_timing(bool on) {
+  Impl& m = *impl_;
+  m.op_timing = on;
+  m.marks.clear();
+  m.events_used = 0;
+}
+
+OpSeconds GpuModel::op_seconds() {
+  Impl& m = *impl_;
+  cuda_check(cudaStreamSynchronize(m.s), "op timing");
+  OpSeconds o;
+  for (const Impl::Mark& k : m.marks) {
+    float ms = 0;
+    cuda_check(cudaEventElapsedTime(&ms, k.start, k.end), "cudaEventElapsedTime");
+    (k.attention ? o.attention : o.dense) += ms * 1e-3;
+  }
+  return o;
 }
 
 double GpuModel::loss() {

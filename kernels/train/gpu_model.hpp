@@ -123,6 +123,13 @@ class GpuModel {
   // All phases of one optimizer step.
   bool step(const AdamW& hp);
 
+  // While on, the phases record events around every attention block (forward and backward) and
+  // every dense product (the linear layers with their bias and, under fp8, their scaling; the
+  // LM head); op_seconds() (synchronizes) sums what was recorded since op timing was turned on.
+  // For a pass outside the measured runs: the events sit between the step's kernels.
+  void set_op_timing(bool on);
+  OpSeconds op_seconds();
+
   // Mean loss over the micro-batches since zero_grads() (synchronizes).
   double loss();
   // Parameter gradients, unscaled (divided by the loss scale), in double (synchronizes); in
