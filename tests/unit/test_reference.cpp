@@ -97,6 +97,30 @@ TEST(Reference, MatchesTheMostSpecificRowAndNamesADifferentSize) {
   EXPECT_FALSE(t.match("h100-sxm", entry("memory", {{"test", "triad"}}), "tflops", 1));
 }
 
+// Every row, on its own GPU, is what an entry of exactly its selector is held against (or, where
+// two rows share a selector, NVLS beside ring, the first of them): no row is unreachable, on any
+// of the GPUs the table covers; and the % of published is the entry's value over the row's.
+TEST(Reference, EveryRowIsReachedByAnEntryOfItsSelectorOnItsGpu) {
+  const ReferenceTable& t = ReferenceTable::builtin();
+  std::set<std::string> gpus;
+  for (const ReferenceRow& r : t.rows()) {
+    SCOPED_TRACE(r.id);
+    nlohmann::json axes = r.axes;
+    if (r.min_size) axes["size"] = *r.min_size;
+    const nlohmann::json collective = r.ranks ? nlohmann::json{{"ranks", *r.ranks}} : nlohmann::json::object();
+    const auto m = t.match(r.gpu, entry(r.suite, axes, collective), r.metric, 0.8 * r.value);
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->row->axes, r.axes);
+    EXPECT_TRUE(m->differs.empty()) << m->differs;
+    if (m->row == &r) {
+      EXPECT_NEAR(m->pct, 80.0, 1e-9);
+      EXPECT_NEAR(t.match(r.gpu, entry(r.suite, axes, collective), r.metric, 1.15 * r.value)->pct, 115.0, 1e-9);
+    }
+    gpus.insert(r.gpu);
+  }
+  EXPECT_EQ(gpus, (std::set<std::string>{"a100-sxm-80gb", "b200", "h100-sxm", "h200-sxm"}));
+}
+
 // Serving throughput (TensorRT-LLM's maximum-throughput table): an infer serve entry's headline is
 // its output tokens/s (vLLM's definition), which the rows are held against; the rate must be the
 // selector's (a low rate measures the arrivals, not the GPU), and a tp=2 shard meets the 70B TP2 row.
