@@ -24,7 +24,8 @@ struct GpuModel::Impl {
     blas::LtCandidate algo;
   };
   struct BlockBufs {
-    Buf ln1_out, ln1_mean, ln1_rstd, qkv, p, att, x_mid, ln2_out, ln2_mean, ln2_rstd;
+    // p: the probabilities [B, H, T, T] (unfused); stats: one log-sum-exp per row [B, H, T] (fused)
+    Buf ln1_out, ln1_mean, ln1_rstd, qkv, p, stats, att, x_mid, ln2_out, ln2_mean, ln2_rstd;
   };
   struct MlpBufs {
     Buf h, g;
@@ -63,6 +64,7 @@ struct GpuModel::Impl {
   Buf qh, kh, vh, oh, doh, dqh, dkh, dvh, ds;  // attention heads, packed [B, H, T, D]; ds [B, H, T, T]
   Buf loss_sum, flag;
   Fp8Bufs f8;
+  std::unique_ptr<FusedAttention> fused;  // attention=fused: the caller's kernel
 
   // Op timing (set_op_timing): events reused from a pool, pairs marking attention or dense work.
   struct Mark {
@@ -106,6 +108,14 @@ struct GpuModel::Impl {
     cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, C, m.kh.get(), B, T, H, D, m.s), "split");
     cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, 2 * C, m.vh.get(), B, T, H, D, m.s), "split");
     cuda_check(launch_split_heads(m.dt, m.datt.get(), C, 0, m.doh.get(), B, T, H, D, m.s), "split");
+    if (fused) {
+      // The layer's O is kept merged in att (the projection's input): split it back.
+      cuda_check(launch_split_heads(m.dt, a.att.get(), C, 0, m.oh.get(), B, T, H, D, m.s), "split");
+      fused->backward(m.qh.get(), m.kh.get(), m.vh.get(), m.oh.get(), m.doh.get(), a.stats.f(), m.dqh.get(),
+                      m.dkh.get(), m.dvh.get());
+      merge_dqkv();
+      return;
+    }
     const double scale = 1 / std::sqrt(static_cast<double>(D));
     const std::int64_t BH = B * H, TT = T * T, TD = T * D;
     m.mm(true, false, T, D, T, 1, a.p.get(), T, TT, m.doh.get(), D, TD, 0, m.dvh.get(), D, TD, BH, false);   // P^T dO
@@ -113,9 +123,13 @@ struct GpuModel::Impl {
     cuda_check(launch_causal_softmax_backward(m.dt, a.p.get(), m.ds.get(), BH * T, T, m.s), "softmax");
     m.mm(false, false, T, D, T, scale, m.ds.get(), T, TT, m.kh.get(), D, TD, 0, m.dqh.get(), D, TD, BH, false);  // dS k
     m.mm(true, false, T, D, T, scale, m.ds.get(), T, TT, m.qh.get(), D, TD, 0, m.dkh.get(), D, TD, BH, false);   // dS^T q
-    cuda_check(launch_merge_heads(m.dt, m.dqh.get(), m.dqkv.get(), 3 * C, 0, B, T, H, D, m.s), "merge");
-    cuda_check(launch_merge_heads(m.dt, m.dkh.get(), m.dqkv.get(), 3 * C, C, B, T, H, D, m.s), "merge");
-    cuda_check(launch_merge_heads(m.dt, m.dvh.get(), m.dqkv.get(), 3 * C, 2 * C, B, T, H, D, m.s), "merge");
+    merge_dqkv();
+  }
+  void merge_dqkv() {  // dq, dk, dv heads into dqkv
+    const std::int64_t C = c.hidden, B = c.batch, T = c.seq, H = c.heads, D = c.head_dim();
+    cuda_check(launch_merge_heads(dt, dqh.get(), dqkv.get(), 3 * C, 0, B, T, H, D, s), "merge");
+    cuda_check(launch_merge_heads(dt, dkh.get(), dqkv.get(), 3 * C, C, B, T, H, D, s), "merge");
+    cuda_check(launch_merge_heads(dt, dvh.get(), dqkv.get(), 3 * C, 2 * C, B, T, H, D, s), "merge");
   }
 
   std::size_t micro = 0;      // micro-batch forward() last saw
@@ -295,7 +309,7 @@ void check_layout(const ParamLayout& canonical, const ParamLayout& given) {
 }  // namespace
 
 GpuModel::GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cudaStream_t stream,
-                   const ParamLayout* layout)
+                   const ParamLayout* layout, std::unique_ptr<FusedAttention> attention)
     : c_(c), layout_(param_layout(c)) {
   if (auto e = config_error(c)) throw std::invalid_argument(*e);
   if (p == GpuPrecision::FP8) {
@@ -306,8 +320,14 @@ GpuModel::GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cud
     check_layout(canonical, *layout);
     layout_ = *layout;
   }
+  const bool fused = c.kind == ModelKind::Transformer && c.attention == Attention::Fused;
+  if (fused && !attention) throw std::invalid_argument("GpuModel: attention=fused needs a fused attention kernel");
+  if (fused && (p == GpuPrecision::FP32 || p == GpuPrecision::TF32)) {
+    throw std::invalid_argument("GpuModel: fused attention takes fp16 or bf16 activations (not fp32 or tf32)");
+  }
   impl_ = std::make_unique<Impl>(c, p, stream, allocated_);
   Impl& m = *impl_;
+  if (fused) m.fused = std::move(attention);
   int dev = 0, major = 0;
   cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
   cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "cudaDeviceGetAttribute");
@@ -356,7 +376,11 @@ GpuModel::GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cud
       b.ln1_mean = m.alloc(n, 4);
       b.ln1_rstd = m.alloc(n, 4);
       b.qkv = m.act(n * 3 * C);
-      b.p = m.act(c.batch * H * T * T);
+      if (m.fused) {
+        b.stats = m.alloc(c.batch * H * T, 4);
+      } else {
+        b.p = m.act(c.batch * H * T * T);
+      }
       b.att = m.act(n * C);
       b.x_mid = m.act(n * C);
       b.ln2_out = m.act(n * C);
@@ -375,7 +399,7 @@ GpuModel::GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cud
     m.dh = m.act(n * F);
     m.datt = m.act(n * C);
     for (Buf* b : {&m.qh, &m.kh, &m.vh, &m.oh, &m.doh, &m.dqh, &m.dkh, &m.dvh}) *b = m.act(n * C);
-    m.ds = m.act(c.batch * H * T * T);
+    if (!m.fused) m.ds = m.act(c.batch * H * T * T);
   }
   cuda_check(cudaStreamSynchronize(stream), "model setup");
 }
@@ -486,10 +510,14 @@ void GpuModel::block_forward(std::int64_t l, bool stop_before_fc2) {
     cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, 0, m.qh.get(), B, T, H, D, m.s), "split");
     cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, C, m.kh.get(), B, T, H, D, m.s), "split");
     cuda_check(launch_split_heads(m.dt, a.qkv.get(), 3 * C, 2 * C, m.vh.get(), B, T, H, D, m.s), "split");
-    const double scale = 1 / std::sqrt(static_cast<double>(D));
-    m.mm(false, true, T, T, D, scale, m.qh.get(), D, T * D, m.kh.get(), D, T * D, 0, a.p.get(), T, T * T, B * H, false);
-    cuda_check(launch_causal_softmax_forward(m.dt, a.p.get(), B * H * T, T, m.s), "softmax");
-    m.mm(false, false, T, D, T, 1, a.p.get(), T, T * T, m.vh.get(), D, T * D, 0, m.oh.get(), D, T * D, B * H, false);
+    if (m.fused) {
+      m.fused->forward(m.qh.get(), m.kh.get(), m.vh.get(), m.oh.get(), a.stats.f());
+    } else {
+      const double scale = 1 / std::sqrt(static_cast<double>(D));
+      m.mm(false, true, T, T, D, scale, m.qh.get(), D, T * D, m.kh.get(), D, T * D, 0, a.p.get(), T, T * T, B * H, false);
+      cuda_check(launch_causal_softmax_forward(m.dt, a.p.get(), B * H * T, T, m.s), "softmax");
+      m.mm(false, false, T, D, T, 1, a.p.get(), T, T * T, m.vh.get(), D, T * D, 0, m.oh.get(), D, T * D, B * H, false);
+    }
     cuda_check(launch_merge_heads(m.dt, m.oh.get(), a.att.get(), C, 0, B, T, H, D, m.s), "merge");
   });
   m.linear_forward(a.att.get(), P("proj.w"), P("proj.b"), a.x_mid.get(), n, C, C);
@@ -666,6 +694,12 @@ std::vector<double> GpuModel::parameters() {
   cuda_check(cudaStreamSynchronize(m.s), "read parameters");
   return std::vector<double>(p.begin(), p.end());
 }
+
+std::int64_t GpuModel::memory_bytes() const {
+  return allocated_ + (impl_->fused ? impl_->fused->memory_bytes() : 0);
+}
+
+std::string GpuModel::attention_description() const { return impl_->fused ? impl_->fused->description() : ""; }
 
 float* GpuModel::gradient_buffer() { return impl_->g32.f(); }
 float* GpuModel::parameter_buffer() { return impl_->p32.f(); }

@@ -69,6 +69,22 @@ struct RowMajorGemm {
 // whatever the input type (the weight gradients of the 16-bit modes).
 blas::LtProblem to_lt_problem(const RowMajorGemm& g, GpuPrecision p, bool c_f32);
 
+// attention=fused (ModelConfig::attention) on a GPU: a fused kernel the caller provides (the
+// train suite passes cuDNN's SDPA, bench/suites/train/fused_attention_cudnn.cpp), so this model
+// depends on no attention library. Causal, scale 1/sqrt(D), over packed [B, H, T, D] tensors of
+// the model's 16-bit type. forward writes O and one fp32 log-sum-exp per row (stats, [B, H, T]),
+// which the model keeps per layer instead of the [T x T] probabilities; backward reads Q, K, V,
+// O, dO and the stats and writes dQ, dK and dV. Both enqueue on the model's stream.
+class FusedAttention {
+ public:
+  virtual ~FusedAttention() = default;
+  virtual void forward(const void* q, const void* k, const void* v, void* o, float* stats) = 0;
+  virtual void backward(const void* q, const void* k, const void* v, const void* o, const void* d_o, const float* stats,
+                        void* dq, void* dk, void* dv) = 0;
+  virtual std::int64_t memory_bytes() const = 0;  // device memory it holds (workspaces)
+  virtual std::string description() const = 0;   // the engine or plan it runs, for the results
+};
+
 // cudaMalloc failed for lack of memory (kernels/common/device_buffer.hpp; the caller turns it
 // into a skip, or a failed trial of the largest-batch search).
 using DeviceOutOfMemory = kernels::DeviceOutOfMemory;
@@ -84,8 +100,10 @@ class GpuModel {
   // param_layout(c) when null; a data-parallel step passes one with extra padding so that each
   // gradient bucket divides evenly among the ranks (the same tensors in the same order, each at a
   // multiple of kParamAlign, none overlapping).
+  // `attention`: required when c.attention is Fused (and c a transformer), unused otherwise;
+  // std::invalid_argument when it is missing, or fused attention is asked of fp32 or tf32.
   GpuModel(const ModelConfig& c, GpuPrecision p, std::uint64_t seed, cudaStream_t stream,
-           const ParamLayout* layout = nullptr);
+           const ParamLayout* layout = nullptr, std::unique_ptr<FusedAttention> attention = nullptr);
   ~GpuModel();
   GpuModel(const GpuModel&) = delete;
   GpuModel& operator=(const GpuModel&) = delete;
@@ -142,8 +160,11 @@ class GpuModel {
   float* parameter_buffer();
   cudaStream_t stream() const;
   const LossScaler& scaler() const { return scaler_; }
-  // Bytes of device memory this model allocated (buffers and the cuBLASLt workspace).
-  std::int64_t memory_bytes() const { return allocated_; }
+  // Bytes of device memory this model allocated (buffers, the cuBLASLt workspace and the fused
+  // attention's workspaces).
+  std::int64_t memory_bytes() const;
+  // The fused attention's description, or "" for the unfused one.
+  std::string attention_description() const;
 
  private:
   struct Impl;

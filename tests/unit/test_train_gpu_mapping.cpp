@@ -146,5 +146,31 @@ TEST(TrainGpuMapping, Fp8LinearGemmsAreTnProductsOfTheRecipeTypes) {
   EXPECT_EQ(*to_lt_problem(g, GpuPrecision::FP8, true).cd_type, CUDA_R_32F);
 }
 
+// attention=fused needs the caller's fused kernel and 16-bit activations: refused before the
+// model touches the device (so this runs without a GPU).
+TEST(TrainGpuMapping, FusedAttentionIsRefusedWithoutAKernelOrIn32Bits) {
+  ModelConfig c;
+  c.attention = Attention::Fused;
+  try {
+    GpuModel m(c, GpuPrecision::BF16, 1, nullptr);
+    FAIL() << "built a fused model without a fused kernel";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("needs a fused attention kernel"), std::string::npos) << e.what();
+  }
+  struct Dummy final : FusedAttention {
+    void forward(const void*, const void*, const void*, void*, float*) override {}
+    void backward(const void*, const void*, const void*, const void*, const void*, const float*, void*, void*,
+                  void*) override {}
+    std::int64_t memory_bytes() const override { return 0; }
+    std::string description() const override { return "dummy"; }
+  };
+  try {
+    GpuModel m(c, GpuPrecision::FP32, 1, nullptr, nullptr, std::make_unique<Dummy>());
+    FAIL() << "built a fused fp32 model";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("fp16 or bf16"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace gpubench::kernels::train

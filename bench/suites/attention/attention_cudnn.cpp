@@ -3,8 +3,6 @@
 // the frontend's headers (GPUBENCH_WITH_CUDNN); the frontend loads libcudnn itself at run time
 // (NV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING), so gpubench links no cuDNN and a host without it
 // skips these cases with the reason. The graph's tensors come from kernels/attention/sdpa_plan.hpp.
-#include <cudnn_frontend.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,123 +15,15 @@
 #include "bench/core/cuda_case.hpp"
 #include "bench/core/errors.hpp"
 #include "bench/suites/attention/attention.hpp"
+#include "bench/suites/attention/cudnn_graph.hpp"
 #include "kernels/attention/sdpa_plan.hpp"
 #include "kernels/common/float_formats.hpp"
-
-// The frontend's dynamic loading reads the library handle from here (cudnn_frontend_shim.h).
-namespace cudnn_frontend {
-void* cudnn_dlhandle = nullptr;
-}
 
 namespace gpubench::suites::attention {
 namespace {
 
 namespace fe = cudnn_frontend;
 namespace ka = kernels::attention;
-
-// libcudnn.so.9 opened once for the process; the reason when it cannot be. The frontend also
-// opens the shared CUDA runtime (libcudart.so.12 or .13; gpubench itself links it statically),
-// so a host without one cannot run these cases either.
-const std::optional<std::string>& cudnn_load_error() {
-  static const std::optional<std::string> error = []() -> std::optional<std::string> {
-    void* rt = dlopen("libcudart.so.13", RTLD_NOW);
-    if (rt == nullptr) rt = dlopen("libcudart.so.12", RTLD_NOW);
-    if (rt == nullptr) {
-      return std::string("libcudart.so.13 (or .12) not found: the cuDNN frontend loads the shared CUDA runtime (the "
-                         "toolkit's, or pip's nvidia-cuda-runtime)");
-    }
-    void* h = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_GLOBAL);
-    if (h == nullptr) {
-      const char* e = dlerror();
-      return fmt::format("libcudnn.so.9 not found ({}): install cuDNN 9 (the toolkit's, or pip's nvidia-cudnn-cu13 "
-                         "with its nvidia/cudnn/lib on LD_LIBRARY_PATH)",
-                         e != nullptr ? e : "dlopen failed");
-    }
-    // cuDNN 9's libcudnn.so.9 forwards every call, cudnnGetVersion included, to sub-libraries it
-    // loads on first use, and aborts the process when one is missing (an incomplete install):
-    // they must load before anything is called.
-    for (const char* part : {"libcudnn_graph.so.9", "libcudnn_heuristic.so.9", "libcudnn_engines_precompiled.so.9"}) {
-      if (dlopen(part, RTLD_NOW | RTLD_GLOBAL) == nullptr) {
-        const char* e = dlerror();
-        return fmt::format("libcudnn.so.9 is there but not its {} ({}): an incomplete cuDNN install", part,
-                           e != nullptr ? e : "dlopen failed");
-      }
-    }
-    fe::cudnn_dlhandle = h;
-    return std::nullopt;
-  }();
-  return error;
-}
-
-void check(fe::error_t e, const std::string& what) {
-  if (e.is_bad()) throw std::runtime_error(fmt::format("cuDNN {}: {}", what, e.get_message()));
-}
-
-fe::DataType_t fe_type(ka::SdpaTensorKind kind, bool bf16) {
-  switch (kind) {
-    case ka::SdpaTensorKind::Float: return fe::DataType_t::FLOAT;
-    case ka::SdpaTensorKind::Int32: return fe::DataType_t::INT32;
-    case ka::SdpaTensorKind::Io: break;
-  }
-  return bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF;
-}
-
-std::size_t element_bytes(ka::SdpaTensorKind kind) { return kind == ka::SdpaTensorKind::Io ? 2 : 4; }
-
-// The frontend graph of a plan (sdpa_plan.hpp), built for the handle's device.
-std::shared_ptr<fe::graph::Graph> build_graph(const ka::SdpaPlan& plan, bool bf16, cudnnHandle_t handle) {
-  auto g = std::make_shared<fe::graph::Graph>();
-  g->set_io_data_type(bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF)
-      .set_intermediate_data_type(fe::DataType_t::FLOAT)
-      .set_compute_data_type(fe::DataType_t::FLOAT);
-  std::unordered_map<std::int64_t, std::shared_ptr<fe::graph::Tensor_attributes>> in;
-  for (const ka::SdpaTensor& t : plan.inputs) {
-    in[t.uid] = g->tensor(fe::graph::Tensor_attributes()
-                              .set_name(t.name)
-                              .set_uid(t.uid)
-                              .set_dim(t.dim)
-                              .set_stride(t.stride)
-                              .set_data_type(fe_type(t.kind, bf16)));
-  }
-  auto finish = [&](const std::shared_ptr<fe::graph::Tensor_attributes>& out, std::int64_t uid) {
-    const ka::SdpaTensor& t = plan.tensor(uid);
-    out->set_output(true).set_uid(uid).set_dim(t.dim).set_stride(t.stride).set_data_type(fe_type(t.kind, bf16));
-  };
-  if (!plan.backward) {
-    auto options = fe::graph::SDPA_attributes()
-                       .set_name("sdpa_forward")
-                       .set_generate_stats(true)
-                       .set_attn_scale(plan.attn_scale)
-                       .set_causal_mask_bottom_right(plan.causal_bottom_right);
-    if (plan.paged) {
-      options.set_padding_mask(true)
-          .set_seq_len_q(in.at(ka::kUidSeqQ))
-          .set_seq_len_kv(in.at(ka::kUidSeqKv))
-          .set_paged_attention_k_table(in.at(ka::kUidPageTableK))
-          .set_paged_attention_v_table(in.at(ka::kUidPageTableV))
-          .set_paged_attention_max_seq_len_kv(static_cast<int>(plan.max_seq_len_kv));
-    }
-    auto [o, stats] = g->sdpa(in.at(ka::kUidQ), in.at(ka::kUidK), in.at(ka::kUidV), options);
-    finish(o, ka::kUidO);
-    finish(stats, ka::kUidStats);
-  } else {
-    auto options = fe::graph::SDPA_backward_attributes()
-                       .set_name("sdpa_backward")
-                       .set_attn_scale(plan.attn_scale)
-                       .set_causal_mask_bottom_right(plan.causal_bottom_right);
-    auto [dq, dk, dv] = g->sdpa_backward(in.at(ka::kUidQ), in.at(ka::kUidK), in.at(ka::kUidV), in.at(ka::kUidO),
-                                         in.at(ka::kUidDO), in.at(ka::kUidStats), options);
-    finish(dq, ka::kUidDQ);
-    finish(dk, ka::kUidDK);
-    finish(dv, ka::kUidDV);
-  }
-  check(g->validate(), "graph validation");
-  check(g->build_operation_graph(handle), "operation graph");
-  check(g->create_execution_plans({fe::HeurMode_t::A}), "execution plans");
-  check(g->check_support(handle), "support check");
-  check(g->build_plans(handle), "plan build");
-  return g;
-}
 
 // Tolerances relative to |reference| + the tensor's RMS (verify.cpp): the outputs are rounded to
 // the element type (2^-9 relative for bf16, 2^-12 for fp16) after fp32 accumulation; the

@@ -74,7 +74,7 @@ struct DpStepper {
         plan(plan_buckets(kernels::train::param_layout(c), bucket_mb, sizeof(float), mode, ranks)),
         layout(padded_layout(c, plan)),
         starts(buckets_by_stage(plan, stage_watermarks(c))) {
-    model = std::make_unique<GpuModel>(c, gpu_precision(p), kModelSeed, s, &layout);
+    model = make_gpu_model(c, p, s, &layout);
     model->upload(rank_batches(c, rank));
     comm = make_nccl_grad_comm(plan, model->gradient_buffer(), model->parameter_buffer(), s, timeout_s);
     for (const Span& sp : optimizer_spans(plan, rank)) ranges.push_back({sp.offset, sp.count});

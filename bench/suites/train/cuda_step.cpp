@@ -50,7 +50,7 @@ class CudaStepCase final : public CudaCase {
     skip_when_too_large(c_, device());
     free_before_ = free_bytes();
     skip_on_oom([&] {
-      model_ = std::make_unique<GpuModel>(c_, gpu_precision(p_), kModelSeed, stream());
+      model_ = make_gpu_model(c_, p_, stream());
       model_->upload(rank_batches(c_, 0));
     });
   }
@@ -108,6 +108,7 @@ class CudaStepCase final : public CudaCase {
       m.extra["optimizer_fraction"] = phase_s_[2] / total;
     }
     if (p_ == Precision::FP16Amp) m.extra["loss_scale"] = model_->scaler().scale();
+    if (const std::string a = model_->attention_description(); !a.empty()) m.extra["attention_kernel"] = a;
     if (search_) {
       m.extra["largest_micro_batch"] = static_cast<double>(c_.batch);
       m.extra["batch_search_trials"] = static_cast<double>(search_trials_);
@@ -132,10 +133,10 @@ class CudaStepCase final : public CudaCase {
       }
       const std::unique_ptr<void, cudaError_t (*)(void*)> held(spare, &cudaFree);
       try {
-        GpuModel m(t, gpu_precision(p_), kModelSeed, stream());
-        m.upload(rank_batches(t, 0));
-        m.step(AdamW{});
-        (void)m.loss();  // waits for the step
+        const std::unique_ptr<GpuModel> m = make_gpu_model(t, p_, stream());
+        m->upload(rank_batches(t, 0));
+        m->step(AdamW{});
+        (void)m->loss();  // waits for the step
         return true;
       } catch (const DeviceOutOfMemory&) {
         return false;
@@ -162,7 +163,8 @@ class CudaStepCase final : public CudaCase {
       kernels::train::ScopedLinearInputs emulate(reference_linear_inputs(p_));
       want_loss = ref.train_step(micro, AdamW{});
     }
-    GpuModel g(t, gpu_precision(p_), kModelSeed, stream());
+    const std::unique_ptr<GpuModel> gpu = make_gpu_model(t, p_, stream());
+    GpuModel& g = *gpu;
     g.upload(micro);
     // fp16: steps skipped for overflow leave the weights alone; compare the first applied one.
     bool applied = false;

@@ -10,6 +10,7 @@
 
 namespace gpubench::suites::train {
 
+using kernels::train::GpuModel;
 using kernels::train::GpuPrecision;
 
 std::string cublaslt_version() { return blas::lt_version(); }
@@ -23,6 +24,15 @@ GpuPrecision gpu_precision(Precision p) {
     case Precision::FP8: return GpuPrecision::FP8;
   }
   return GpuPrecision::FP32;
+}
+
+std::unique_ptr<GpuModel> make_gpu_model(const ModelConfig& c, Precision p, cudaStream_t stream,
+                                         const kernels::train::ParamLayout* layout) {
+  std::unique_ptr<kernels::train::FusedAttention> fused;
+  if (c.kind == kernels::train::ModelKind::Transformer && c.attention == kernels::train::Attention::Fused) {
+    fused = make_fused_attention(c, p != Precision::FP16Amp, stream);  // bf16 activations but for fp16-amp
+  }
+  return std::make_unique<GpuModel>(c, gpu_precision(p), kModelSeed, stream, layout, std::move(fused));
 }
 
 std::vector<kernels::train::Batch> rank_batches(const ModelConfig& c, int rank) {

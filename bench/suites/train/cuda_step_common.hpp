@@ -2,6 +2,7 @@
 // What the single-device GPU step (cuda_step.cpp) and the data-parallel one (cuda_dp_step.cpp)
 // share: the model's precision, each rank's micro-batches, the memory guard, the first-loss
 // check, and which failures are skips.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,15 @@
 namespace gpubench::suites::train {
 
 kernels::train::GpuPrecision gpu_precision(Precision p);
+
+// attention=fused on CUDA: cuDNN's SDPA for the step's shape (fused_attention_cudnn.cpp; a build
+// without the cuDNN frontend plans those cases skipped). CaseSkipped when libcudnn cannot be
+// loaded or cuDNN has no engine for the shape.
+std::unique_ptr<kernels::train::FusedAttention> make_fused_attention(const ModelConfig& c, bool bf16,
+                                                                     cudaStream_t stream);
+// The step's model at `p`, with the fused attention its configuration asks for.
+std::unique_ptr<kernels::train::GpuModel> make_gpu_model(const ModelConfig& c, Precision p, cudaStream_t stream,
+                                                         const kernels::train::ParamLayout* layout = nullptr);
 
 // Rank r's micro-batches: seeds after the ranks before it, so rank 0 trains on the single-device
 // step's data and the global batch is every rank's in rank order.

@@ -11,6 +11,7 @@
 // On the CPU the named presets keep the dimensions with micro-batch 1 and fp32 only.
 #include <cstdlib>
 
+#include "bench/suites/attention/attention.hpp"
 #include "bench/suites/train/train.hpp"
 
 namespace gpubench::suites::train {
@@ -110,12 +111,14 @@ std::vector<Preset> train_presets() {
        named("1", "4096", "32", "4096", "32000", "1", "fp32")},
   };
   // Every preset is one device unless --axis dp=ddp|zero1 asks for data parallel. Attention is
-  // fused where gpubench has a fused kernel (the CPU; CUDA once the cuDNN provider is built).
+  // fused where gpubench has a fused kernel: the CPU's tiled kernel, and on CUDA cuDNN's SDPA in
+  // a build with the cuDNN frontend (fp32 and tf32 steps fall back to unfused: train_suite.cpp).
+  const std::string cuda_attention = attention::cudnn_built() ? "fused" : "unfused";
   for (Preset& p : presets) {
     for (auto* values : {&p.cuda, &p.cpu}) {
       values->emplace_back("dp", "none");
       values->emplace_back("bucket_mb", "25");
-      values->emplace_back("attention", values == &p.cpu ? "fused" : "unfused");
+      values->emplace_back("attention", values == &p.cpu ? std::string("fused") : cuda_attention);
     }
   }
   return presets;

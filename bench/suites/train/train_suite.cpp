@@ -4,6 +4,7 @@
 
 #include "bench/core/errors.hpp"
 #include "bench/mpi/session.hpp"
+#include "bench/suites/attention/attention.hpp"
 #include "bench/suites/collectives/collectives.hpp"
 #include "bench/suites/train/dp.hpp"
 #include "bench/suites/train/train.hpp"
@@ -46,9 +47,16 @@ class TrainSuite final : public Suite {
   std::vector<AxisSpec> axes() const override { return train_axes(); }
   std::vector<Preset> presets() const override { return train_presets(); }
 
-  // The mlp has no attention: its points say attention=none (equal points are planned once).
-  Point resolve(const DeviceInfo&, Point point) const override {
+  // The mlp has no attention: its points say attention=none (equal points are planned once). On
+  // CUDA devices fused attention is cuDNN's SDPA, which takes 16-bit activations: fp32 and tf32
+  // steps run the unfused attention and say so in their point (as PyTorch's SDPA falls back to
+  // its math kernel for fp32).
+  Point resolve(const DeviceInfo& device, Point point) const override {
     if (point.text("model") == "mlp") point.set("attention", std::string("none"));
+    const std::string p = point.text("precision");
+    if (device.is_cuda() && point.text("attention") == "fused" && (p == "fp32" || p == "tf32")) {
+      point.set("attention", std::string("unfused"));
+    }
     return point;
   }
 
@@ -71,9 +79,8 @@ class TrainSuite final : public Suite {
       if (searches_batch(point)) return "micro_batch=0 searches device memory: CUDA devices only";
       return std::nullopt;
     }
-    if (config_from(point).attention == kernels::train::Attention::Fused) {
-      return "attention=fused on CUDA devices runs cuDNN's fused SDPA, which this build of gpubench does not have yet "
-             "(attention=unfused runs)";
+    if (const ModelConfig c = config_from(point); c.attention == kernels::train::Attention::Fused) {
+      if (auto why = fused_unsupported(c)) return why;
     }
     if (device.cc_major < 8) {
       return fmt::format("compute capability {}.{}: gpubench targets sm_80 and newer", device.cc_major, device.cc_minor);
@@ -95,6 +102,22 @@ class TrainSuite final : public Suite {
   nlohmann::ordered_json libraries() const override { return library_versions(); }
 
  private:
+  // attention=fused on CUDA: cuDNN's SDPA, for the benchmark's head dimension (the tiny
+  // verification model's is always hidden 16 / heads 2 = 8, which it takes).
+  static std::optional<std::string> fused_unsupported(const ModelConfig& c) {
+    if (!attention::cudnn_built()) {
+      return "attention=fused on CUDA devices runs cuDNN's fused SDPA, and " + *attention::cudnn_unavailable() +
+             " (attention=unfused runs)";
+    }
+    if (const std::int64_t d = c.head_dim(); d % 8 != 0 || d > 256) {
+      return fmt::format("attention=fused: cuDNN's fused SDPA takes head dimensions in multiples of 8 up to 256; "
+                         "this model has {} (hidden / heads)",
+                         d);
+    }
+    if (auto why = attention::cudnn_unavailable()) return *why + " (attention=unfused runs without it)";
+    return std::nullopt;
+  }
+
   // precision=fp8: the CPU times no emulation; a GPU needs fp8 Tensor Cores, and the model's
   // linear layers (and the tiny configuration they are verified on) dimensions cuBLASLt's fp8
   // GEMMs take.

@@ -1,0 +1,33 @@
+#pragma once
+// cuDNN's fused SDPA through the cuDNN frontend's graph API, shared by the attention suite's
+// `cudnn` provider (attention_cudnn.cpp) and the train suite's fused attention on CUDA
+// (bench/suites/train/fused_attention_cudnn.cpp). Compiled only with the frontend's headers
+// (GPUBENCH_WITH_CUDNN); the frontend loads libcudnn itself at run time
+// (NV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING), so gpubench links no cuDNN.
+#include <cudnn_frontend.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "kernels/attention/sdpa_plan.hpp"
+
+namespace gpubench::suites::attention {
+
+// libcudnn.so.9 (and the shared CUDA runtime the frontend needs) opened once for the process;
+// the reason when it cannot be.
+const std::optional<std::string>& cudnn_load_error();
+
+// Throws std::runtime_error("cuDNN <what>: <message>") when `e` is bad.
+void check(cudnn_frontend::error_t e, const std::string& what);
+
+// Bytes of one element of a plan tensor (fp16/bf16 I/O, fp32 stats, int32 tables).
+std::size_t element_bytes(kernels::attention::SdpaTensorKind kind);
+
+// The frontend graph of a plan (sdpa_plan.hpp) in fp16 or bf16, built for the handle's device
+// with heuristic mode A; std::runtime_error naming the stage cuDNN refused.
+std::shared_ptr<cudnn_frontend::graph::Graph> build_graph(const kernels::attention::SdpaPlan& plan, bool bf16,
+                                                          cudnnHandle_t handle);
+
+}  // namespace gpubench::suites::attention
