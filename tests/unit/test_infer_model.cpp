@@ -10,6 +10,8 @@
 #include <numeric>
 #include <optional>
 
+#include "bench/core/device.hpp"
+#include "bench/suites/infer/infer.hpp"
 #include "kernels/infer/model.hpp"
 #include "kernels/train/model_reference.hpp"
 
@@ -380,4 +382,31 @@ TEST(InferFp8, EmulationMovesTheLogitsMeasurably) {
   std::printf("fp8 emulation vs exact, llama-small verification model: max |diff| = %.4f x RMS\n", worst);
   EXPECT_GT(worst, 0.05);  // the emulation does quantise, by E4M3's few bits
   EXPECT_LT(worst, 0.4);   // and by far less than a broken fp8 path would be off
+}
+
+// The planner's rule for dtype=fp8 (infer_suite.cpp): fp8 Tensor Cores (sm_89+) and linear
+// dimensions in multiples of 16; other dtypes and the CPU are not its business.
+TEST(InferFp8, PlannedOnSm89AndNewerWithDimensionsOf16) {
+  namespace si = gpubench::suites::infer;
+  gpubench::DeviceInfo gpu;
+  gpu.kind = gpubench::DeviceKind::Cuda;
+  si::InferSpec spec;
+  spec.model = *ki::named_model("llama3-8b");
+  spec.dtype = "fp8";
+  for (auto [major, minor] : {std::pair{8, 9}, std::pair{9, 0}, std::pair{10, 0}, std::pair{12, 0}}) {
+    gpu.cc_major = major, gpu.cc_minor = minor;
+    EXPECT_EQ(si::fp8_unsupported(gpu, spec), std::nullopt) << major << minor;
+  }
+  gpu.cc_major = 8, gpu.cc_minor = 6;
+  const auto old = si::fp8_unsupported(gpu, spec);
+  ASSERT_TRUE(old.has_value());
+  EXPECT_NE(old->find("this GPU is sm_86"), std::string::npos) << *old;
+  spec.dtype = "bf16";
+  EXPECT_EQ(si::fp8_unsupported(gpu, spec), std::nullopt);
+  gpu.cc_major = 9, gpu.cc_minor = 0;
+  spec.dtype = "fp8";
+  spec.model.ffn = 14344;  // 14344 / 16 = 896.5
+  const auto dims = si::fp8_unsupported(gpu, spec);
+  ASSERT_TRUE(dims.has_value());
+  EXPECT_NE(dims->find("FFN width (14344)"), std::string::npos) << *dims;
 }
