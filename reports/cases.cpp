@@ -135,6 +135,19 @@ std::optional<double> entry_power_w(const ResultEntry& e) {
   return std::nullopt;
 }
 
+std::optional<double> entry_items_per_joule(const ResultEntry& e) {
+  std::string unit = "items";
+  if (const json* u = json_at(e.metrics, {"items_unit"}); u && u->is_string() && !u->get<std::string>().empty()) {
+    unit = u->get<std::string>();
+  }
+  const std::string key = unit + "_per_joule";
+  for (const json* t : {json_at(e.profile, {"telemetry"}), static_cast<const json*>(&e.telemetry)}) {
+    if (t == nullptr || !t->is_object()) continue;
+    if (auto v = number_at(*t, {key.c_str()}); v && *v > 0) return v;
+  }
+  return std::nullopt;
+}
+
 bool entry_throttled(const ResultEntry& e) {
   for (const json* t : {json_at(e.profile, {"telemetry"}), static_cast<const json*>(&e.telemetry)}) {
     if (t == nullptr || !t->is_object()) continue;

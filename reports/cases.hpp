@@ -47,6 +47,10 @@ std::string string_at(const nlohmann::json& root, std::initializer_list<const ch
 // Mean board power while the case ran, from telemetry (profile.telemetry or telemetry):
 // power_w.mean, power_w_mean or mean_power_w.
 std::optional<double> entry_power_w(const ResultEntry& e);
+// Work items per joule from telemetry: `<items_unit>_per_joule` (tokens_per_joule,
+// output_tokens_per_joule, samples_per_joule; items_per_joule without a unit) of the entry's
+// metrics.items_unit.
+std::optional<double> entry_items_per_joule(const ResultEntry& e);
 // Telemetry says the case ran throttled: throttled == true, or a non-empty throttle_reasons.
 bool entry_throttled(const ResultEntry& e);
 bool entry_noisy(const ResultEntry& e);

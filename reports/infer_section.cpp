@@ -71,6 +71,18 @@ void charts(Document& doc, const std::vector<Point>& points, const std::string& 
 
 std::string ms(std::optional<double> v) { return v ? sig3(*v) : std::string(); }
 
+// Telemetry's figure is there only on GPUs with NVML: a column no row fills is left out.
+void drop_column_if_empty(Table& t, std::size_t column) {
+  for (const auto& row : t.rows) {
+    if (column < row.size() && !row[column].empty()) return;
+  }
+  t.columns.erase(t.columns.begin() + static_cast<std::ptrdiff_t>(column));
+  t.right.erase(t.right.begin() + static_cast<std::ptrdiff_t>(column));
+  for (auto& row : t.rows) {
+    if (column < row.size()) row.erase(row.begin() + static_cast<std::ptrdiff_t>(column));
+  }
+}
+
 }  // namespace
 
 void infer_section(Document& doc, const std::vector<ResultsFile>& files) {
@@ -79,7 +91,7 @@ void infer_section(Document& doc, const std::vector<ResultsFile>& files) {
   for (const char* c : {"device", "configuration", "rate (req/s)", "requests", "prompt_len", "output_len", "max_batch"})
     serve.add_column(c, false);
   for (const char* c : {"TTFT p50 (ms)", "TTFT p99 (ms)", "TPOT p50 (ms)", "TPOT p99 (ms)", "ITL p99 (ms)",
-                        "E2EL p50 (ms)", "req/s", "tok/s", "tok/s per user"}) {
+                        "E2EL p50 (ms)", "req/s", "tok/s", "tok/s per user", "output tok/J"}) {
     serve.add_column(c, true);
   }
   for (const ResultsFile& f : files) {
@@ -94,7 +106,7 @@ void infer_section(Document& doc, const std::vector<ResultsFile>& files) {
         const double tps = number_at(e.metrics, {"tokens_per_s"}).value_or(*batch * prompt / *e.real_time_s);
         Point p{device, fmt::format("{}, batch {:g}", config, *batch), prompt, tps,
                 {device, config, fmt::format("{:g}", *batch), fmt::format("{:g}", prompt), format_duration(*e.real_time_s),
-                 sig3(tps), ms(number_at(e.metrics, {"tflops"}))},
+                 sig3(tps), ms(number_at(e.metrics, {"tflops"})), ms(entry_items_per_joule(e))},
                 config, *batch};
         prefill.push_back(std::move(p));
       } else if (phase == "decode" && e.real_time_s && *e.real_time_s > 0 && batch) {
@@ -103,7 +115,8 @@ void infer_section(Document& doc, const std::vector<ResultsFile>& files) {
         const auto ceiling = number_at(e.metrics, {"pct_of_memory_ceiling"});
         std::vector<std::string> row = {device, config, fmt::format("{:g}", *batch), fmt::format("{:g}", context),
                                         format_duration(*e.real_time_s), sig3(tps), sig3(1 / *e.real_time_s),
-                                        ceiling ? decimal(*ceiling, 1) + "%" : std::string()};
+                                        ceiling ? decimal(*ceiling, 1) + "%" : std::string(),
+                                        ms(entry_items_per_joule(e))};
         decode_batch.push_back({device, fmt::format("{}, context {:g}", config, context), *batch, tps, row, config, context});
         decode_context.push_back(
             {device, fmt::format("{}, batch {:g}", config, *batch), context, *e.real_time_s * 1e3, {}, config, *batch});
@@ -121,7 +134,7 @@ void infer_section(Document& doc, const std::vector<ResultsFile>& files) {
                               ms(num(s, {"ttft_ms", "p50"})), ms(num(s, {"ttft_ms", "p99"})), ms(num(s, {"tpot_ms", "p50"})),
                               ms(num(s, {"tpot_ms", "p99"})), ms(num(s, {"itl_ms", "p99"})), ms(num(s, {"e2el_ms", "p50"})),
                               ms(num(s, {"requests_per_s"})), ms(num(s, {"output_tokens_per_s"})),
-                              ms(num(s, {"output_tokens_per_s_per_user"}))});
+                              ms(num(s, {"output_tokens_per_s_per_user"})), ms(entry_items_per_joule(e))});
       }
     }
   }
@@ -131,7 +144,8 @@ void infer_section(Document& doc, const std::vector<ResultsFile>& files) {
                 "step of batch sequences over context_len cached tokens (step time = TPOT at that batch; tokens/s per "
                 "device and per user, % of the measured memory ceiling), and the measured serving loops (vLLM's TTFT, "
                 "TPOT, ITL, E2EL). `gpubench serving` projects serving latencies at other rates from these curves "
-                "(docs/serving.md).");
+                "(docs/serving.md). With NVML telemetry, tokens per joule: prompt tokens for prefill, generated tokens "
+                "for decode, output tokens over the whole trace for serving.");
   auto by = [](std::vector<Point>& v) {
     std::stable_sort(v.begin(), v.end(), [](const Point& a, const Point& b) {
       return std::tie(a.config, a.held, a.x, a.device) < std::tie(b.config, b.held, b.x, b.device);
@@ -142,8 +156,9 @@ void infer_section(Document& doc, const std::vector<ResultsFile>& files) {
     by(prefill);
     Table t;
     for (const char* c : {"device", "configuration"}) t.add_column(c);
-    for (const char* c : {"batch", "prompt_len", "step", "tokens/s", "TFLOP/s"}) t.add_column(c, true);
+    for (const char* c : {"batch", "prompt_len", "step", "tokens/s", "TFLOP/s", "prompt tok/J"}) t.add_column(c, true);
     for (const Point& p : prefill) t.rows.push_back(p.row);
+    drop_column_if_empty(t, t.columns.size() - 1);
     doc.table(std::move(t));
     charts(doc, prefill, "Prefill tokens/s vs prompt length: ", "tokens/s");
   }
@@ -152,10 +167,12 @@ void infer_section(Document& doc, const std::vector<ResultsFile>& files) {
     by(decode_batch);
     Table t;
     for (const char* c : {"device", "configuration"}) t.add_column(c);
-    for (const char* c : {"batch", "context_len", "step (TPOT)", "tokens/s", "tokens/s per user", "% memory ceiling"}) {
+    for (const char* c :
+         {"batch", "context_len", "step (TPOT)", "tokens/s", "tokens/s per user", "% memory ceiling", "tok/J"}) {
       t.add_column(c, true);
     }
     for (const Point& p : decode_batch) t.rows.push_back(p.row);
+    drop_column_if_empty(t, t.columns.size() - 1);
     doc.table(std::move(t));
     charts(doc, decode_batch, "Decode tokens/s vs batch: ", "tokens/s");
     by(decode_context);
@@ -163,6 +180,7 @@ void infer_section(Document& doc, const std::vector<ResultsFile>& files) {
   }
   if (!serve.rows.empty()) {
     doc.heading("Serving (measured)", 3);
+    drop_column_if_empty(serve, serve.columns.size() - 1);
     doc.table(std::move(serve));
   }
 }

@@ -104,6 +104,10 @@ run      train-largest    --suite train --axis model=transformer --axis layers=1
 run      infer-small      --suite infer --axis model=llama-small --axis dtype=bf16 --axis phase=prefill,decode --axis batch=1,4 --axis prompt_len=128 --axis context_len=256 --axis graphs=0,1
 run      infer-8b-layer   --suite infer --axis model=llama3-8b --axis layers=1 --axis dtype=bf16 --axis phase=prefill,decode --axis batch=1,8 --axis prompt_len=512 --axis context_len=1024 --axis graphs=0,1
 run      infer-serve      --suite infer --axis model=llama-small --axis dtype=bf16 --axis phase=serve --axis rate=16 --axis requests=16 --axis prompt_len=64 --axis output_len=16 --axis max_batch=8
+# fp8 linear layers (sm_89+; skipped with the reason before): one Llama 3 8B layer's prefill and
+# decode, the decode also captured in a graph (the quantisers inside it), and a serving trace.
+run      infer-fp8        --suite infer --axis model=llama3-8b --axis layers=1 --axis dtype=fp8 --axis phase=prefill,decode --axis batch=8 --axis prompt_len=512 --axis context_len=1024 --axis graphs=0,1
+run      infer-fp8-serve  --suite infer --axis model=llama-small --axis dtype=fp8 --axis phase=serve --axis rate=16 --axis requests=16 --axis prompt_len=64 --axis output_len=16 --axis max_batch=8
 run      isolate          --suite gemm --axis m=256 --axis dtype=bf16,fp32 --isolate --case-timeout 120
 # Instruments: trace (with a Perfetto file), telemetry, host, hardware metrics; the CUPTI timer.
 run      profile          --suite gemm --axis m=512 --axis dtype=bf16 --profile nvtx,trace,telemetry,host,metrics --trace-dir @aux/traces

@@ -8,6 +8,7 @@
 
 #include "kernels/blas/cublaslt.hpp"
 #include "kernels/common/device_buffer.hpp"
+#include "kernels/common/fp8_scaling.cuh"
 #include "kernels/common/float_formats.hpp"
 #include "kernels/train/gpu_model.hpp"
 
@@ -15,6 +16,10 @@ namespace gpubench::kernels::infer {
 namespace {
 
 std::size_t sz(idx n) { return static_cast<std::size_t>(n); }
+// Offsets of separately used device arrays inside one allocation: 256 bytes apart, as
+// cudaMalloc aligns (cuBLASLt wants 16-byte aligned operands and refused fp8 scales 4 bytes
+// apart: blas::lt_scale_pointer_aligned).
+std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 }  // namespace
 
@@ -31,6 +36,11 @@ struct GpuEngine::Impl {
     std::unique_ptr<blas::LtMatmul> op;
     blas::LtCandidate algo;
   };
+  // fp8: one linear weight's codes ([out, in], K-major) and its descale (1 / scale), on the device.
+  struct Fp8Weight {
+    const std::uint8_t* codes = nullptr;
+    const float* scale_inv = nullptr;
+  };
   Impl(const ModelSpec& s, DType t, cudaStream_t stream) : s(s), t(t), stream(stream) {}
 
   const ModelSpec& s;
@@ -40,14 +50,64 @@ struct GpuEngine::Impl {
   blas::LtHandle lt;
   DeviceBuf ws, weights, k, v, x, h, qkv, att, gu, a, last, hl, logits, tokens, row_seq, row_pos, last_rows, table;
   std::map<std::tuple<idx, idx, idx, bool, bool>, Gemm> gemms;  // (rows, n, k, accumulate, f32 out)
+  std::map<std::string, std::size_t> dense;  // tensor -> byte offset in `weights` (fp8: the 16-bit ones only)
+  // fp8 (LinearWeights::Fp8): the linear weights' codes and descales, the step's activation
+  // codes with their amax and descale (each float its own allocation), and the fp8 GEMMs, one per
+  // shape and weight (its descale pointer is set once per LtMatmul), their algorithm found once
+  // per shape.
+  bool fp8 = false;
+  DeviceBuf w_codes, w_scales, x_codes, x_amax, x_scale_inv;
+  std::map<std::string, Fp8Weight> fp8_weights;
+  std::map<std::tuple<idx, idx, idx, bool, const float*>, Gemm> fp8_gemms;  // (rows, n, k, accumulate, weight)
+  std::map<std::tuple<idx, idx, idx, bool>, blas::AlgoConfig> fp8_algos;
   // The last prepare()'s step.
   idx rows = 0, outs = 0, max_rows = 0, max_sequences = 0, max_pages = 0;
   std::vector<std::int32_t> h_tokens, h_seq, h_pos, h_last, h_table;
   std::vector<float> h_logits;
 
-  std::size_t elem() const { return 2; }  // fp16 and bf16
   const void* w(const std::string& name) const {
-    return static_cast<const char*>(weights.get()) + sz(layout.at(name).offset) * elem();
+    const auto it = dense.find(name);
+    if (it == dense.end()) throw std::logic_error("GpuEngine: no 16-bit tensor " + name);
+    return static_cast<const char*>(weights.get()) + it->second;
+  }
+
+  // A linear layer Y[rows, n] (= or +=) X[rows, k] W[k, n]: the bf16 product (mm), or under fp8
+  // X's amax and codes (row-major [rows, k] is already K-major) then the fp8 GEMM against W's codes.
+  void linear(idx m_rows, idx n, idx k, const void* xp, const std::string& name, void* yp, bool accumulate) {
+    if (!fp8) {
+      mm(m_rows, n, k, xp, w(name), yp, accumulate, false);
+      return;
+    }
+    const Fp8Weight& wt = fp8_weights.at(name);
+    cuda_check(launch_amax(Storage::BF16, xp, m_rows * k, x_amax.f(), stream), "fp8 amax");
+    cuda_check(launch_fp8_quantize(Storage::BF16, xp, m_rows, k, false, Storage::E4M3, x_amax.f(),
+                                   static_cast<std::uint8_t*>(x_codes.get()), x_scale_inv.f(), stream),
+               "fp8 quantize");
+    const auto key = std::make_tuple(m_rows, n, k, accumulate, wt.scale_inv);
+    auto it = fp8_gemms.find(key);
+    if (it == fp8_gemms.end()) {
+      blas::LtProblem p = train::fp8_forward_problem(m_rows, k, n);  // Xq [rows, k], (W^T)q [n, k]
+      p.beta = accumulate ? 1 : 0;                                   // the residual: C = D = Y (bf16)
+      Gemm gm;
+      gm.op = std::make_unique<blas::LtMatmul>(lt, p, ws.bytes());
+      blas::LtExtraPointers ptrs;
+      ptrs.a_scale = wt.scale_inv;  // cuBLASLt's A is the row-major B (the weight), as in train's mm_fp8
+      ptrs.b_scale = x_scale_inv.f();
+      gm.op->set_pointers(ptrs);
+      // Every layer's weight of a shape shares the algorithm the heuristic chose for the first
+      // (checked against this problem by cublasLtMatmulAlgoCheck): a new step shape costs one
+      // heuristic query per shape, not one per layer, as the bf16 path's.
+      const auto shape = std::make_tuple(m_rows, n, k, accumulate);
+      std::optional<blas::LtCandidate> cand;
+      if (auto a = fp8_algos.find(shape); a != fp8_algos.end()) cand = gm.op->rebuild(a->second);
+      if (!cand) cand = gm.op->first_heuristic();
+      if (!cand) throw std::runtime_error("cuBLASLt has no fp8 algorithm for a " + std::to_string(m_rows) + "x" +
+                                          std::to_string(n) + "x" + std::to_string(k) + " product");
+      gm.algo = *cand;
+      fp8_algos.emplace(shape, cand->config);
+      it = fp8_gemms.emplace(key, std::move(gm)).first;
+    }
+    it->second.op->run(wt.codes, x_codes.get(), yp, yp, it->second.algo.algo, ws.get(), stream);
   }
 
   // Y[rows, n] (ld n) = X[rows, k] W[k, n] (+ Y when accumulate), row-major, as kernels/train's
@@ -74,12 +134,18 @@ struct GpuEngine::Impl {
 };
 
 GpuEngine::GpuEngine(const ModelSpec& s, DType t, const std::vector<float>* weights, std::uint64_t seed, idx page_size,
-                     idx pages, idx max_rows, idx max_sequences, cudaStream_t stream)
+                     idx pages, idx max_rows, idx max_sequences, cudaStream_t stream, LinearWeights linear)
     : s_(s), table_(page_size, pages) {
   if (auto why = gpu_unsupported(s)) throw std::invalid_argument(*why);
   if (t != DType::BF16 && t != DType::F16) throw std::invalid_argument("GpuEngine: fp16 or bf16");
+  const bool fp8 = linear == LinearWeights::Fp8;
+  if (fp8 && t != DType::BF16) throw std::invalid_argument("GpuEngine: fp8 weights take bf16 activations");
+  if (fp8) {
+    if (auto why = fp8_dims_error(s)) throw std::invalid_argument(*why);
+  }
   impl_ = std::make_unique<Impl>(s_, t, stream);
   Impl& m = *impl_;
+  m.fp8 = fp8;
   m.layout = layout(s_);
   if (weights != nullptr && static_cast<idx>(weights->size()) != m.layout.total) {
     throw std::invalid_argument("GpuEngine: weights do not match the model");
@@ -88,23 +154,68 @@ GpuEngine::GpuEngine(const ModelSpec& s, DType t, const std::vector<float>* weig
   cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
   cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "cudaDeviceGetAttribute");
   m.ws = DeviceBuf(blas::recommended_workspace_bytes(major), allocated_);
-  m.weights = DeviceBuf(sz(m.layout.total) * 2, allocated_);
+  // Where each tensor lives: 16-bit tensors at their layout offsets in `weights` (under fp8 the
+  // linear weights apart, packed, each 256-byte aligned), fp8 codes and descales in their own.
+  std::size_t dense_bytes = 0, code_bytes = 0, largest_linear = 0, linear_count = 0;
+  for (const Tensor& tensor : m.layout.tensors) {
+    if (fp8 && is_linear_weight(tensor.name)) {
+      code_bytes += aligned(sz(tensor.size()));
+      largest_linear = std::max(largest_linear, sz(tensor.size()));
+      ++linear_count;
+    } else {
+      m.dense.emplace(tensor.name, fp8 ? dense_bytes : sz(tensor.offset) * 2);
+      dense_bytes = fp8 ? dense_bytes + aligned(sz(tensor.size()) * 2) : sz(m.layout.total) * 2;
+    }
+  }
+  m.weights = DeviceBuf(dense_bytes, allocated_);
+  std::int64_t scratch_counted = 0;  // the bf16 staging of one linear weight, freed after setup
+  DeviceBuf scratch, w_amax;
+  if (fp8) {
+    m.w_codes = DeviceBuf(code_bytes, allocated_);
+    m.w_scales = DeviceBuf(linear_count * 256, allocated_);
+    scratch = DeviceBuf(largest_linear * 2, scratch_counted);
+    w_amax = DeviceBuf(4, scratch_counted);
+  }
+  // Rounded to the device type on the host (float_formats.hpp, nearest even).
+  std::vector<std::uint16_t> bits;
   if (weights != nullptr) {
-    // Rounded to the device type on the host (float_formats.hpp, nearest even), then copied.
-    std::vector<std::uint16_t> bits(weights->size());
+    bits.resize(weights->size());
     for (std::size_t i = 0; i < weights->size(); ++i) {
       bits[i] = t == DType::BF16 ? float_to_bfloat16_bits((*weights)[i]) : float_to_half_bits((*weights)[i]);
     }
-    cuda_check(cudaMemcpy(m.weights.get(), bits.data(), bits.size() * 2, cudaMemcpyHostToDevice), "upload weights");
-  } else {
-    for (const Tensor& tensor : m.layout.tensors) {
+  }
+  std::size_t code_at = 0, scale_slot = 0;
+  for (const Tensor& tensor : m.layout.tensors) {
+    const bool quantised = fp8 && is_linear_weight(tensor.name);
+    // The tensor's 16-bit values: in place, or (fp8) in the scratch its codes are made from.
+    void* dst = quantised ? scratch.get() : static_cast<char*>(m.weights.get()) + m.dense.at(tensor.name);
+    if (weights != nullptr) {
+      cuda_check(cudaMemcpyAsync(dst, bits.data() + tensor.offset, sz(tensor.size()) * 2, cudaMemcpyHostToDevice, stream),
+                 "upload weights");
+    } else {
       const WeightInit init = weight_init(tensor);
-      cuda_check(launch_fill_weights(t, static_cast<char*>(m.weights.get()) + sz(tensor.offset) * 2, tensor.size(), seed,
-                                     tensor.offset, init.scale, init.shift, stream),
+      cuda_check(launch_fill_weights(t, dst, tensor.size(), seed, tensor.offset, init.scale, init.shift, stream),
                  "fill weights");
     }
-    cuda_check(cudaStreamSynchronize(stream), "fill weights");
+    if (!quantised) continue;
+    // W [in, out] -> (W^T) codes [out, in] with the tensor's own scale 448 / amax (per tensor,
+    // once): the same quantiser as the activations', from the bf16 values the bf16 path uses.
+    Impl::Fp8Weight fw;
+    auto* codes = static_cast<std::uint8_t*>(m.w_codes.get()) + code_at;
+    auto* scale_inv = reinterpret_cast<float*>(static_cast<char*>(m.w_scales.get()) + scale_slot * 256);
+    cuda_check(launch_amax(Storage::BF16, dst, tensor.size(), w_amax.f(), stream), "fp8 weight amax");
+    cuda_check(launch_fp8_quantize(Storage::BF16, dst, tensor.rows, tensor.cols, true, Storage::E4M3, w_amax.f(), codes,
+                                   scale_inv, stream),
+               "fp8 weight quantize");
+    // The scratch is rewritten by the next tensor's upload or fill: on the same stream, after.
+    fw.codes = codes;
+    fw.scale_inv = scale_inv;
+    m.fp8_weights.emplace(tensor.name, fw);
+    code_at += aligned(sz(tensor.size()));
+    ++scale_slot;
   }
+  // Before `bits` and the scratch go (a pageable upload may still be staging).
+  cuda_check(cudaStreamSynchronize(stream), "weights");
   const std::size_t pool = sz(s_.layers * pages * page_size * s_.kv_dim()) * 2;
   m.k = DeviceBuf(pool, allocated_);
   m.v = DeviceBuf(pool, allocated_);
@@ -118,6 +229,11 @@ GpuEngine::GpuEngine(const ModelSpec& s, DType t, const std::vector<float>* weig
   m.att = DeviceBuf(r * sz(s_.q_dim()) * 2, allocated_);
   m.gu = DeviceBuf(r * sz(2 * s_.ffn_shard()) * 2, allocated_);
   m.a = DeviceBuf(r * sz(s_.ffn_shard()) * 2, allocated_);
+  if (fp8) {  // a linear layer's input codes: [rows, hidden], [rows, q_dim] or [rows, ffn]
+    m.x_codes = DeviceBuf(r * sz(std::max({s_.hidden, s_.q_dim(), s_.ffn_shard()})), allocated_);
+    m.x_amax = DeviceBuf(4, allocated_);
+    m.x_scale_inv = DeviceBuf(4, allocated_);
+  }
   m.last = DeviceBuf(sz(max_sequences) * sz(s_.hidden) * 2, allocated_);
   m.hl = DeviceBuf(sz(max_sequences) * sz(s_.hidden) * 2, allocated_);
   m.logits = DeviceBuf(sz(max_sequences) * sz(s_.vocab_shard()) * 4, allocated_);
@@ -184,18 +300,18 @@ void GpuEngine::enqueue() {
     cache.max_pages = m.max_pages;
     cache.kv_dim = s_.kv_dim();
     cuda_check(launch_rmsnorm(m.t, m.x.get(), lw("norm1.g"), m.h.get(), rows, c, s_.norm_eps, m.stream), "rmsnorm");
-    m.mm(rows, qkv, c, m.h.get(), lw("wqkv"), m.qkv.get(), false, false);
+    m.linear(rows, qkv, c, m.h.get(), layer_tensor(l, "wqkv"), m.qkv.get(), false);
     cuda_check(launch_rope_and_cache(m.t, m.qkv.get(), seq, pos, rows, s_.q_heads(), s_.kv_heads_shard(), s_.head_dim(),
                                      s_.rope_theta, true, cache, m.stream),
                "rope");
     cuda_check(launch_paged_attention(m.t, m.qkv.get(), m.att.get(), seq, pos, rows, s_.q_heads(), s_.kv_heads_shard(),
                                       s_.head_dim(), cache, m.stream),
                "attention");
-    m.mm(rows, c, qd, m.att.get(), lw("wo"), m.x.get(), true, false);
+    m.linear(rows, c, qd, m.att.get(), layer_tensor(l, "wo"), m.x.get(), true);
     cuda_check(launch_rmsnorm(m.t, m.x.get(), lw("norm2.g"), m.h.get(), rows, c, s_.norm_eps, m.stream), "rmsnorm");
-    m.mm(rows, 2 * f, c, m.h.get(), lw("wgu"), m.gu.get(), false, false);
+    m.linear(rows, 2 * f, c, m.h.get(), layer_tensor(l, "wgu"), m.gu.get(), false);
     cuda_check(launch_swiglu(m.t, m.gu.get(), m.a.get(), rows, f, m.stream), "swiglu");
-    m.mm(rows, c, f, m.a.get(), lw("wd"), m.x.get(), true, false);
+    m.linear(rows, c, f, m.a.get(), layer_tensor(l, "wd"), m.x.get(), true);
   }
   cuda_check(launch_gather_rows(m.t, m.x.get(), static_cast<const std::int32_t*>(m.last_rows.get()), m.last.get(), m.outs,
                                 c, m.stream),

@@ -8,6 +8,16 @@
 //   GpuEngine e(spec, DType::BF16, nullptr, seed, page_size, pages, max_rows, max_sequences, stream);
 //   const std::vector<float>& logits = e.forward(chunks);   // synchronises
 //
+// fp8 weights (LinearWeights::Fp8, as TensorRT-LLM serves an fp8 checkpoint): the linear layers'
+// weights (QKV, output, gate/up, down) held only as E4M3 codes, each tensor quantised once at
+// setup from the bf16 values the bf16 path holds, with its own per-tensor scale 448 / amax and
+// stored transposed (K-major: cuBLASLt's fp8 GEMMs are TN); before each linear GEMM the bf16
+// input is quantised to E4M3 with a scale from its own amax (per-tensor current scaling,
+// kernels/common/fp8_scaling); the GEMM runs in cuBLASLt fp8 with the two descales as scale
+// pointers and a bf16 output (accumulating into the residual in place as the bf16 path does).
+// Embedding, norms, attention, the KV cache and the LM head stay in bf16. Needs sm_89 or newer
+// (cuBLASLt's fp8) and fp8_dims_error(spec) empty; the activation type must be bf16.
+//
 // For CUDA graphs: prepare(chunks) copies the step's inputs, then enqueue() queues the device
 // work alone (what a graph captures), and fetch_logits() copies the result back.
 #include <cuda_runtime_api.h>
@@ -24,6 +34,8 @@ namespace gpubench::kernels::infer {
 // Why the device path cannot run this model ("the CUDA path runs the llama models"), or nullopt.
 std::optional<std::string> gpu_unsupported(const ModelSpec& s);
 
+enum class LinearWeights { Dense, Fp8 };
+
 class GpuEngine {
  public:
   // `weights` as random_weights<float> lays them out (rounded to the device type on upload);
@@ -31,7 +43,7 @@ class GpuEngine {
   // weights is not worth making on the host). `max_rows`: the most rows (tokens) one step will
   // hold. Throws DeviceOutOfMemory.
   GpuEngine(const ModelSpec& s, DType t, const std::vector<float>* weights, std::uint64_t seed, idx page_size, idx pages,
-            idx max_rows, idx max_sequences, cudaStream_t stream);
+            idx max_rows, idx max_sequences, cudaStream_t stream, LinearWeights linear = LinearWeights::Dense);
   ~GpuEngine();
   GpuEngine(const GpuEngine&) = delete;
   GpuEngine& operator=(const GpuEngine&) = delete;

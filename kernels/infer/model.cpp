@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 
@@ -366,14 +367,44 @@ const std::vector<T>& Engine<T>::forward(const std::vector<Chunk>& chunks, int t
 // ---- Reference ----
 
 std::vector<double> reference_logits(const ModelSpec& s, const std::vector<double>& wts,
-                                     const std::vector<std::int32_t>& tokens) {
+                                     const std::vector<std::int32_t>& tokens, const std::vector<idx>* fp8_steps) {
   const Layout lay = layout(s);
   auto W = [&](const std::string& name) { return wts.data() + lay.at(name).offset; };
   const bool gpt = s.arch == Arch::Gpt;
   const idx n = static_cast<idx>(tokens.size()), c = s.hidden, d = s.head_dim(), f = s.ffn_shard();
   const idx hq = s.q_heads(), hk = s.kv_heads_shard(), qd = s.q_dim(), kvd = s.kv_dim();
-  // y[n, out] = x[n, in] W[in, out] (+ b), the product by OpenBLAS dgemm.
-  auto linear = [](const std::vector<double>& x, const double* wm, const double* b, idx rows, idx in, idx out) {
+  if (fp8_steps != nullptr) {
+    if (gpt) throw std::invalid_argument("reference_logits: the fp8 emulation is for the llama models");
+    idx total = 0;
+    for (idx r : *fp8_steps) {
+      if (r <= 0) throw std::invalid_argument("reference_logits: an fp8 step of no rows");
+      total += r;
+    }
+    if (total != n) throw std::invalid_argument("reference_logits: the fp8 steps do not cover the tokens");
+  }
+  // The emulation's quantiser: kernels/train's, under its Fp8 mode (E4M3, fp8_scale).
+  std::optional<tr::ScopedLinearInputs> fp8_mode;
+  if (fp8_steps != nullptr) fp8_mode.emplace(tr::LinearInputs::Fp8);
+  // y[n, out] = x[n, in] W[in, out] (+ b), the product by OpenBLAS dgemm; a linear layer's
+  // (`quantised`) under the fp8 emulation takes W and each step's rows of x as fp8 codes would.
+  auto linear = [&](const std::vector<double>& x_in, const double* w_in, const double* b, idx rows, idx in, idx out,
+                    bool quantised = false) {
+    std::vector<double> x_q, w_q;
+    const double* wm = w_in;
+    const std::vector<double>* xp = &x_in;
+    if (quantised && fp8_steps != nullptr) {
+      w_q = tr::emulate_linear_input(w_in, in * out, false);
+      wm = w_q.data();
+      x_q.reserve(x_in.size());
+      idx row = 0;
+      for (idx step : *fp8_steps) {
+        const std::vector<double> part = tr::emulate_linear_input(x_in.data() + row * in, step * in, false);
+        x_q.insert(x_q.end(), part.begin(), part.end());
+        row += step;
+      }
+      xp = &x_q;
+    }
+    const std::vector<double>& x = *xp;
     std::vector<double> y(sz(rows * out), 0.0);
     tr::gemm<double>(false, false, rows, out, in, 1.0, x.data(), in, wm, out, 0.0, y.data(), out);
     if (b != nullptr)
@@ -406,7 +437,7 @@ std::vector<double> reference_logits(const ModelSpec& s, const std::vector<doubl
   for (idx l = 0; l < s.layers; ++l) {
     auto lw = [&](const char* what) { return W(layer_tensor(l, what)); };
     std::vector<double> qkv = linear(normalize(x, layer_tensor(l, "norm1")), lw("wqkv"), gpt ? lw("bqkv") : nullptr, n,
-                                     c, s.qkv_dim());
+                                     c, s.qkv_dim(), true);
     for (idx t = 0; t < n && !gpt; ++t) {
       // Rotary embedding, written out: pair (i, i + D/2) rotated by t * theta^(-2i/D).
       for (idx h = 0; h < hq + hk; ++h) {
@@ -438,7 +469,7 @@ std::vector<double> reference_logits(const ModelSpec& s, const std::vector<doubl
       tr::gemm<double>(false, false, n, d, n, 1.0, scores.data(), n, qkv.data() + qd + kvd + g * d, ld, 0.0,
                        att.data() + h * d, qd);
     }
-    std::vector<double> o = linear(att, lw("wo"), gpt ? lw("bo") : nullptr, n, qd, c);
+    std::vector<double> o = linear(att, lw("wo"), gpt ? lw("bo") : nullptr, n, qd, c, true);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += o[i];
     const std::vector<double> h = normalize(x, layer_tensor(l, "norm2"));
     std::vector<double> mlp;
@@ -447,14 +478,14 @@ std::vector<double> reference_logits(const ModelSpec& s, const std::vector<doubl
       for (double& v : a) v = 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
       mlp = linear(a, lw("w2"), lw("b2"), n, f, c);
     } else {
-      const std::vector<double> gu = linear(h, lw("wgu"), nullptr, n, c, 2 * f);
+      const std::vector<double> gu = linear(h, lw("wgu"), nullptr, n, c, 2 * f, true);
       std::vector<double> a(sz(n * f));
       for (idx t = 0; t < n; ++t)
         for (idx i = 0; i < f; ++i) {
           const double g = gu[sz(t * 2 * f + i)];
           a[sz(t * f + i)] = g / (1 + std::exp(-g)) * gu[sz(t * 2 * f + f + i)];
         }
-      mlp = linear(a, lw("wd"), nullptr, n, f, c);
+      mlp = linear(a, lw("wd"), nullptr, n, f, c, true);
     }
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += mlp[i];
   }

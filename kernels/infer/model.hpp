@@ -70,6 +70,20 @@ double kv_elements_per_token(const ModelSpec& s);
 // matmul weight once, each sequence's cached K and V, the new K and V rows and the tokens'
 // embedding rows (the decode roofline; times the element's bytes).
 double decode_step_elements(const ModelSpec& s, idx batch, idx context);
+// The linear layers' weights (every layer's QKV, output, gate/up and down projections; for gpt
+// its QKV, output and MLP matrices, biases apart): what fp8 serving stores as E4M3 codes, the LM
+// head, embeddings and norms staying in 16 bits (ModelOpt's fp8 checkpoints exclude lm_head).
+double linear_weight_elements(const ModelSpec& s);
+// Whether a layout tensor ("l3.wqkv") is one of those linear layers' weights.
+bool is_linear_weight(const std::string& tensor_name);
+// Why the linear layers cannot run as cuBLASLt fp8 GEMMs (a dimension that is not a multiple of
+// 16: both operands are K-major, and the weight's rows and columns become leading dimensions of
+// 1-byte codes, which cuBLASLt wants 16-byte aligned), or nullopt. The step's rows are free.
+std::optional<std::string> fp8_dims_error(const ModelSpec& s);
+// Bytes of every matmul weight, and of a decode step (decode_step_elements), with each element
+// at `element_bytes` except the linear layers' weights at `linear_bytes` each (fp8 weights: 1).
+double matmul_weight_bytes(const ModelSpec& s, double element_bytes, double linear_bytes);
+double decode_step_bytes(const ModelSpec& s, idx batch, idx context, double element_bytes, double linear_bytes);
 // FLOPs of a forward over `new_tokens` tokens of a sequence that already holds `cached` tokens
 // (prefill: cached 0; decode: new_tokens 1), LM head for its last token only:
 //   2 x (layer weights) x L per token + attention 4 x L x q_dim per (query, key) pair
@@ -230,8 +244,16 @@ class Engine {
 // The reference: one sequence's tokens, every position recomputed from scratch in double, the
 // layers written out again (no cache, no batching, no shared op; products by OpenBLAS dgemm),
 // logits of every position [n, vocab_shard].
+//
+// `fp8_steps` (llama only): the fp8 serving recipe emulated on the linear layers' inputs, as
+// kernels/train's LinearInputs::Fp8 emulates a training step's: each linear weight quantised
+// once per tensor to E4M3 with the scale fp8_scale(amax, 448), and each linear layer's input
+// activations quantised per step, the rows of step i being the next fp8_steps[i] tokens (the
+// rows an engine step held, whose amax the device reduced), both divided back so the double
+// product sees the values an fp8 GEMM with those descales sees. The LM head, attention and
+// norms stay exact. The steps must sum to the tokens.
 std::vector<double> reference_logits(const ModelSpec& s, const std::vector<double>& weights,
-                                     const std::vector<std::int32_t>& tokens);
+                                     const std::vector<std::int32_t>& tokens, const std::vector<idx>* fp8_steps = nullptr);
 
 // Greedy next tokens (argmax of each row), the serving loop's sampler.
 template <class T>

@@ -1,6 +1,7 @@
 // The infer model's configurations and counts (model.hpp): plain arithmetic, no BLAS, so the
 // planner (and the fuzz build, which has no OpenBLAS) can use them.
 #include <string>
+#include <utility>
 
 #include "kernels/infer/model.hpp"
 
@@ -84,6 +85,41 @@ double kv_elements_per_token(const ModelSpec& s) { return 2.0 * static_cast<doub
 double decode_step_elements(const ModelSpec& s, idx batch, idx context) {
   const double kv = kv_elements_per_token(s), b = static_cast<double>(batch);
   return matmul_weight_elements(s) + b * static_cast<double>(context) * kv + b * kv + b * static_cast<double>(s.hidden);
+}
+
+double linear_weight_elements(const ModelSpec& s) {
+  const double c = static_cast<double>(s.hidden), f = static_cast<double>(s.ffn_shard());
+  const double mlp = (s.arch == Arch::Gpt ? 2 : 3) * c * f;
+  return static_cast<double>(s.layers) * (c * static_cast<double>(s.qkv_dim()) + static_cast<double>(s.q_dim()) * c + mlp);
+}
+
+bool is_linear_weight(const std::string& name) {
+  const auto dot = name.rfind('.');
+  const std::string what = dot == std::string::npos ? name : name.substr(dot + 1);
+  return what == "wqkv" || what == "wo" || what == "wgu" || what == "wd" || what == "w1" || what == "w2";
+}
+
+std::optional<std::string> fp8_dims_error(const ModelSpec& s) {
+  const std::pair<const char*, idx> dims[] = {{"hidden", s.hidden},
+                                              {"the shard's q|k|v width", s.qkv_dim()},
+                                              {"the shard's attention width", s.q_dim()},
+                                              {"the shard's FFN width", s.ffn_shard()}};
+  for (const auto& [what, v] : dims) {
+    if (v % 16 != 0) {
+      return "dtype=fp8: " + std::string(what) + " (" + std::to_string(v) +
+             ") is not a multiple of 16 (cuBLASLt's fp8 GEMMs take 16-byte leading dimensions)";
+    }
+  }
+  return std::nullopt;
+}
+
+double matmul_weight_bytes(const ModelSpec& s, double element_bytes, double linear_bytes) {
+  return matmul_weight_elements(s) * element_bytes - linear_weight_elements(s) * (element_bytes - linear_bytes);
+}
+
+double decode_step_bytes(const ModelSpec& s, idx batch, idx context, double element_bytes, double linear_bytes) {
+  return decode_step_elements(s, batch, context) * element_bytes -
+         linear_weight_elements(s) * (element_bytes - linear_bytes);
 }
 
 double forward_flops(const ModelSpec& s, idx cached, idx new_tokens) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -119,6 +120,12 @@ nlohmann::ordered_json summarize_telemetry(const std::vector<TelemetrySample>& s
       // Work per joule = rate per watt: GFLOP/J = GFLOP/s per W (decimal units).
       if (outcome.metrics.flops > 0) j["gflops_per_watt"] = outcome.metrics.flops * runs / 1e9 / *energy;
       else if (outcome.metrics.bytes > 0) j["gbps_per_watt"] = outcome.metrics.bytes * runs / 1e9 / *energy;
+      // Work items per joule under the items' own unit (tokens_per_joule, output_tokens_per_joule,
+      // samples_per_joule): the items of every timed run over the energy of the timed runs.
+      if (outcome.metrics.items > 0) {
+        const std::string unit = outcome.metrics.items_unit.empty() ? "items" : outcome.metrics.items_unit;
+        j[unit + "_per_joule"] = outcome.metrics.items * runs / *energy;
+      }
     }
   }
 

@@ -125,6 +125,30 @@ TEST_F(Infer, WhatTheCpuCannotRunIsSkippedWithTheReason) {
                           "threads=0]  skipped"),
             std::string::npos)
       << plan.out;
+  // fp8 weights: planned to run on an H200 (sm_90), skipped on an A100 naming its sm_80; the plan
+  // counts the linear layers' weights at 1 byte (one Llama 3 8B layer: 218 MB of fp8 codes and
+  // the 1.05 GB bf16 head = 1.27 GB, against 1.49 GB in bf16).
+  const std::string fp8_axes = "-a model=llama3-8b -a layers=1 -a phase=prefill -a dtype=fp8,bf16 -a batch=1 -a prompt_len=512";
+  const Output h200 = gpubench("run --dry-run --assume h200 --suite infer " + fp8_axes);
+  EXPECT_EQ(h200.code, 0) << h200.err;
+  EXPECT_NE(h200.out.find("dtype=fp8 batch=1 prompt_len=512 context_len=0 output_len=0 rate=- requests=0 max_batch=0 "
+                          "kv_budget=0 kv_page=16 graphs=0 tp=1 layers=1 threads=0]  (227 GFLOP per step, 1.27e+03 MB "
+                          "of weights)"),
+            std::string::npos)
+      << h200.out;
+  EXPECT_NE(h200.out.find("dtype=bf16 batch=1 prompt_len=512 context_len=0 output_len=0 rate=- requests=0 max_batch=0 "
+                          "kv_budget=0 kv_page=16 graphs=0 tp=1 layers=1 threads=0]  (227 GFLOP per step, 1.49e+03 MB "
+                          "of weights)"),
+            std::string::npos)
+      << h200.out;
+  EXPECT_NE(h200.out.find("2 to run"), std::string::npos) << h200.out;
+  const Output a100 = gpubench("run --dry-run --assume a100-sxm-80gb --suite infer " + fp8_axes);
+  EXPECT_EQ(a100.code, 0) << a100.err;
+  EXPECT_NE(a100.out.find("skipped: dtype=fp8 needs fp8 Tensor Cores (cuBLASLt's fp8 GEMMs: compute capability 8.9 or "
+                          "newer); this GPU is sm_80"),
+            std::string::npos)
+      << a100.out;
+  EXPECT_NE(a100.out.find("1 to run"), std::string::npos) << a100.out;  // the bf16 one
   const Output gpt = gpubench("run --dry-run --assume h200 --suite infer -a model=gpt-small -a dtype=bf16,fp8");
   EXPECT_EQ(gpt.code, 0) << gpt.err;
   EXPECT_NE(gpt.out.find("llama models"), std::string::npos) << gpt.out;

@@ -108,6 +108,8 @@ nlohmann::ordered_json sample_one_case(const DeviceInfo& dev, double measure_ms)
   CaseOutcome outcome;
   outcome.runs = 100;
   outcome.metrics.flops = 1e9;
+  outcome.metrics.items = 64;  // e.g. a decode step of 64 sequences: 64 tokens a run
+  outcome.metrics.items_unit = "tokens";
   nlohmann::ordered_json profile = nlohmann::ordered_json::object();
   telemetry->end_case(outcome, profile);
   return profile;
@@ -124,6 +126,7 @@ TEST(NvmlFake, TelemetryInstrumentSamplesTheMeasurePhase) {
   EXPECT_NEAR(p["energy_j"].get<double>(), 250.0 * span, 0.01);
   EXPECT_NEAR(p["joules_per_run"].get<double>(), p["energy_j"].get<double>() / 100, 1e-12);
   EXPECT_NEAR(p["gflops_per_watt"].get<double>(), 100 * 1e9 / 1e9 / p["energy_j"].get<double>(), 1e-9);
+  EXPECT_NEAR(p["tokens_per_joule"].get<double>(), 100 * 64 / p["energy_j"].get<double>(), 1e-9);
   EXPECT_EQ(p["sm_clock_mhz"]["min"], 345.0);
   EXPECT_EQ(p["temperature_c_max"], 41.0);
   EXPECT_EQ(p["clock_event_reasons"], nlohmann::ordered_json({"gpu_idle"}));

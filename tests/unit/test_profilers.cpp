@@ -538,6 +538,42 @@ TEST(Telemetry, EnergyFromTheCounterElsePowerIntegral) {
   EXPECT_EQ(summarize_telemetry({}, outcome, 100)["samples"], 0);
 }
 
+TEST(Telemetry, ItemsPerJouleUnderTheItemsUnit) {
+  // 80 J over 0.2 s by the counter, as above.
+  const std::vector<TelemetrySample> s = {sample(0, 300000, 1000000), sample(0.1, 500000, 1040000),
+                                          sample(0.2, 300000, 1080000)};
+  CaseOutcome decode;  // a decode step: 64 generated tokens and its bytes, 10 timed steps
+  decode.runs = 10;
+  decode.metrics.bytes = 1e9;
+  decode.metrics.items = 64;
+  decode.metrics.items_unit = "tokens";
+  nlohmann::ordered_json j = summarize_telemetry(s, decode, 100);
+  EXPECT_DOUBLE_EQ(j["tokens_per_joule"].get<double>(), 640.0 / 80.0);
+  EXPECT_DOUBLE_EQ(j["gbps_per_watt"].get<double>(), 10.0 / 80.0);  // beside the bytes' figure
+
+  CaseOutcome serve;  // a serve trace: one single run of 1200 output tokens, with FLOPs as well
+  serve.runs = 1;
+  serve.metrics.flops = 4e12;
+  serve.metrics.items = 1200;
+  serve.metrics.items_unit = "output_tokens";
+  j = summarize_telemetry(s, serve, 100);
+  EXPECT_DOUBLE_EQ(j["output_tokens_per_joule"].get<double>(), 1200.0 / 80.0);
+  EXPECT_DOUBLE_EQ(j["gflops_per_watt"].get<double>(), 4000.0 / 80.0);
+  EXPECT_FALSE(j.contains("tokens_per_joule"));
+
+  CaseOutcome unnamed;  // items without a unit: items_per_joule
+  unnamed.runs = 2;
+  unnamed.metrics.items = 8;
+  EXPECT_DOUBLE_EQ(summarize_telemetry(s, unnamed, 100)["items_per_joule"].get<double>(), 16.0 / 80.0);
+
+  CaseOutcome none;  // no items, or no timed run: no per-joule figure
+  none.runs = 3;
+  none.metrics.bytes = 1e9;
+  EXPECT_FALSE(summarize_telemetry(s, none, 100).contains("items_per_joule"));
+  decode.runs = 0;
+  EXPECT_FALSE(summarize_telemetry(s, decode, 100).contains("tokens_per_joule"));
+}
+
 // --- host sampler --------------------------------------------------------------------------
 
 TEST(Host, StatmAndCpuPercent) {

@@ -1,4 +1,5 @@
-// The infer suite on a CUDA device: GpuEngine (kernels/infer/gpu_engine.hpp) in fp16 or bf16.
+// The infer suite on a CUDA device: GpuEngine (kernels/infer/gpu_engine.hpp) in fp16 or bf16, or
+// bf16 with fp8 linear weights and inputs (dtype=fp8).
 // Verification before any timing, as the train suite's GPU step does it: the same architecture
 // and layer shapes with one layer and a 512-token vocabulary, through the same engine code, a
 // 13-token prompt over scattered 4-token pages then three decode steps, every step's logits
@@ -27,12 +28,18 @@ namespace ki = kernels::infer;
 using ki::idx;
 using kernels::train::DType;
 
+// dtype=fp8: bf16 activations, the linear layers in fp8 (gpu_engine.hpp).
 DType dtype_of(const std::string& d) { return d == "fp16" ? DType::F16 : DType::BF16; }
+ki::LinearWeights linear_of(const std::string& d) { return d == "fp8" ? ki::LinearWeights::Fp8 : ki::LinearWeights::Dense; }
 
 // Tolerance of the device's logits against the double reference, in units of the reference
 // logits' RMS: activations rounded to 16 bits after every op (bf16 keeps 8 significant bits,
-// a relative error of 2^-9 per rounding; fp16 11) through one layer and the head.
-double tolerance(DType t) { return t == DType::F16 ? 2e-2 : 8e-2; }
+// a relative error of 2^-9 per rounding; fp16 11) through one layer and the head. fp8: the
+// reference takes the same E4M3 codes (weights per tensor, activations per step: the
+// emulation), but bf16's roundings before a quantiser move some values across an E4M3 rounding
+// boundary, each such code one E4M3 step (2^-3 relative) off: kFp8Tolerance
+// (tests/unit/test_infer_model.cpp measures what the fp8 codes themselves do to these logits).
+double tolerance(const std::string& dtype) { return dtype == "fp16" ? 2e-2 : dtype == "fp8" ? kFp8Tolerance : 8e-2; }
 
 // The weights as the device holds them: rounded to its type, kept as floats (the reference
 // reads exactly these).
@@ -45,21 +52,28 @@ std::vector<float> device_weights(const ki::ModelSpec& s, DType t) {
   return w;
 }
 
-Verification verify_small(const ki::ModelSpec& big, DType t, cudaStream_t stream) {
+Verification verify_small(const ki::ModelSpec& big, const std::string& dtype, cudaStream_t stream) {
+  const DType t = dtype_of(dtype);
+  const bool fp8 = linear_of(dtype) == ki::LinearWeights::Fp8;
   ki::ModelSpec s = big;
   s.layers = 1;
   s.vocab = 512 * s.tp;  // the shard's head: 512 columns
   const std::vector<float> w = device_weights(s, t);
   const std::vector<double> wd(w.begin(), w.end());
   // Two sequences whose pages interleave, so the checked one's pages are scattered (0, 2, 4, 6).
-  ki::GpuEngine e(s, t, &w, kWeightSeed, 4, 8, 16, 2, stream);
+  ki::GpuEngine e(s, t, &w, kWeightSeed, 4, 8, 16, 2, stream, linear_of(dtype));
   Verification v;
   v.passed = true;
   v.method = fmt::format("{} with 1 layer and a 512-token head through the same engine: a 13-token prompt over "
                          "scattered 4-token pages and 3 decode steps, each step's logits vs the reference model in "
-                         "double recomputing every token (tolerance {} x RMS); then the benchmark configuration's "
+                         "double recomputing every token{} (tolerance {} x RMS); then the benchmark configuration's "
                          "first step: logits finite",
-                         big.name, tolerance(t));
+                         big.name,
+                         fp8 ? ", its linear layers' weights and inputs emulated as the same E4M3 codes (weights per "
+                               "tensor, inputs per engine step)"
+                             : "",
+                         tolerance(dtype));
+  std::vector<idx> steps = {13};  // the rows of each engine step so far (the fp8 emulation's amax groups)
   const int seq = e.table().open(), other = e.table().open();
   for (idx tokens = 4; tokens <= 16; tokens += 4) {
     (void)e.table().reserve(seq, tokens);
@@ -69,11 +83,12 @@ Verification verify_small(const ki::ModelSpec& big, DType t, cudaStream_t stream
   ki::Chunk chunk{seq, 0, tokens.data(), 13};
   for (int step = 0; step < 4; ++step) {
     const std::vector<float> got = e.forward({chunk});
-    const std::vector<double> all = ki::reference_logits(s, wd, tokens);
+    const std::vector<double> all = ki::reference_logits(s, wd, tokens, fp8 ? &steps : nullptr);
     compare_logits(step == 0 ? "prefill logits" : "decode logits", got.data(), all.data() + all.size() - got.size(),
-                   static_cast<std::int64_t>(got.size()), tolerance(t), v);
+                   static_cast<std::int64_t>(got.size()), tolerance(dtype), v);
     tokens.push_back(ki::argmax_rows(got, 1, s.vocab_shard())[0]);
     chunk = {seq, static_cast<idx>(tokens.size()) - 1, &tokens.back(), 1};
+    steps.push_back(1);
   }
   return v;
 }
@@ -122,7 +137,8 @@ const DeviceCeiling& device_memory_ceiling(int device, cudaStream_t stream) {
 
 class GpuStepCase final : public CudaCase {
  public:
-  GpuStepCase(const DeviceInfo& device, const InferSpec& spec) : CudaCase(device), s_(spec), t_(dtype_of(spec.dtype)) {}
+  GpuStepCase(const DeviceInfo& device, const InferSpec& spec)
+      : CudaCase(device), s_(spec), t_(dtype_of(spec.dtype)), linear_(linear_of(spec.dtype)) {}
   ~GpuStepCase() override {
     if (exec_) cudaGraphExecDestroy(exec_);
     if (graph_) cudaGraphDestroy(graph_);
@@ -136,7 +152,7 @@ class GpuStepCase final : public CudaCase {
     const idx rows = decode ? std::max(s_.batch, s_.context_len) : s_.batch * s_.prompt_len;
     train::skip_on_oom([&] {
       engine_ = std::make_unique<ki::GpuEngine>(s_.model, t_, nullptr, kWeightSeed, page, per_seq * s_.batch, rows,
-                                                s_.batch, stream());
+                                                s_.batch, stream(), linear_);
     });
     ki::PageTable& pt = engine_->table();
     for (idx b = 0; b < s_.batch; ++b) seqs_.push_back(pt.open());
@@ -156,7 +172,7 @@ class GpuStepCase final : public CudaCase {
   }
 
   Verification verify() override {
-    Verification v = train::skip_on_oom([&] { return verify_small(s_.model, t_, stream()); });
+    Verification v = train::skip_on_oom([&] { return verify_small(s_.model, s_.dtype, stream()); });
     if (!v.passed) return v;
     check_finite(engine_->forward(chunks_), v);
     if (v.passed && s_.graphs) capture();
@@ -175,9 +191,10 @@ class GpuStepCase final : public CudaCase {
     const double kv = ki::kv_elements_per_token(s_.model), b = static_cast<double>(s_.batch);
     if (s_.phase == Phase::Prefill) {
       m.flops = b * ki::forward_flops(s_.model, 0, s_.prompt_len);
-      m.peak_key = t_ == DType::F16 ? "fp16_tensor" : "bf16_tensor";
+      // fp8: the linear layers' FLOPs run on fp8 Tensor Cores, attention and the head in bf16.
+      m.peak_key = fp8() ? "fp8_tensor" : t_ == DType::F16 ? "fp16_tensor" : "bf16_tensor";
       m.items = b * static_cast<double>(s_.prompt_len);
-      m.bytes = (ki::matmul_weight_elements(s_.model) + m.items * kv) * 2;
+      m.bytes = weight_bytes() + m.items * kv * 2;
     } else {
       m.bytes = step_bytes();
       m.peak_key = "memory_bandwidth";
@@ -198,7 +215,11 @@ class GpuStepCase final : public CudaCase {
     }
     m.items_unit = "tokens";
     m.extra["model"] = s_.model.name;
-    m.extra["weight_bytes"] = ki::matmul_weight_elements(s_.model) * 2;
+    m.extra["weight_bytes"] = weight_bytes();
+    if (fp8()) {
+      m.extra["weights"] = "linear layers E4M3 (per-tensor scale), activations quantised per step to E4M3 before "
+                           "each linear GEMM; LM head, embedding, norms, attention and KV cache bf16";
+    }
     m.extra["kv_bytes_per_token"] = kv * 2;
     m.extra["kv_page"] = s_.kv_page;
     m.extra["graphs"] = s_.graphs;
@@ -223,7 +244,10 @@ class GpuStepCase final : public CudaCase {
   }
 
  private:
-  double step_bytes() const { return ki::decode_step_elements(s_.model, s_.batch, s_.context_len) * 2; }
+  bool fp8() const { return linear_ == ki::LinearWeights::Fp8; }
+  // Bytes with the linear layers' weights at 1 byte under fp8 (model.hpp decode_step_bytes).
+  double step_bytes() const { return ki::decode_step_bytes(s_.model, s_.batch, s_.context_len, 2, fp8() ? 1 : 2); }
+  double weight_bytes() const { return ki::matmul_weight_bytes(s_.model, 2, fp8() ? 1 : 2); }
 
   void capture() {
     GPUBENCH_CUDA_CHECK(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal));
@@ -241,6 +265,7 @@ class GpuStepCase final : public CudaCase {
 
   InferSpec s_;
   DType t_;
+  ki::LinearWeights linear_;
   std::unique_ptr<ki::GpuEngine> engine_;
   std::vector<int> seqs_;
   std::vector<std::int32_t> context_, next_;
@@ -266,12 +291,13 @@ class GpuServeCase final : public ServeCaseOf<CudaCase> {
                                                      : (longest + page - 1) / page * s_.limits.max_batch;
     train::skip_on_oom([&] {
       engine_ = std::make_unique<ki::GpuEngine>(s_.model, t_, nullptr, kWeightSeed, page, pages,
-                                                prompt * s_.limits.max_batch, s_.limits.max_batch + 1, stream());
+                                                prompt * s_.limits.max_batch, s_.limits.max_batch + 1, stream(),
+                                                linear_of(s_.dtype));
     });
   }
 
   Verification verify() override {
-    Verification v = train::skip_on_oom([&] { return verify_small(s_.model, t_, stream()); });
+    Verification v = train::skip_on_oom([&] { return verify_small(s_.model, s_.dtype, stream()); });
     if (!v.passed) return v;
     ki::PageTable& pt = engine_->table();
     const int seq = pt.open();
@@ -301,12 +327,12 @@ class GpuServeCase final : public ServeCaseOf<CudaCase> {
 
 std::optional<std::string> cuda_unsupported(const DeviceInfo& device, const InferSpec& spec) {
   if (auto why = ki::gpu_unsupported(spec.model)) return why;
-  if (spec.dtype == "fp8") return std::string("fp8 weights through cuBLASLt are not built in the infer suite yet");
   if (spec.dtype == "fp32") return std::string("the CUDA path computes in fp16 or bf16 (fp32 is the CPU model's)");
   if (device.cc_major < 8) {
     return fmt::format("compute capability {}.{}: the CUDA path needs sm_80 or newer (bf16)", device.cc_major,
                        device.cc_minor);
   }
+  if (auto why = fp8_unsupported(device, spec)) return why;
   if (spec.graphs && spec.phase == Phase::Serve) return std::string("graphs=1 is for decode and prefill steps");
   return std::nullopt;
 }

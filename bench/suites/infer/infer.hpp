@@ -60,6 +60,16 @@ inline constexpr std::uint64_t kWeightSeed = 11, kPromptSeed = 7;
 // logits' RMS (each logit is a sum over hidden terms of unit-scale products after L layers).
 inline constexpr double kFp32Tolerance = 2e-3;
 
+// dtype=fp8 (CUDA): tolerance of the device's logits against the reference under the fp8
+// emulation, in the same units (cuda_cases.cpp says why; tests/unit/test_infer_model.cpp
+// measures the fp8 codes' own effect on the verification model's logits).
+inline constexpr double kFp8Tolerance = 1.5e-1;
+
+// Why dtype=fp8 cannot run on this device (nullopt: it can, or the dtype is not fp8): fp8 needs
+// cuBLASLt's fp8 GEMMs (compute capability 8.9 or newer) and linear dimensions in multiples of
+// 16 (kernels::infer::fp8_dims_error). Host-only, so the planner's rule is unit-tested anywhere.
+std::optional<std::string> fp8_unsupported(const DeviceInfo& device, const InferSpec& spec);
+
 // Compares `got` (n logits) with `want`: |got - want| <= tol * rms(want); fills `v`.
 void compare_logits(const char* what, const float* got, const double* want, std::int64_t n, double tol, Verification& v);
 

@@ -214,7 +214,9 @@ class InferSuite final : public Suite {
 
   std::optional<std::string> plan_note(const DeviceInfo& device, const Point& point) const override {
     const InferSpec s = spec_from(point);
-    const double weights = ki::matmul_weight_elements(s.model) * (device.is_cuda() ? 2 : 4);
+    // CUDA: 16-bit elements, the linear layers' weights at 1 byte under fp8.
+    const double element = device.is_cuda() ? 2 : 4;
+    const double weights = ki::matmul_weight_bytes(s.model, element, s.dtype == "fp8" && device.is_cuda() ? 1 : element);
     switch (s.phase) {
       case Phase::Prefill:
         return fmt::format("{:.3g} GFLOP per step, {:.3g} MB of weights", static_cast<double>(s.batch) *
@@ -222,7 +224,7 @@ class InferSuite final : public Suite {
       case Phase::Decode:
         return fmt::format("{:.3g} MB read per step", (weights + static_cast<double>(s.batch * s.context_len) *
                                                                       ki::kv_elements_per_token(s.model) *
-                                                                      (device.is_cuda() ? 2 : 4)) / 1e6);
+                                                                      element) / 1e6);
       case Phase::Serve:
         return fmt::format("a trace of {} requests at {} /s (about {:.3g} s of arrivals)", s.trace.requests, s.trace.rate,
                            s.trace.requests / s.trace.rate);
@@ -239,6 +241,16 @@ class InferSuite final : public Suite {
 };
 
 }  // namespace
+
+std::optional<std::string> fp8_unsupported(const DeviceInfo& device, const InferSpec& spec) {
+  if (spec.dtype != "fp8" || !device.is_cuda()) return std::nullopt;
+  if (device.cc_major * 10 + device.cc_minor < 89) {
+    return fmt::format("dtype=fp8 needs fp8 Tensor Cores (cuBLASLt's fp8 GEMMs: compute capability 8.9 or newer); "
+                       "this GPU is sm_{}{}",
+                       device.cc_major, device.cc_minor);
+  }
+  return ki::fp8_dims_error(spec.model);
+}
 
 std::string phase_name(Phase p) {
   switch (p) {
