@@ -323,10 +323,14 @@ std::optional<std::string> cudnn_unavailable() { return cudnn_load_error(); }
 
 bool cudnn_built() { return true; }
 
+// The loaded cuDNN, and what the provider was compiled with (the frontend's version and where its
+// cudnn.h came from: the toolkit's or a PyPI wheel's, bench/CMakeLists.txt).
 std::string cudnn_version_text() {
-  if (cudnn_load_error()) return "not loaded";
+  const std::string built = fmt::format("frontend {}.{}.{}, {}", CUDNN_FRONTEND_MAJOR_VERSION, CUDNN_FRONTEND_MINOR_VERSION,
+                                        CUDNN_FRONTEND_PATCH_VERSION, GPUBENCH_CUDNN_HEADERS);
+  if (cudnn_load_error()) return fmt::format("not loaded ({})", built);
   const std::size_t v = fe::detail::get_backend_version();
-  return fmt::format("{}.{}.{} (frontend {})", v / 10000, v / 100 % 100, v % 100, CUDNN_FRONTEND_VERSION);
+  return fmt::format("{}.{}.{} ({})", v / 10000, v / 100 % 100, v % 100, built);
 }
 
 std::unique_ptr<Case> make_cudnn_case(const DeviceInfo& device, const AttentionSpec& spec) {
