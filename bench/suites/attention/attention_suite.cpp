@@ -7,6 +7,7 @@
 #include "bench/core/errors.hpp"
 #include "bench/core/sizes.hpp"
 #include "bench/suites/attention/attention.hpp"
+#include "kernels/attention/sdpa_plan.hpp"
 
 namespace gpubench::suites::attention {
 namespace {
@@ -155,15 +156,20 @@ class AttentionSuite final : public Suite {
       return std::nullopt;
     }
     if (dtype == "fp32") return "cuDNN's fused SDPA takes fp16 or bf16 (fp32 runs on the CPU providers)";
-    if (dtype == "fp8-e4m3") {
-      return "fp8 attention through cuDNN (its descale, scale and amax tensors) is not built in gpubench yet";
-    }
     if (device.cc_major < 8) {
       return fmt::format("compute capability {}.{}: cuDNN's fused SDPA needs sm_80 or newer", device.cc_major,
                          device.cc_minor);
     }
     const std::int64_t d = point.integer("head_dim");
     if (d % 8 != 0 || d > 256) return fmt::format("head_dim={}: cuDNN's fused SDPA takes multiples of 8 up to 256", d);
+    if (dtype == "fp8-e4m3") {
+      const AttentionSpec s = spec_from(point);
+      // The loaded cuDNN's version is checked when the case runs (setup).
+      if (auto why = ka::fp8_forward_unsupported(device.cc_major, device.cc_minor, s.shape, s.decode,
+                                                 s.direction != Direction::Forward, std::nullopt)) {
+        return why;
+      }
+    }
     return cudnn_unavailable();
   }
 
@@ -181,7 +187,10 @@ class AttentionSuite final : public Suite {
   }
 
   std::optional<std::string> plan_note(const DeviceInfo& device, const Point& point) const override {
-    if (device.is_cuda()) return std::string("cuDNN fused SDPA (flash attention)");
+    if (device.is_cuda()) {
+      return std::string(point.text("dtype") == "fp8-e4m3" ? "cuDNN fused SDPA in fp8 (E4M3, per-tensor scales)"
+                                                           : "cuDNN fused SDPA (flash attention)");
+    }
     const AttentionSpec s = spec_from(point);
     return fmt::format("{:.3g} GFLOP per run{}", run_flops(s) / 1e9,
                        s.decode ? fmt::format(", {:.3g} MB read", ka::decode_bytes(s.shape, 4) / 1e6) : std::string());
