@@ -119,8 +119,9 @@ ensure_cudnn_headers() {  # MAJOR TOOLKIT
     local tmp="$cached.tmp"
     rm -rf "$tmp" && mkdir -p "$tmp/wheel"
     echo "$pin" >"$tmp/requirements.txt"
+    # The x86_64 wheel on any host: the headers are the same in every wheel, the hash is that one's.
     if ! python3 -m pip download -q --no-cache-dir --disable-pip-version-check --no-deps --only-binary=:all: \
-        --require-hashes -r "$tmp/requirements.txt" -d "$tmp/wheel" >/dev/null 2>&1 ||
+        --platform manylinux_2_27_x86_64 --require-hashes -r "$tmp/requirements.txt" -d "$tmp/wheel" >/dev/null 2>&1 ||
        ! python3 - "$tmp" <<'PY'
 import glob, os, sys, zipfile
 tmp = sys.argv[1]
