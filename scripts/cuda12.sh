@@ -38,6 +38,10 @@ fi
 cuda12_build() {  # DIR [cmake args...]
   local dir="$1"; shift
   ensure_packages "${GPUBENCH_BUILD_PACKAGES[@]}"
+  # The attention suite's cuDNN provider: the frontend's headers and cudnn.h, which CUDA 12.4's
+  # toolkit lacks (PyPI nvidia-cudnn-cu12's, in build/deps/cudnn-cu12).
+  ensure_cudnn_frontend
+  ensure_cudnn_headers 12 "$toolkit"
   if command -v ccache >/dev/null; then
     export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
   fi

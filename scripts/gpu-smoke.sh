@@ -161,6 +161,10 @@ tune-data tune-dataload   ENV:GPUBENCH_DATASET=@aux/dataload-data --budget 15
 peer     peer-cublaslt    cublaslt 1 8192
 peer     peer-memcpy      memcpy memory-ref --size 256M --min-time 0.3 --rounds 1
 peer     peer-chase       chase_gpu memory-overheads --min-time 0.3 --rounds 1
+# Attention in fp8 (E4M3) through cuDNN (the quick preset's bf16 shape): the forward, causal or not,
+# verified against exact attention on the dequantised inputs; planned on Hopper and newer, skipped
+# with the reason before (a skip the plan did not expect fails the step).
+run      attention-fp8    --suite attention --axis provider=cudnn --axis dtype=fp8-e4m3 --axis phase=prefill --axis direction=fwd --axis causal=0,1 --axis batch=2 --axis heads=16 --axis seq_q=4096 --axis head_dim=128
 run      quick            --preset quick
 # Last, as the slowest steps for what they prove (a call cut short loses these first): one case
 # per kernel family under compute-sanitizer's memcheck (where the tool exists), three processes:

@@ -54,6 +54,11 @@ find_cuda() {
   return 1
 }
 
+# The major version of the CUDA Toolkit whose nvcc is $1 ("release 13.0" -> 13).
+cuda_major() {
+  "$1" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p'
+}
+
 # The official nvml.h (PyPI nvidia-nvml-dev, matching CUDA 13.0) in build/deps/nvml, where the
 # CUDA Toolkit lacks it: the build checks gpubench's NVML declarations against it. Optional:
 # without pip or the network the build goes on unchecked.
@@ -77,12 +82,72 @@ ensure_sass_tools() {
 }
 
 # The cuDNN frontend's headers (PyPI nvidia-cudnn-frontend) in build/deps/cudnn_frontend: the
-# attention suite's cuDNN provider is built with them (cudnn.h comes with the toolkit). Optional:
+# attention suite's cuDNN provider is built with them (and cudnn.h: ensure_cudnn_headers). Optional:
 # without them the build has no cuDNN provider and says so.
 ensure_cudnn_frontend() {
   [ -f "$GPUBENCH_ROOT/build/deps/cudnn_frontend/include/cudnn_frontend.h" ] && return 0
   python3 -m pip install -q --disable-pip-version-check --no-deps --target "$GPUBENCH_ROOT/build/deps/cudnn_frontend" \
     nvidia-cudnn-frontend==1.32.0 >/dev/null 2>&1 || log "cuDNN frontend not installed (pip failed): no cuDNN attention provider"
+}
+
+# cudnn.h and the headers it includes, where the CUDA Toolkit at TOOLKIT lacks them (NVIDIA's
+# toolkits do not ship cuDNN; the CUDA 12.4 one scripts/toolkit-cuda12.sh assembles never has it):
+# the include/ folder of PyPI's nvidia-cudnn-cu<MAJOR> wheel, in build/deps/cudnn-cu<MAJOR>/include,
+# with SOURCE naming the wheel (CMake finds it there after the toolkit's own; doctor and `gpubench
+# version` say which). Only the headers are needed: the frontend loads libcudnn at run time. The
+# wheel is large (cu12: 658 MB, cu13: 366 MB; 376 KB of headers, the same files in both), so it is
+# downloaded once (pinned by SHA-256), its 14 headers kept in the cache beside the CUDA 12.4
+# toolkit's downloads, and the wheel dropped. 9.19: the cuDNN the provider first ran with (H200) and
+# whose headers the CUDA 13 build machine's toolkit holds. Optional: without it, no cuDNN provider.
+GPUBENCH_CUDNN_WHEELS=(  # CUDA major, the wheel's MB, the pin
+  "12 658 nvidia-cudnn-cu12==9.19.0.56 --hash=sha256:ac6ad90a075bb33a94f2b4cf4622eac13dd4dc65cf6dd9c7572a318516a36625"
+  "13 366 nvidia-cudnn-cu13==9.19.0.56 --hash=sha256:d20e1734305e9d68889a96e3f35094d733ff1f83932ebe462753973e53a572bf"
+)
+ensure_cudnn_headers() {  # MAJOR TOOLKIT
+  local major="$1" toolkit="$2" pin="" mb=""
+  [ -f "$toolkit/include/cudnn.h" ] || [ -f "$toolkit/targets/x86_64-linux/include/cudnn.h" ] && return 0
+  local dest="$GPUBENCH_ROOT/build/deps/cudnn-cu$major"
+  [ -f "$dest/include/cudnn.h" ] && return 0
+  for entry in "${GPUBENCH_CUDNN_WHEELS[@]}"; do
+    [ "${entry%% *}" = "$major" ] && read -r _ mb pin <<<"$entry"
+  done
+  [ -n "$pin" ] || { log "no cudnn.h for CUDA $major (no pinned nvidia-cudnn-cu$major): no cuDNN attention provider"; return 0; }
+  local name="${pin%% *}"
+  local cached="${GPUBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpubench}/cudnn-headers/${name/==/-}"
+  if [ ! -f "$cached/include/cudnn.h" ]; then
+    log "fetching cudnn.h from PyPI $name (a $mb MB wheel, once; only its headers are kept in $cached)"
+    local tmp="$cached.tmp"
+    rm -rf "$tmp" && mkdir -p "$tmp/wheel"
+    echo "$pin" >"$tmp/requirements.txt"
+    # The x86_64 wheel on any host: the headers are the same in every wheel, the hash is that one's.
+    if ! python3 -m pip download -q --no-cache-dir --disable-pip-version-check --no-deps --only-binary=:all: \
+        --platform manylinux_2_27_x86_64 --require-hashes -r "$tmp/requirements.txt" -d "$tmp/wheel" >/dev/null 2>&1 ||
+       ! python3 - "$tmp" <<'PY'
+import glob, os, sys, zipfile
+tmp = sys.argv[1]
+(wheel,) = glob.glob(os.path.join(tmp, "wheel", "*.whl"))
+prefix = "nvidia/cudnn/include/"
+os.makedirs(os.path.join(tmp, "include"))
+with zipfile.ZipFile(wheel) as z:
+    for info in z.infolist():
+        name = info.filename[len(prefix):]
+        if info.filename.startswith(prefix) and name.endswith(".h") and "/" not in name:
+            with open(os.path.join(tmp, "include", name), "wb") as out:
+                out.write(z.read(info))
+if not os.path.exists(os.path.join(tmp, "include", "cudnn.h")):
+    sys.exit("no nvidia/cudnn/include/cudnn.h in " + wheel)
+PY
+    then
+      rm -rf "$tmp"
+      log "cudnn.h not installed (downloading or unpacking $name failed): no cuDNN attention provider with CUDA $major"
+      return 0
+    fi
+    rm -rf "$tmp/wheel" "$tmp/requirements.txt" "$cached"
+    mv "$tmp" "$cached"
+  fi
+  rm -rf "$dest" && mkdir -p "$dest"
+  cp -r "$cached/include" "$dest/include"
+  echo "PyPI $name" >"$dest/SOURCE"
 }
 
 # build_preset NAME [extra cmake -D...]: configure (once) and build; prints the build folder.
@@ -92,6 +157,7 @@ build_preset() {
     ensure_nvml_header
     ensure_sass_tools
     ensure_cudnn_frontend
+    ensure_cudnn_headers "$(cuda_major "$CUDACXX")" "$(dirname "$(dirname "$(readlink -f "$CUDACXX")")")"
   fi
   if command -v ccache >/dev/null; then
     export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache

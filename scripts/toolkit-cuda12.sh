@@ -37,6 +37,9 @@ WHEELS=(
   "nvidia-cuda-cccl-cu12==12.4.127.post1 --hash=sha256:2027fa5fc75fbee703bf24e8275a40a605cf94a3e8fef8a7187897d49b34facb"
   "nvidia-nvml-dev-cu12==12.4.127 --hash=sha256:f3d070140734992f018d46b5fc1663495898637534b94a87cec64bf12bdc584c"
   "nvidia-nccl-cu12==2.21.5 --hash=sha256:8579076d30a8c24988834445f8d633c697d42397e92ffc3f63fa26766d25e0a0"
+  # nvrtc.h: the cuDNN frontend's headers include it (they load libnvrtc at run time, as NVIDIA's
+  # toolkit has it); the attention suite's cuDNN provider does not compile without it.
+  "nvidia-cuda-nvrtc-cu12==12.4.127 --hash=sha256:a178759ebb095827bd30ef56598ec182b85547f1508941a3d560eb7ea1fbf338"
 )
 manifest=$(printf '%s\n' "${DEBS[@]}" "${WHEELS[@]}" | sha256sum | cut -c1-16)
 

@@ -373,11 +373,12 @@ void check_libraries(const SystemView& v, std::vector<Finding>& out) {
     return;
   }
   for (const LibraryView& lib : v.libraries) {
+    const std::string built = lib.built_with.empty() ? std::string() : "; " + lib.built_with;
     if (lib.version) {
-      add(out, "library", lib.name, Severity::Ok, fmt::format("{} {}", lib.name, *lib.version));
+      add(out, "library", lib.name, Severity::Ok, fmt::format("{} {}{}", lib.name, *lib.version, built));
     } else {
       add(out, "library", lib.name, Severity::Info,
-          fmt::format("{} not found ({}): cases that need it are skipped", lib.name, lib.missing_reason),
+          fmt::format("{} not found ({}): cases that need it are skipped{}", lib.name, lib.missing_reason, built),
           fmt::format("install {} for CUDA {} if you need those cases", lib.name,
                       v.runtime_version > 0 ? std::to_string(v.runtime_version / 1000) : std::string("?")));
     }

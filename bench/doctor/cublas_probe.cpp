@@ -8,7 +8,7 @@
 namespace gpubench::doctor {
 
 LibraryView cublas_library() {
-  LibraryView lib{"cuBLAS", std::nullopt, {}};
+  LibraryView lib{"cuBLAS", std::nullopt, {}, {}};
   int major = 0, minor = 0, patch = 0;
   if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
       cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&

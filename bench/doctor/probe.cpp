@@ -41,7 +41,7 @@ std::optional<int> read_int(const fs::path& p) {
 // loaded: unloading NCCL or cuDNN while their static initialisers ran is not worth the risk.
 template <typename Fn, typename Decode>
 LibraryView dlopen_library(const char* name, const char* soname, const char* symbol, Decode decode) {
-  LibraryView lib{name, std::nullopt, {}};
+  LibraryView lib{name, std::nullopt, {}, {}};
   void* h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     lib.missing_reason = fmt::format("{} not loadable", soname);
@@ -69,7 +69,18 @@ LibraryView nccl_library() {
   });
 }
 
-LibraryView cudnn_library() {
+// Whether the attention suite's cuDNN provider is built, and with which cudnn.h (bench/CMakeLists.txt
+// defines GPUBENCH_CUDNN_HEADERS when it is): a library found at run time is of no use to a build
+// without it, and headers of a newer cuDNN than the one loaded explain a failing graph.
+std::string cudnn_built_with() {
+#ifdef GPUBENCH_CUDNN_HEADERS
+  return std::string("the attention suite's cudnn provider was built with ") + GPUBENCH_CUDNN_HEADERS;
+#else
+  return "this build has no cuDNN provider (no cuDNN frontend headers or cudnn.h when it was configured)";
+#endif
+}
+
+LibraryView cudnn_library_found() {
   // size_t cudnnGetVersion(void);
   using Fn = std::size_t (*)();
   // cuDNN 9's libcudnn.so.9 forwards cudnnGetVersion to libcudnn_graph.so.9 and aborts the
@@ -88,6 +99,12 @@ LibraryView cudnn_library() {
                                       [](Fn fn) { return decode_cudnn_version(fn()); });
   if (v8.version) return v8;
   lib.missing_reason = "libcudnn.so.9 and libcudnn.so.8 not loadable";
+  return lib;
+}
+
+LibraryView cudnn_library() {
+  LibraryView lib = cudnn_library_found();
+  lib.built_with = cudnn_built_with();
   return lib;
 }
 

@@ -27,6 +27,10 @@ struct LibraryView {
   std::string name;                    // "cuBLAS", "NCCL", "cuDNN"
   std::optional<std::string> version;  // "12.9.1"; empty when not found
   std::string missing_reason;          // why not, when empty
+  // What this build of gpubench compiled against, where that varies by build ("the attention
+  // suite's cudnn provider was built with cudnn.h 9.19.0 from PyPI nvidia-cudnn-cu12==9.19.0.56");
+  // empty when nothing to say.
+  std::string built_with;
 };
 
 struct DiskView {

@@ -2,6 +2,7 @@
 // flash/naive grid whose causal cases count half the FLOPs, and shapes that cannot exist.
 #include <algorithm>
 #include <map>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -121,6 +122,36 @@ TEST_F(Attention, WhatTheCpuCannotRunIsSkippedWithTheReason) {
   EXPECT_NE(es[0]["reason"].get<std::string>().find("fp32"), std::string::npos) << es[0].dump();
   const Output plan = gpubench("run --dry-run --assume h200 --suite attention");
   EXPECT_NE((plan.out + plan.err).find("cuDNN"), std::string::npos) << plan.out << plan.err;
+}
+
+// fp8 (E4M3) through cuDNN: the prefill forward is planned on Hopper; the backward, a decode, a
+// bottom-right causal mask on Hopper and any Ampere GPU are skipped, each with its reason.
+TEST_F(Attention, Fp8ForwardIsPlannedWhereCudnnHasItAndSkippedWithTheReasonElsewhere) {
+  const std::string axes =
+      "--suite attention -a provider=cudnn -a dtype=fp8-e4m3 -a direction=fwd,bwd -a causal=0,1 -a heads=16 "
+      "-a head_dim=128 -a seq_q=4096";
+  const Output h200 = gpubench("run --dry-run --assume h200 " + axes);
+  ASSERT_EQ(h200.code, 0) << h200.err;
+  for (const char* why : {"has no cuDNN frontend", "not built with CUDA"}) {
+    if ((h200.out + h200.err).find(why) != std::string::npos) GTEST_SKIP() << "this build: " << why;
+  }
+  auto line = [](const std::string& out, const std::string& has) {
+    std::istringstream in(out);
+    for (std::string l; std::getline(in, l);)
+      if (l.find(has) != std::string::npos) return l;
+    return std::string();
+  };
+  EXPECT_NE(line(h200.out, "direction=fwd/causal=1/").find("cuDNN fused SDPA in fp8"), std::string::npos) << h200.out;
+  EXPECT_NE(line(h200.out, "direction=bwd/causal=0/").find("skipped: fp8-e4m3 is built for the forward only"),
+            std::string::npos)
+      << h200.out;
+  EXPECT_NE(h200.out.find("dry-run: 2 to run, 2 skipped"), std::string::npos) << h200.out;
+  const Output unequal = gpubench("run --dry-run --assume h200 " + axes + " -a seq_kv=8192 -a direction=fwd -a causal=1");
+  EXPECT_NE(unequal.out.find("skipped: causal with seq_q != seq_kv (a bottom-right mask)"), std::string::npos)
+      << unequal.out;
+  const Output a100 = gpubench("run --dry-run --assume a100-sxm-80gb " + axes + " -a direction=fwd");
+  EXPECT_NE(a100.out.find("needs Hopper (sm_90) or newer"), std::string::npos) << a100.out;
+  EXPECT_NE(a100.out.find("dry-run: 0 to run"), std::string::npos) << a100.out;
 }
 
 // The train suite's attention axis: both verified, the fused one against the unfused reference;

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "kernels/attention/sdpa_plan.hpp"
 #include "bench/suites/train/train.hpp"
 #include "bench/suites/train/verify.hpp"
+#include "kernels/common/float_formats.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/train/model_reference.hpp"
 
@@ -430,6 +433,175 @@ TEST(SdpaPlan, PagedDecodeLayoutIsTheCpuPagePool) {
         const std::int64_t at = page * k.stride[0] + h * k.stride[1] + (t % 16) * k.stride[2];
         EXPECT_EQ(rows.row(t), pool.data() + at) << "b " << b << " h " << h << " t " << t;
       }
+    }
+  }
+}
+
+// ---- fp8 (E4M3) forward: scales, the graph, the support rules, the tolerance ----
+
+TEST(SdpaFp8, ScalesArePowersOfTwoThatFitE4M3) {
+  EXPECT_EQ(ka::fp8_e4m3_scale(1.0), 256.0f);  // 448 / 1 -> 2^8
+  EXPECT_EQ(ka::fp8_e4m3_scale(4.0), 64.0f);   // Q's range in the suite's inputs
+  EXPECT_EQ(ka::fp8_e4m3_scale(448.0), 1.0f);
+  EXPECT_EQ(ka::fp8_e4m3_scale(449.0), 0.5f);
+  EXPECT_EQ(ka::fp8_e4m3_scale(1.75), 256.0f);  // 1.75 x 256 = 448 exactly: fits
+  EXPECT_EQ(ka::fp8_e4m3_scale(1e-3), 262144.0f);
+  for (double bad : {0.0, -1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()})
+    EXPECT_THROW((void)ka::fp8_e4m3_scale(bad), std::invalid_argument) << bad;
+  const ka::Fp8Scales f = ka::fp8_scales(4.0, 1.0, 0.5);
+  EXPECT_EQ(f.q, 64.0f);
+  EXPECT_EQ(f.k, 256.0f);
+  EXPECT_EQ(f.v, 512.0f);
+  EXPECT_EQ(f.o, f.v);  // |O| <= max |V|
+  EXPECT_EQ(f.s, 256.0f);
+}
+
+TEST(SdpaFp8, ForwardPlanAddsTheScaleInputsAndAmaxOutputs) {
+  const ka::Shape s = shape(2, 16, 4, 512, 512, 128, true);
+  const ka::Fp8Scales f = ka::fp8_scales(4.0, 1.0, 1.0);
+  const ka::SdpaPlan p = ka::sdpa_fp8_forward_plan(s, f);
+  EXPECT_TRUE(p.fp8);
+  EXPECT_FALSE(p.backward);
+  // seq_q == seq_kv: the top-left mask, which is the bottom-right one at equal lengths.
+  EXPECT_TRUE(p.causal_top_left);
+  EXPECT_FALSE(p.causal_bottom_right);
+  // Q, K, V, O as the fp16/bf16 graph's (dense [b][h][s][d], GQA from K's heads), in E4M3.
+  const ka::SdpaPlan plain = ka::sdpa_forward_plan(s);
+  for (std::int64_t uid : {ka::kUidQ, ka::kUidK, ka::kUidV, ka::kUidO, ka::kUidStats}) {
+    EXPECT_EQ(p.tensor(uid).dim, plain.tensor(uid).dim) << uid;
+    EXPECT_EQ(p.tensor(uid).stride, plain.tensor(uid).stride) << uid;
+    EXPECT_EQ(p.tensor(uid).kind, plain.tensor(uid).kind) << uid;
+  }
+  std::set<std::int64_t> in, out, all;
+  for (const auto& t : p.inputs) in.insert(t.uid);
+  for (const auto& t : p.outputs) out.insert(t.uid);
+  EXPECT_EQ(in, (std::set<std::int64_t>{ka::kUidQ, ka::kUidK, ka::kUidV, ka::kUidDescaleQ, ka::kUidDescaleK,
+                                        ka::kUidDescaleV, ka::kUidDescaleS, ka::kUidScaleS, ka::kUidScaleO}));
+  EXPECT_EQ(out, (std::set<std::int64_t>{ka::kUidO, ka::kUidStats, ka::kUidAmaxS, ka::kUidAmaxO}));
+  for (const auto* list : {&p.inputs, &p.outputs})
+    for (const auto& t : *list) EXPECT_TRUE(all.insert(t.uid).second) << t.name;
+  for (std::int64_t uid : {ka::kUidDescaleQ, ka::kUidScaleS, ka::kUidScaleO, ka::kUidAmaxS, ka::kUidAmaxO}) {
+    EXPECT_EQ(p.tensor(uid).dim, v64({1, 1, 1, 1})) << uid;
+    EXPECT_EQ(p.tensor(uid).stride, v64({1, 1, 1, 1})) << uid;
+    EXPECT_EQ(p.tensor(uid).kind, ka::SdpaTensorKind::Float) << uid;
+  }
+  // Every scale input has its value; descales are the exact inverses (powers of two).
+  std::map<std::int64_t, float> value(p.scale_values.begin(), p.scale_values.end());
+  ASSERT_EQ(value.size(), 6u);
+  EXPECT_EQ(value.at(ka::kUidDescaleQ) * f.q, 1.0f);
+  EXPECT_EQ(value.at(ka::kUidDescaleK) * f.k, 1.0f);
+  EXPECT_EQ(value.at(ka::kUidDescaleV) * f.v, 1.0f);
+  EXPECT_EQ(value.at(ka::kUidDescaleS) * value.at(ka::kUidScaleS), 1.0f);
+  EXPECT_EQ(value.at(ka::kUidScaleO), f.o);
+  EXPECT_EQ(p.tensor(ka::kUidDescaleQ).name, "Descale_Q");
+  // Unequal lengths keep the bottom-right mask; not causal, no mask; a paged cache is not built.
+  EXPECT_TRUE(ka::sdpa_fp8_forward_plan(shape(1, 2, 2, 256, 512, 64, true), f).causal_bottom_right);
+  const ka::SdpaPlan open = ka::sdpa_fp8_forward_plan(shape(1, 2, 2, 256, 256, 64, false), f);
+  EXPECT_FALSE(open.causal_bottom_right || open.causal_top_left);
+  EXPECT_THROW((void)ka::sdpa_fp8_forward_plan(shape(1, 8, 2, 1, 256, 64, false, 16), f), std::invalid_argument);
+}
+
+TEST(SdpaFp8, SupportRulesAreTheFrontendsPlusWhatIsBuilt) {
+  const ka::Shape s = shape(2, 16, 16, 4096, 4096, 128, true);
+  auto why = [](int major, int minor, const ka::Shape& sh, std::optional<std::size_t> v = std::nullopt, bool decode = false,
+                bool bwd = false) {
+    return ka::fp8_forward_unsupported(major, minor, sh, decode, bwd, v).value_or("");
+  };
+  EXPECT_EQ(why(9, 0, s), "");             // H100/H200
+  EXPECT_EQ(why(9, 0, s, 91900), "");      // with cuDNN 9.19
+  EXPECT_EQ(why(10, 0, s, 91900), "");     // B200
+  EXPECT_NE(why(8, 0, s).find("needs Hopper (sm_90) or newer"), std::string::npos) << why(8, 0, s);
+  EXPECT_NE(why(8, 9, s).find("compute capability 8.9"), std::string::npos);  // Ada has fp8 MMA, not this engine
+  EXPECT_NE(why(9, 0, shape(1, 2, 2, 512, 512, 72, false)).find("multiples of 16"), std::string::npos);
+  EXPECT_EQ(why(9, 0, shape(1, 2, 2, 512, 512, 256, false)), "");
+  EXPECT_NE(why(10, 0, shape(1, 2, 2, 512, 512, 256, false), 92500).find("up to 128"), std::string::npos);
+  EXPECT_EQ(why(10, 0, shape(1, 2, 2, 512, 512, 256, false), 92600), "");
+  const ka::Shape bottom_right = shape(1, 2, 2, 256, 512, 64, true);
+  EXPECT_NE(why(9, 0, bottom_right).find("Blackwell (sm_100) only"), std::string::npos);
+  EXPECT_EQ(why(10, 0, bottom_right, 90700), "");
+  EXPECT_NE(why(10, 0, bottom_right, 90600).find("9.7.0"), std::string::npos);
+  EXPECT_NE(why(9, 0, s, 90000).find("cuDNN 9.1.0 or newer (loaded: 9.0.0)"), std::string::npos);
+  EXPECT_NE(why(9, 0, s, 91000).find("9.10.0"), std::string::npos);
+  EXPECT_NE(why(9, 0, s, std::nullopt, false, true).find("forward only"), std::string::npos);
+  EXPECT_NE(why(9, 0, shape(2, 8, 2, 1, 4096, 128, false, 16), std::nullopt, true).find("prefill forward only"),
+            std::string::npos);
+}
+
+// The fp8 tolerance against what fp8 does to attention: the forward emulated with this project's
+// E4M3 rounding the way cuDNN quantises (Q, K, V per-tensor scaled; P rounded with Scale_S before
+// P.V; O rounded with Scale_O) passes verification at cudnn_tolerance("fp8-e4m3"), against exact
+// attention on the dequantised inputs; a wrong scale, head or mask does not.
+TEST(SdpaFp8, ToleranceCoversE4M3RoundingAndCatchesWrongAnswers) {
+  const auto q8 = [](double x) {
+    return static_cast<double>(kernels::fp8_bits_to_float(kernels::float_to_fp8_bits(static_cast<float>(x), kernels::Storage::E4M3),
+                                                          kernels::Storage::E4M3));
+  };
+  for (bool causal : {false, true}) {
+    sa::AttentionSpec spec;
+    spec.dtype = "fp8-e4m3";
+    spec.shape = shape(2, 2, 1, 512, 512, 64, causal);
+    const ka::Shape& s = spec.shape;
+    std::vector<float> q(std::size_t(s.q_elements())), k(std::size_t(s.kv_elements())), v(k.size());
+    sa::fill_inputs(spec, q.data(), k.data(), v.data(), nullptr);
+    auto amax = [](const std::vector<float>& x) {
+      double m = 0;
+      for (float e : x) m = std::max(m, double(std::abs(e)));
+      return m;
+    };
+    const ka::Fp8Scales f = ka::fp8_scales(amax(q), amax(k), amax(v));
+    for (auto [x, scale] : {std::pair{&q, f.q}, std::pair{&k, f.k}, std::pair{&v, f.v}})
+      for (float& e : *x) e = static_cast<float>(q8(e * scale) / scale);
+    // The emulated GPU answer, and one without the causal mask.
+    auto emulate = [&](bool masked) {
+      std::vector<float> o(q.size()), lse(std::size_t(s.lse_elements()));
+      const std::int64_t d = s.head_dim, n = s.seq_kv;
+      std::vector<double> p(static_cast<std::size_t>(n));
+      for (std::int64_t b = 0; b < s.batch; ++b)
+        for (std::int64_t h = 0; h < s.heads; ++h) {
+          const std::int64_t hk = h / s.group();
+          const float* kb = k.data() + (b * s.kv_heads + hk) * n * d;
+          const float* vb = v.data() + (b * s.kv_heads + hk) * n * d;
+          for (std::int64_t i = 0; i < s.seq_q; ++i) {
+            const float* qi = q.data() + ((b * s.heads + h) * s.seq_q + i) * d;
+            const std::int64_t seen = masked ? i + 1 : n;
+            double m = -INFINITY, sum = 0;
+            for (std::int64_t j = 0; j < seen; ++j) {
+              double a = 0;
+              for (std::int64_t c = 0; c < d; ++c) a += double(qi[c]) * kb[j * d + c];
+              p[std::size_t(j)] = a * s.scale();
+              m = std::max(m, p[std::size_t(j)]);
+            }
+            for (std::int64_t j = 0; j < seen; ++j) sum += p[std::size_t(j)] = std::exp(p[std::size_t(j)] - m);
+            for (std::int64_t j = 0; j < seen; ++j) p[std::size_t(j)] = q8(p[std::size_t(j)] / sum * f.s) / f.s;
+            float* oi = o.data() + ((b * s.heads + h) * s.seq_q + i) * d;
+            for (std::int64_t c = 0; c < d; ++c) {
+              double acc = 0;
+              for (std::int64_t j = 0; j < seen; ++j) acc += p[std::size_t(j)] * vb[j * d + c];
+              oi[c] = static_cast<float>(q8(acc * f.o) / f.o);
+            }
+            lse[std::size_t((b * s.heads + h) * s.seq_q + i)] = static_cast<float>(m + std::log(sum));
+          }
+        }
+      return std::pair{o, lse};
+    };
+    auto [o, lse] = emulate(causal);
+    auto check = [&](const std::vector<float>& got) {
+      return sa::verify_against_reference(spec, q.data(), k.data(), v.data(), nullptr, nullptr,
+                                          sa::Outputs{got.data(), lse.data()}, sa::cudnn_tolerance("fp8-e4m3", false),
+                                          true);
+    };
+    const Verification ok = check(o);
+    EXPECT_TRUE(ok.passed) << "causal " << causal << ": " << ok.detail;
+    EXPECT_LT(ok.max_error, 0.7) << "causal " << causal;  // room below the tolerance
+    std::vector<float> doubled = o;
+    for (float& e : doubled) e *= 2;  // a descale applied wrongly
+    EXPECT_FALSE(check(doubled).passed) << "causal " << causal;
+    std::vector<float> swapped = o;  // the two query heads of batch 0 exchanged
+    const std::size_t head = std::size_t(s.seq_q * s.head_dim);
+    std::swap_ranges(swapped.begin(), swapped.begin() + long(head), swapped.begin() + long(head));
+    EXPECT_FALSE(check(swapped).passed) << "causal " << causal;
+    if (causal) {
+      EXPECT_FALSE(check(emulate(false).first).passed);  // the mask left out
     }
   }
 }

@@ -52,7 +52,7 @@ SystemView healthy() {
   g.nvml = s;
   v.gpus.push_back(g);
   v.profiling_admin_only = false;
-  v.libraries = {{"cuBLAS", "13.0.2", ""}, {"NCCL", "2.27.7", ""}, {"cuDNN", "9.13.0", ""}};
+  v.libraries = {{"cuBLAS", "13.0.2", "", ""}, {"NCCL", "2.27.7", "", ""}, {"cuDNN", "9.13.0", "", ""}};
   v.cpu_governors = {{"performance", 8}};
   v.process_cpus = std::vector<unsigned>{0, 1, 2, 3, 4, 5, 6, 7};
   v.memlock_unlimited = true;
@@ -393,12 +393,30 @@ TEST(Doctor, ProfilingPermission) {
 
 TEST(Doctor, MissingLibrariesAreInformation) {
   SystemView v = healthy();
-  v.libraries = {{"NCCL", std::nullopt, "libnccl.so.2 not loadable"}};
+  v.libraries = {{"NCCL", std::nullopt, "libnccl.so.2 not loadable", ""}};
   const Finding f = one(v, "library");
   EXPECT_EQ(f.severity, Severity::Info);
   EXPECT_EQ(f.subject, "NCCL");
   EXPECT_TRUE(contains(f.message, "libnccl.so.2 not loadable"));
   EXPECT_TRUE(contains(f.remedy, "CUDA 13"));
+}
+
+// What the build compiled against (the cuDNN provider's cudnn.h and where it came from) is said
+// whether or not the library is found at run time.
+TEST(Doctor, LibraryFindingsSayWhatTheBuildCompiledAgainst) {
+  SystemView v = healthy();
+  const std::string built = "the attention suite's cudnn provider was built with cudnn.h 9.19.0 from PyPI "
+                            "nvidia-cudnn-cu12==9.19.0.56";
+  v.libraries = {{"cuDNN", "9.19.0", "", built}};
+  Finding f = one(v, "library");
+  EXPECT_EQ(f.severity, Severity::Ok);
+  EXPECT_EQ(f.message, "cuDNN 9.19.0; " + built);
+  v.libraries = {{"cuDNN", std::nullopt, "libcudnn.so.9 and libcudnn.so.8 not loadable", built}};
+  f = one(v, "library");
+  EXPECT_EQ(f.severity, Severity::Info);
+  EXPECT_TRUE(contains(f.message, "not loadable): cases that need it are skipped; " + built)) << f.message;
+  v.libraries = {{"NCCL", "2.27.7", "", ""}};
+  EXPECT_EQ(one(v, "library").message, "NCCL 2.27.7");
 }
 
 TEST(Doctor, CpuGovernor) {

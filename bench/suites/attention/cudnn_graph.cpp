@@ -18,13 +18,18 @@ namespace ka = kernels::attention;
 
 namespace {
 
-fe::DataType_t fe_type(ka::SdpaTensorKind kind, bool bf16) {
+fe::DataType_t fe_type(ka::SdpaTensorKind kind, Io io) {
   switch (kind) {
     case ka::SdpaTensorKind::Float: return fe::DataType_t::FLOAT;
     case ka::SdpaTensorKind::Int32: return fe::DataType_t::INT32;
     case ka::SdpaTensorKind::Io: break;
   }
-  return bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF;
+  switch (io) {
+    case Io::BF16: return fe::DataType_t::BFLOAT16;
+    case Io::E4M3: return fe::DataType_t::FP8_E4M3;
+    case Io::F16: break;
+  }
+  return fe::DataType_t::HALF;
 }
 
 }  // namespace
@@ -67,13 +72,22 @@ void check(fe::error_t e, const std::string& what) {
   if (e.is_bad()) throw std::runtime_error(fmt::format("cuDNN {}: {}", what, e.get_message()));
 }
 
+Io io_of(const std::string& dtype) {
+  if (dtype == "bf16") return Io::BF16;
+  if (dtype == "fp8-e4m3") return Io::E4M3;
+  return Io::F16;
+}
 
-std::size_t element_bytes(ka::SdpaTensorKind kind) { return kind == ka::SdpaTensorKind::Io ? 2 : 4; }
+std::size_t io_bytes(Io io) { return io == Io::E4M3 ? 1 : 2; }
+
+std::size_t element_bytes(ka::SdpaTensorKind kind, Io io) {
+  return kind == ka::SdpaTensorKind::Io ? io_bytes(io) : 4;
+}
 
 // The frontend graph of a plan (sdpa_plan.hpp), built for the handle's device.
-std::shared_ptr<fe::graph::Graph> build_graph(const ka::SdpaPlan& plan, bool bf16, cudnnHandle_t handle) {
+std::shared_ptr<fe::graph::Graph> build_graph(const ka::SdpaPlan& plan, Io io, cudnnHandle_t handle) {
   auto g = std::make_shared<fe::graph::Graph>();
-  g->set_io_data_type(bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF)
+  g->set_io_data_type(fe_type(ka::SdpaTensorKind::Io, io))
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
   std::unordered_map<std::int64_t, std::shared_ptr<fe::graph::Tensor_attributes>> in;
@@ -83,13 +97,29 @@ std::shared_ptr<fe::graph::Graph> build_graph(const ka::SdpaPlan& plan, bool bf1
                               .set_uid(t.uid)
                               .set_dim(t.dim)
                               .set_stride(t.stride)
-                              .set_data_type(fe_type(t.kind, bf16)));
+                              .set_data_type(fe_type(t.kind, io)));
   }
   auto finish = [&](const std::shared_ptr<fe::graph::Tensor_attributes>& out, std::int64_t uid) {
     const ka::SdpaTensor& t = plan.tensor(uid);
-    out->set_output(true).set_uid(uid).set_dim(t.dim).set_stride(t.stride).set_data_type(fe_type(t.kind, bf16));
+    out->set_output(true).set_uid(uid).set_dim(t.dim).set_stride(t.stride).set_data_type(fe_type(t.kind, io));
   };
-  if (!plan.backward) {
+  if (plan.fp8) {
+    // SDPA_fp8_attributes is SDPA_attributes (frontend 1.32); the scales are inputs of their own.
+    auto options = fe::graph::SDPA_fp8_attributes()
+                       .set_name("sdpa_fp8_forward")
+                       .set_generate_stats(true)
+                       .set_attn_scale(plan.attn_scale)
+                       .set_causal_mask(plan.causal_top_left)
+                       .set_causal_mask_bottom_right(plan.causal_bottom_right);
+    auto [o, stats, amax_s, amax_o] =
+        g->sdpa_fp8(in.at(ka::kUidQ), in.at(ka::kUidK), in.at(ka::kUidV), in.at(ka::kUidDescaleQ),
+                    in.at(ka::kUidDescaleK), in.at(ka::kUidDescaleV), in.at(ka::kUidDescaleS), in.at(ka::kUidScaleS),
+                    in.at(ka::kUidScaleO), options);
+    finish(o, ka::kUidO);
+    finish(stats, ka::kUidStats);
+    finish(amax_s, ka::kUidAmaxS);
+    finish(amax_o, ka::kUidAmaxO);
+  } else if (!plan.backward) {
     auto options = fe::graph::SDPA_attributes()
                        .set_name("sdpa_forward")
                        .set_generate_stats(true)

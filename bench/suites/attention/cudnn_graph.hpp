@@ -22,12 +22,16 @@ const std::optional<std::string>& cudnn_load_error();
 // Throws std::runtime_error("cuDNN <what>: <message>") when `e` is bad.
 void check(cudnn_frontend::error_t e, const std::string& what);
 
-// Bytes of one element of a plan tensor (fp16/bf16 I/O, fp32 stats, int32 tables).
-std::size_t element_bytes(kernels::attention::SdpaTensorKind kind);
+// The element type of Q, K, V, O and the gradients.
+enum class Io { F16, BF16, E4M3 };
+Io io_of(const std::string& dtype);  // the attention suite's dtype names: fp16, bf16, fp8-e4m3
+std::size_t io_bytes(Io io);
+// Bytes of one element of a plan tensor (I/O in `io`, fp32 stats and scales, int32 tables).
+std::size_t element_bytes(kernels::attention::SdpaTensorKind kind, Io io);
 
-// The frontend graph of a plan (sdpa_plan.hpp) in fp16 or bf16, built for the handle's device
-// with heuristic mode A; std::runtime_error naming the stage cuDNN refused.
-std::shared_ptr<cudnn_frontend::graph::Graph> build_graph(const kernels::attention::SdpaPlan& plan, bool bf16,
+// The frontend graph of a plan (sdpa_plan.hpp), built for the handle's device with heuristic
+// mode A; std::runtime_error naming the stage cuDNN refused.
+std::shared_ptr<cudnn_frontend::graph::Graph> build_graph(const kernels::attention::SdpaPlan& plan, Io io,
                                                           cudnnHandle_t handle);
 
 }  // namespace gpubench::suites::attention

@@ -36,8 +36,8 @@ class CudnnFusedAttention final : public kernels::train::FusedAttention {
     forward_plan_ = ka::sdpa_forward_plan(shape);
     backward_plan_ = ka::sdpa_backward_plan(shape);
     try {  // a shape or GPU cuDNN has no engine for is a skip with cuDNN's reason
-      forward_ = build_graph(forward_plan_, bf16, handle_);
-      backward_ = build_graph(backward_plan_, bf16, handle_);
+      forward_ = build_graph(forward_plan_, bf16 ? attention::Io::BF16 : attention::Io::F16, handle_);
+      backward_ = build_graph(backward_plan_, bf16 ? attention::Io::BF16 : attention::Io::F16, handle_);
     } catch (const std::runtime_error& e) {
       throw CaseSkipped(std::string("attention=fused: ") + e.what());
     }
