@@ -74,16 +74,17 @@ BlockScaled quantize(BlockFormat format, const float* values, std::int64_t rows,
   return q;
 }
 
+std::vector<double> decode(const BlockScaled& q) {
+  std::vector<double> out(static_cast<std::size_t>(q.rows * q.k));
+  for (std::int64_t r = 0; r < q.rows; ++r)
+    for (std::int64_t t = 0; t < q.k; ++t) out[static_cast<std::size_t>(r * q.k + t)] = q.at(r, t);
+  return out;
+}
+
 std::vector<double> emulated_gemm(const BlockScaled& a, const BlockScaled& b) {
   if (a.k != b.k) throw std::invalid_argument("emulated_gemm: A and B differ in k");
-  // Each matrix decoded once (row-major, k per row), then multiplied.
-  auto decoded = [](const BlockScaled& q) {
-    std::vector<double> out(static_cast<std::size_t>(q.rows * q.k));
-    for (std::int64_t r = 0; r < q.rows; ++r)
-      for (std::int64_t t = 0; t < q.k; ++t) out[static_cast<std::size_t>(r * q.k + t)] = q.at(r, t);
-    return out;
-  };
-  const std::vector<double> ad = decoded(a), bd = decoded(b);
+  // Each matrix decoded once, then multiplied.
+  const std::vector<double> ad = decode(a), bd = decode(b);
   const std::size_t k = static_cast<std::size_t>(a.k);
   std::vector<double> d(static_cast<std::size_t>(a.rows * b.rows), 0.0);
   for (std::size_t i = 0; i < static_cast<std::size_t>(a.rows); ++i) {

@@ -13,11 +13,7 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__CUDACC__)
-#define GPUBENCH_HD __host__ __device__
-#else
-#define GPUBENCH_HD
-#endif
+#include "kernels/common/host_device.hpp"
 
 namespace gpubench::kernels::bq {
 

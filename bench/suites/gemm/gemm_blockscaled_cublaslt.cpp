@@ -236,13 +236,7 @@ class BlockScaledGemmCase final : public CudaCase {
     std::vector<std::uint16_t> d(static_cast<std::size_t>(p_.m * p_.n));
     GPUBENCH_CUDA_CHECK(cudaMemcpy(d.data(), d_.get(), d.size() * 2, cudaMemcpyDeviceToHost));
     const kernels::GemmUnitRoundoff u = kernels::gemm_unit_roundoff(p_.precision);
-    auto decoded = [&](const BlockScaled& q) {
-      std::vector<double> out(static_cast<std::size_t>(q.rows * q.k));
-      for (std::int64_t r = 0; r < q.rows; ++r)
-        for (std::int64_t t = 0; t < q.k; ++t) out[static_cast<std::size_t>(r * q.k + t)] = q.at(r, t);
-      return out;
-    };
-    const std::vector<double> da = decoded(sa), db = decoded(sb);
+    const std::vector<double> da = kernels::decode(sa), db = kernels::decode(sb);
     const std::size_t k = static_cast<std::size_t>(p_.k);
     v.passed = true;
     for (std::size_t i = 0; i < rows.size(); ++i) {
