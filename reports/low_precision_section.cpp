@@ -42,6 +42,13 @@ struct StepRow {
   Pair pair;
 };
 
+// A block-scaled GEMM (mxfp8, nvfp4) with its two figures: the GEMM alone and with the
+// quantisation of its inputs from bf16 (gemm_blockscaled_cublaslt.cpp's metrics).
+struct BlockScaledRow {
+  std::string device, dtype, what;
+  double tflops, with_quantize_tflops, overhead_pct;
+};
+
 }  // namespace
 
 void low_precision_section(Document& doc, const std::vector<ResultsFile>& files) {
@@ -53,12 +60,22 @@ void low_precision_section(Document& doc, const std::vector<ResultsFile>& files)
   std::map<std::string, std::pair<std::string, Pair>> gemm_pairs;
   std::map<std::string, StepRow> steps;
   std::vector<std::string> step_order;
+  std::vector<BlockScaledRow> block_scaled;
   for (const ResultsFile& f : files) {
     for (const ResultEntry& e : f.entries) {
       if (!usable(e)) continue;
       const std::string device_id = f.path.string() + "|" + e.device;
       if (e.suite == "gemm") {
         const std::string dtype = axis_text(e, "dtype");
+        if (dtype == "mxfp8" || dtype == "nvfp4") {
+          const auto tflops = number_at(e.metrics, {"tflops"});
+          const auto with_q = number_at(e.metrics, {"tflops_with_quantize"});
+          const auto overhead = number_at(e.metrics, {"quantize_overhead_pct"});
+          if (tflops && with_q && overhead) {
+            block_scaled.push_back({device_label(f, e, several), dtype, axes_label(e, "dtype"), *tflops, *with_q, *overhead});
+          }
+          continue;
+        }
         if ((dtype != kFp8Gemm && dtype != kBf16Gemm) || !e.real_time_s || *e.real_time_s <= 0) continue;
         const std::string model = axis_text(e, "model");
         const std::string group = device_id + "|" + axis_text(e, "provider") + "|" + model;
@@ -110,14 +127,16 @@ void low_precision_section(Document& doc, const std::vector<ResultsFile>& files)
     step_rows.push_back({&s, *b, *f, number_at(s.pair.bf16->details, {"step_split", "dense_gemm_fraction"})});
   }
   const bool any_gemm = !per_device.empty();
-  if (!any_gemm && step_rows.empty()) return;
+  if (!any_gemm && step_rows.empty() && block_scaled.empty()) return;
 
   doc.heading("Low precision: fp8 against bf16");
   doc.paragraph("What fp8 buys where both were measured on one device. GEMM-only: the same GEMMs in fp8-e4m3 and bf16 "
                 "(every other axis equal), the sum of bf16 times over the sum of fp8 times. Step: train cases that "
                 "differ only in precision=bf16-amp|fp8, tokens/s. Not sped up: the bf16 step's share outside its dense "
                 "GEMMs (attention, norms, optimizer, communication), which fp8 leaves as it is; the bound is the step "
-                "speed-up Amdahl's law allows from it and the device's GEMM-only speed-up, 1 / ((1 - f) + f / s).");
+                "speed-up Amdahl's law allows from it and the device's GEMM-only speed-up, 1 / ((1 - f) + f / s). "
+                "Block-scaled GEMMs (mxfp8, nvfp4): the GEMM alone against the GEMM with the quantisation of both "
+                "inputs from bf16, and that quantisation's extra time as % of the GEMM.");
   if (any_gemm) {
     doc.heading("GEMM-only speed-up", 3);
     Table t;
@@ -157,6 +176,18 @@ void low_precision_section(Document& doc, const std::vector<ResultsFile>& files)
       }
       t.rows.push_back({s.row->device, s.row->what, sig3(s.bf16_tps), sig3(s.fp8_tps),
                         decimal(s.fp8_tps / s.bf16_tps, 2) + "x", share, gemm, bound});
+    }
+    doc.table(std::move(t));
+  }
+  if (!block_scaled.empty()) {
+    doc.heading("Block-scaled GEMMs: quantisation overhead", 3);
+    Table t;
+    for (const char* c : {"device", "dtype", "case"}) t.add_column(c);
+    t.add_column("GEMM-only TFLOP/s", true);
+    t.add_column("with quantisation TFLOP/s", true);
+    t.add_column("quantisation overhead", true);
+    for (const BlockScaledRow& r : block_scaled) {
+      t.rows.push_back({r.device, r.dtype, r.what, sig3(r.tflops), sig3(r.with_quantize_tflops), decimal(r.overhead_pct, 1) + "%"});
     }
     doc.table(std::move(t));
   }

@@ -8,7 +8,9 @@
 //   not sped up         the bf16 step's share outside its dense GEMMs (1 - dense_gemm_fraction of
 //                       its step split: attention, norms, optimizer, communication), which fp8's
 //                       GEMMs leave as they are, and the step speed-up Amdahl's law allows from it
-//                       and the device's GEMM-only speed-up: 1 / ((1 - f) + f / s).
+//                       and the device's GEMM-only speed-up: 1 / ((1 - f) + f / s);
+//   block-scaled        the gemm suite's mxfp8 / nvfp4 cases: GEMM-only TFLOP/s, TFLOP/s with the
+//                       quantisation of both inputs from bf16, and quantize_overhead_pct.
 #include <vector>
 
 #include "reports/document.hpp"
@@ -16,7 +18,7 @@
 
 namespace gpubench::reports {
 
-// Nothing when no device has both dtypes of anything.
+// Nothing when no device has both dtypes of anything and no block-scaled GEMM was measured.
 void low_precision_section(Document& doc, const std::vector<ResultsFile>& files);
 
 }  // namespace gpubench::reports

@@ -103,6 +103,21 @@ def hopper_must_run(g, cc):
     return None
 
 
+def block_scaled_problem(g, status):
+    """What an ok block-scaled GEMM entry (dtype mxfp8/nvfp4) lacks: its verification, or one of its
+    two figures (the GEMM alone is the headline; metrics hold the GEMM with quantisation). None when whole."""
+    axes = g.get("axes", {})
+    if g.get("suite") != "gemm" or axes.get("dtype") not in ("mxfp8", "nvfp4") or status != "ok":
+        return None
+    if not (g.get("verification") or {}).get("passed"):
+        return "block-scaled GEMM ok without a passed verification"
+    metrics = g.get("metrics") or {}
+    missing = [k for k in ("tflops", "tflops_with_quantize", "quantize_overhead_pct") if not isinstance(metrics.get(k), (int, float))]
+    if missing:
+        return f"block-scaled GEMM without {', '.join(missing)} in its metrics"
+    return None
+
+
 def check_results(args):
     doc = load(args.file)
     problems = []
@@ -122,6 +137,9 @@ def check_results(args):
         if suspect:
             reasons = suspect if isinstance(suspect, list) else [suspect]
             problems.append(f"{name}: suspect: {'; '.join(map(str, reasons))}")
+        lacks = block_scaled_problem(g, status)
+        if lacks:
+            problems.append(f"{name}: {lacks}")
         why = hopper_must_run(g, ccs.get(g.get("device"), ""))
         if why and status != "ok":
             problems.append(f"{name}: {why} must be ok, is {status}: {g.get('reason', '')}")

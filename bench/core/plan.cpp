@@ -170,7 +170,12 @@ std::vector<PlannedCase> make_plan(const std::vector<const Suite*>& all, const P
       std::vector<AxisValue> scratch(values.size());
       cartesian(values, 0, scratch, points);
       std::set<std::string> seen;  // labels after resolve(): derived axes can make points equal
+      std::vector<std::string> given;  // the axes of this suite the user set with --axis
+      for (const AxisAssignment& a : overrides) {
+        if (std::any_of(axes.begin(), axes.end(), [&](const AxisSpec& s) { return s.name == a.name; })) given.push_back(a.name);
+      }
       for (Point& expanded : points) {
+        expanded.set_given(given);
         Point p = suite->resolve(device, std::move(expanded));
         if (!suite->applies(device, p)) continue;
         if (!seen.insert(p.label()).second) continue;

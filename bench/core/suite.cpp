@@ -38,6 +38,13 @@ std::int64_t Point::integer_or(std::string_view axis, std::int64_t fallback) con
   return fallback;
 }
 
+bool Point::given(std::string_view axis) const {
+  for (const std::string& g : given_) {
+    if (g == axis) return true;
+  }
+  return false;
+}
+
 std::string Point::label() const {
   std::string out;
   for (const auto& [name, v] : values_) {

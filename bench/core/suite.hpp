@@ -29,10 +29,18 @@ class Point {
   const std::vector<std::pair<std::string, AxisValue>>& values() const { return values_; }
   std::string label() const;  // "m=1024/n=1024/dtype=fp16"
   nlohmann::ordered_json to_json() const;
+  // Whether the user chose this axis's values (--axis) rather than a preset or its default, so
+  // a suite can adapt defaults a point's other values make meaningless (gemm: a block-scaled
+  // dtype takes the TN layout and the providers that run it) and still honour an explicit ask.
+  // The planner marks them; a point built by hand has none given. Not part of label().
+  bool given(std::string_view axis) const;
+  void set_given(std::vector<std::string> axes) { given_ = std::move(axes); }
+  const std::vector<std::string>& given_axes() const { return given_; }
 
  private:
   const AxisValue& find(std::string_view axis) const;
   std::vector<std::pair<std::string, AxisValue>> values_;
+  std::vector<std::string> given_;
 };
 
 // Axis values in the --axis syntax, keyed by axis name. A preset gives values for every axis,

@@ -91,6 +91,14 @@ std::size_t data_type_bytes(cudaDataType_t t) {
   throw std::invalid_argument("data_type_bytes: type " + std::to_string(static_cast<int>(t)) + " not used by gpubench");
 }
 
+bool lt_block_scaling_built() {
+#if defined(GPUBENCH_LT_BLOCK_SCALING)
+  return true;
+#else
+  return false;
+#endif
+}
+
 bool is_fp8(LtPrecision p) { return p == LtPrecision::FP8_E4M3 || p == LtPrecision::FP8_E5M2; }
 bool requires_tn(LtPrecision p) { return is_fp8(p) || p == LtPrecision::INT8; }
 int min_compute_capability(LtPrecision p) { return is_fp8(p) ? 89 : 80; }
@@ -137,6 +145,9 @@ bool epilogue_uses_aux(LtEpilogue e) {
 std::size_t LtMatrixShape::bytes() const {
   const std::uint64_t elems =
       static_cast<std::uint64_t>(batch - 1) * static_cast<std::uint64_t>(batch_stride) + static_cast<std::uint64_t>(ld) * cols;
+#if defined(GPUBENCH_LT_BLOCK_SCALING)
+  if (type == CUDA_R_4F_E2M1) return static_cast<std::size_t>((elems + 1) / 2);  // two values per byte
+#endif
   return static_cast<std::size_t>(elems * data_type_bytes(type));
 }
 
@@ -157,9 +168,23 @@ LtMatrixShape make_shape(const char* name, cudaDataType_t type, std::int64_t row
 }
 }  // namespace
 
+namespace {
+// A's and B's types under block scaling.
+void block_scaled_types(LtBlockScale b, LtTypes& t) {
+  if (b == LtBlockScale::None) return;
+#if defined(GPUBENCH_LT_BLOCK_SCALING)
+  t.a = t.b = b == LtBlockScale::Mxfp8 ? CUDA_R_8F_E4M3 : CUDA_R_4F_E2M1;
+#else
+  (void)t;
+  throw std::invalid_argument("block scaling needs cuBLASLt 12.8 or newer (this build's is " + std::to_string(CUBLAS_VERSION) + ")");
+#endif
+}
+}  // namespace
+
 LtTypes problem_types(const LtProblem& p) {
   LtTypes t = lt_types(p.precision);
   if (p.cd_type) t.c = t.d = *p.cd_type;
+  block_scaled_types(p.block_scale, t);
   if (p.a_type) t.a = *p.a_type;
   if (p.b_type) t.b = *p.b_type;
   return t;
@@ -308,6 +333,14 @@ LtMatmul::LtMatmul(const LtHandle& handle, const LtProblem& problem, std::size_t
       }
     }
     if (is_fp8(p_.precision) && p_.fp8_fast_accum) set_desc(desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, std::int8_t{1});
+#if defined(GPUBENCH_LT_BLOCK_SCALING)
+    if (p_.block_scale != LtBlockScale::None) {
+      const std::int32_t mode = p_.block_scale == LtBlockScale::Mxfp8 ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0
+                                                                     : CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3;
+      set_desc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode);
+      set_desc(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode);
+    }
+#endif
     a_ = make_layout(shapes_.a);
     b_ = make_layout(shapes_.b);
     c_ = make_layout(shapes_.c);
@@ -338,7 +371,8 @@ bool lt_scale_pointer_aligned(const void* p) { return reinterpret_cast<std::uint
 
 void LtMatmul::set_pointers(const LtExtraPointers& x) {
   const std::pair<const void*, const char*> scales[] = {
-      {x.a_scale, "a_scale"}, {x.b_scale, "b_scale"}, {x.c_scale, "c_scale"}, {x.d_scale, "d_scale"}, {x.amax_d, "amax_d"}};
+      {x.a_scale, "a_scale"}, {x.b_scale, "b_scale"}, {x.c_scale, "c_scale"}, {x.d_scale, "d_scale"}, {x.amax_d, "amax_d"},
+      {x.a_block_scales, "a_block_scales"}, {x.b_block_scales, "b_block_scales"}};
   for (const auto& [p, name] : scales) {
     if (p != nullptr && !lt_scale_pointer_aligned(p)) {
       throw std::invalid_argument(std::string("cuBLASLt ") + name + " pointer is not 16-byte aligned (cuBLASLt refuses the GEMM)");
@@ -351,6 +385,14 @@ void LtMatmul::set_pointers(const LtExtraPointers& x) {
   if (x.c_scale) set_desc(desc_, CUBLASLT_MATMUL_DESC_C_SCALE_POINTER, x.c_scale);
   if (x.d_scale) set_desc(desc_, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, x.d_scale);
   if (x.amax_d) set_desc(desc_, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, x.amax_d);
+  // Block scales go through the same A/B scale pointers, read as the scale mode says.
+  if (x.a_block_scales) set_desc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, x.a_block_scales);
+  if (x.b_block_scales) set_desc(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, x.b_block_scales);
+  if (x.device_alpha_beta) {
+    if (types_.scale != CUDA_R_32F) throw std::invalid_argument("device alpha/beta: the scale type is not fp32");
+    set_desc(desc_, CUBLASLT_MATMUL_DESC_POINTER_MODE, static_cast<std::int32_t>(CUBLASLT_POINTER_MODE_DEVICE));
+    device_alpha_beta_ = x.device_alpha_beta;
+  }
 }
 
 std::vector<LtCandidate> LtMatmul::heuristics(int max_count) const {
@@ -404,8 +446,9 @@ std::optional<LtCandidate> LtMatmul::rebuild(const AlgoConfig& c) const {
 
 cublasStatus_t LtMatmul::enqueue(const void* a, const void* b, const void* c, void* d, const cublasLtMatmulAlgo_t& algo,
                                  void* workspace, cudaStream_t stream) const {
-  return cublasLtMatmul(handle_, desc_, alpha_, a, a_, b, b_, beta_, c, c_, d, d_, &algo, workspace, workspace_limit_,
-                        stream);
+  const void* alpha = device_alpha_beta_ ? static_cast<const void*>(device_alpha_beta_) : alpha_;
+  const void* beta = device_alpha_beta_ ? static_cast<const void*>(device_alpha_beta_ + 1) : beta_;
+  return cublasLtMatmul(handle_, desc_, alpha, a, a_, b, b_, beta, c, c_, d, d_, &algo, workspace, workspace_limit_, stream);
 }
 
 void LtMatmul::run(const void* a, const void* b, const void* c, void* d, const cublasLtMatmulAlgo_t& algo, void* workspace,

@@ -59,6 +59,19 @@ bool is_fp8(LtPrecision p);
 bool requires_tn(LtPrecision p);  // fp8 and int8: A transposed, B not (cuBLASLt's IMMA/fp8 rule)
 int min_compute_capability(LtPrecision p);  // 89 for fp8, 80 otherwise (project minimum), as major*10+minor
 
+// ---- Block scaling (MXFP8, NVFP4) ----
+//
+// cuBLASLt's 1D block scaling (cuBLAS 12.8+, Blackwell): A and B hold E4M3 values with a UE8M0
+// scale per 32 along K (MXFP8, CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0) or packed E2M1 values
+// with an E4M3 scale per 16 (NVFP4, VEC16_UE4M3); the scales in the tiled layout of the cuBLAS
+// docs ("1D Block Scaling Factors Layout"; kernels/gemm/block_quantize_math.hpp). TN only.
+// NVFP4's fp32 tensor scales are folded into alpha (device pointer mode, LtExtraPointers).
+#if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 120800
+#define GPUBENCH_LT_BLOCK_SCALING 1
+#endif
+enum class LtBlockScale { None, Mxfp8, Nvfp4 };
+bool lt_block_scaling_built();  // this build's cuBLASLt headers have the modes above
+
 // ---- Epilogues ----
 
 enum class LtEpilogue {
@@ -99,6 +112,9 @@ struct LtProblem {
   // gradient of an fp8 training step, is FP8_E4M3 with b_type E5M2).
   std::optional<cudaDataType_t> a_type, b_type;
   bool fp8_fast_accum = false;  // CUBLASLT_MATMUL_DESC_FAST_ACCUM (fp8 only)
+  // Block-scaled A and B (their type becomes E4M3 or E2M1; C/D and compute from `precision`,
+  // BF16 or FP32 with fp32 compute). std::invalid_argument in a build without block scaling.
+  LtBlockScale block_scale = LtBlockScale::None;
 };
 
 // Shape of one stored operand, as cuBLASLt's matrix layout sees it.
@@ -172,6 +188,12 @@ struct LtExtraPointers {
   const float* c_scale = nullptr;
   const float* d_scale = nullptr;  // only with an fp8 D
   float* amax_d = nullptr;         // only with an fp8 D
+  // Block scaling: A's and B's block scales (cuBLASLt's tiled layout, 16-byte aligned).
+  const void* a_block_scales = nullptr;
+  const void* b_block_scales = nullptr;
+  // alpha then beta as two device floats (fp32 scale type only): alpha computed on the device,
+  // e.g. NVFP4's tensor scales folded in; switches the matmul to device pointer mode.
+  const float* device_alpha_beta = nullptr;
 };
 // Whether a scale or amax pointer is aligned as cuBLASLt needs: on an H200 (cuBLASLt 13.1) every
 // fp8 algorithm was refused ("not supported") with B's scale 4 bytes after A's, and ran with
@@ -224,6 +246,7 @@ class LtMatmul {
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr, d_ = nullptr;
   cublasLtMatmulPreference_t pref_ = nullptr;
   alignas(8) unsigned char alpha_[8] = {}, beta_[8] = {};  // in the scale type
+  const float* device_alpha_beta_ = nullptr;                // LtExtraPointers::device_alpha_beta
 };
 
 // alpha/beta as the bytes of `scale` (fp64, fp32, fp16 or int32); pure, unit-tested.

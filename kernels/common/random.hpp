@@ -4,11 +4,7 @@
 // single entry without copying the buffer back. Included by host and device code.
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define GPUBENCH_HD __host__ __device__
-#else
-#define GPUBENCH_HD
-#endif
+#include "kernels/common/host_device.hpp"
 
 namespace gpubench::kernels {
 

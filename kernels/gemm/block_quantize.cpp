@@ -6,30 +6,18 @@
 #include <string>
 
 #include "kernels/common/float_formats.hpp"
+#include "kernels/gemm/block_quantize_math.hpp"
 
 namespace gpubench::kernels {
 namespace {
 
-constexpr float kE2M1Max = 6.0f;
-constexpr float kE4M3Max = 448.0f;
-constexpr int kE4M3MaxExponent = 8;  // 448 = 1.75 * 2^8
-
-double e4m3(std::uint8_t code) { return fp8_bits_to_float(code, Storage::E4M3); }
+// The per-block arithmetic is block_quantize_math.hpp's, shared with the GPU quantiser.
+double e4m3(std::uint8_t code) { return bq::e4m3_value(code); }
 
 float amax_of(const float* v, std::int64_t n) {
   float m = 0.0f;
-  for (std::int64_t i = 0; i < n; ++i) m = std::max(m, std::fabs(v[i]));
+  for (std::int64_t i = 0; i < n; ++i) m = bq::amax_step(m, v[i]);
   return m;
-}
-
-// MX's shared scale of a block: UE8M0 code of 2^(floor(log2(amax)) - 8), clamped to the
-// code range 0..254; 127 (X = 1) for an all-zero block.
-std::uint8_t mx_scale_code(float amax) {
-  if (!(amax > 0.0f) || !std::isfinite(amax)) return 127;
-  int e = 0;
-  (void)std::frexp(amax, &e);  // amax = m * 2^e, m in [0.5, 1): floor(log2(amax)) = e - 1
-  const int shared = (e - 1) - kE4M3MaxExponent;
-  return static_cast<std::uint8_t>(std::clamp(shared + 127, 0, 254));
 }
 
 }  // namespace
@@ -62,28 +50,22 @@ BlockScaled quantize(BlockFormat format, const float* values, std::int64_t rows,
     q.values.resize(static_cast<std::size_t>(n));
     for (std::int64_t b = 0; b < blocks; ++b) {
       const float* v = values + b * bs;
-      const std::uint8_t sc = mx_scale_code(amax_of(v, bs));
+      const std::uint8_t sc = bq::mx_scale_code(amax_of(v, bs));
       q.scales[static_cast<std::size_t>(b)] = sc;
-      const double x = ue8m0_to_double(sc);
-      for (int i = 0; i < bs; ++i) {
-        // v / X is exact (a power of two) unless it underflows float, where E4M3 holds 0 anyway.
-        q.values[static_cast<std::size_t>(b * bs + i)] =
-            float_to_fp8_bits(static_cast<float>(static_cast<double>(v[i]) / x), Storage::E4M3);
-      }
+      for (int i = 0; i < bs; ++i) q.values[static_cast<std::size_t>(b * bs + i)] = bq::mx_value_code(v[i], sc);
     }
     return q;
   }
   // NVFP4.
   const float amax = amax_of(values, n);
-  q.tensor_scale = amax > 0.0f ? amax / (kE2M1Max * kE4M3Max) : 1.0f;
+  q.tensor_scale = bq::nvfp4_tensor_scale(amax);
   q.values.assign(static_cast<std::size_t>((n + 1) / 2), 0);
   for (std::int64_t b = 0; b < blocks; ++b) {
     const float* v = values + b * bs;
-    const std::uint8_t sc = float_to_fp8_bits(amax_of(v, bs) / (kE2M1Max * q.tensor_scale), Storage::E4M3);
+    const std::uint8_t sc = bq::nvfp4_scale_code(amax_of(v, bs), q.tensor_scale);
     q.scales[static_cast<std::size_t>(b)] = sc;
-    const float s = static_cast<float>(e4m3(sc));
     for (int i = 0; i < bs; ++i) {
-      const std::uint8_t code = s > 0.0f ? float_to_e2m1_bits(v[i] / (s * q.tensor_scale)) : std::uint8_t{0};
+      const std::uint8_t code = bq::nvfp4_value_code(v[i], sc, q.tensor_scale);
       const std::int64_t at = b * bs + i;
       std::uint8_t& pair = q.values[static_cast<std::size_t>(at / 2)];
       pair = (at % 2) == 0 ? static_cast<std::uint8_t>((pair & 0xF0) | code) : static_cast<std::uint8_t>((pair & 0x0F) | (code << 4));
@@ -92,16 +74,17 @@ BlockScaled quantize(BlockFormat format, const float* values, std::int64_t rows,
   return q;
 }
 
+std::vector<double> decode(const BlockScaled& q) {
+  std::vector<double> out(static_cast<std::size_t>(q.rows * q.k));
+  for (std::int64_t r = 0; r < q.rows; ++r)
+    for (std::int64_t t = 0; t < q.k; ++t) out[static_cast<std::size_t>(r * q.k + t)] = q.at(r, t);
+  return out;
+}
+
 std::vector<double> emulated_gemm(const BlockScaled& a, const BlockScaled& b) {
   if (a.k != b.k) throw std::invalid_argument("emulated_gemm: A and B differ in k");
-  // Each matrix decoded once (row-major, k per row), then multiplied.
-  auto decoded = [](const BlockScaled& q) {
-    std::vector<double> out(static_cast<std::size_t>(q.rows * q.k));
-    for (std::int64_t r = 0; r < q.rows; ++r)
-      for (std::int64_t t = 0; t < q.k; ++t) out[static_cast<std::size_t>(r * q.k + t)] = q.at(r, t);
-    return out;
-  };
-  const std::vector<double> ad = decoded(a), bd = decoded(b);
+  // Each matrix decoded once, then multiplied.
+  const std::vector<double> ad = decode(a), bd = decode(b);
   const std::size_t k = static_cast<std::size_t>(a.k);
   std::vector<double> d(static_cast<std::size_t>(a.rows * b.rows), 0.0);
   for (std::size_t i = 0; i < static_cast<std::size_t>(a.rows); ++i) {

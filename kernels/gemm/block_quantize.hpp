@@ -39,6 +39,9 @@ struct BlockScaled {
 // block size or a dimension is not positive).
 BlockScaled quantize(BlockFormat format, const float* values, std::int64_t rows, std::int64_t k);
 
+// The values the codes stand for (q.at for every entry), rows x k row-major, exact in double.
+std::vector<double> decode(const BlockScaled& q);
+
 // D = A * B^T from the quantised values (a: m x k, b: n x k, both quantised along k as cuBLASLt's
 // block scaling wants them, "TN"): m x n, row-major. Each product of two decoded values is exact
 // in double (at most 8 significant bits each, exponents far inside double's range) and the sums

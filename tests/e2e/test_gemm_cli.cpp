@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 
 #include "cli_fixture.hpp"
 
@@ -140,6 +141,39 @@ TEST_F(GemmCli, BlockScaledDtypesAreSkippedNamingWhatTheDeviceLacks) {
       << o.out;
   EXPECT_NE(o.out.find("skipped: nvfp4 needs block-scaled Tensor Cores"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("dry-run: 0 to run"), std::string::npos) << o.out;
+}
+
+// The third contract line: on a B200 plan the defaults adapt (layout tn, provider cublaslt) and
+// both cases are planned to run, on cuda:0, none skipped. A build whose toolkit has no block
+// scaling (CUDA < 12.8, or none) plans them skipped saying so, never silently.
+TEST_F(GemmCli, BlockScaledDtypesArePlannedToRunOnB200) {
+  const Output o = gpubench("run --dry-run --assume b200 --suite gemm -a dtype=mxfp8,nvfp4 -a m=8192");
+  ASSERT_EQ(o.code, 0) << o.err;
+  // The B200's lines (the CPU's are planned and skipped as in the CPU contract line).
+  std::vector<std::string> gpu;
+  std::istringstream lines(o.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("/cuda:0 ") != std::string::npos) gpu.push_back(line);
+  }
+  ASSERT_EQ(gpu.size(), 2u) << o.out;  // cublas dropped: not planned, not skipped
+  for (const char* dtype : {"mxfp8", "nvfp4"}) {
+    const std::string axes = fmt::format("/provider=cublaslt/dtype={}/layout=tn/m=8192/n=8192/k=8192/", dtype);
+    EXPECT_TRUE(std::any_of(gpu.begin(), gpu.end(), [&](const std::string& l) { return l.find(axes) != std::string::npos; }))
+        << o.out;
+  }
+  if (o.out.find("which this build's toolkit lacks") != std::string::npos) {  // CUDA < 12.8: said, never silent
+    for (const std::string& l : gpu) EXPECT_NE(l.find("skipped: "), std::string::npos) << l;
+    return;
+  }
+  for (const std::string& l : gpu) EXPECT_EQ(l.find("skipped"), std::string::npos) << l;
+  EXPECT_NE(o.out.find("dry-run: 2 to run, 2 skipped"), std::string::npos) << o.out;  // 2 skipped: the CPU's
+  // An explicit layout or provider is honoured and skipped with the reason.
+  const Output nn = gpubench("run --dry-run --assume b200 --device cuda --suite gemm -a dtype=mxfp8 -a m=256 -a layout=nn -a provider=cublas,cublaslt");
+  ASSERT_EQ(nn.code, 0) << nn.err;
+  EXPECT_NE(nn.out.find("skipped: cuBLASLt runs mxfp8 only in the TN layout"), std::string::npos) << nn.out;
+  EXPECT_NE(nn.out.find("skipped: mxfp8 runs through cuBLASLt's block scaling with its heuristic algorithm only (provider=cublaslt)"),
+            std::string::npos) << nn.out;
+  EXPECT_NE(nn.out.find("dry-run: 0 to run, 2 skipped"), std::string::npos) << nn.out;
 }
 
 // The grouped GEMM's CLI contract, exactly as written: every entry ok, verified, with

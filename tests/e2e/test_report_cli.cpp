@@ -132,6 +132,27 @@ TEST_F(ReportCli, LowPrecisionSectionPutsTheGemmSpeedUpBesideTheStepSpeedUp) {
   EXPECT_TRUE(contains(section, "| 1.28x | 38.0% | 1.75x | 1.36x |")) << section;
 }
 
+// Issue 30 item 4: block-scaled GEMMs (synthetic B200 fixture) show the GEMM-only and the
+// with-quantisation TFLOP/s and the quantisation's overhead as % of the GEMM; an entry without
+// the second figure is left out. Markdown and HTML render the section (CSV and JSON hold cases).
+TEST_F(ReportCli, LowPrecisionSectionShowsBlockScaledQuantisationOverhead) {
+  const Output r = gpubench("report " + (kReports / "block_scaled.json").string() + " -f md");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto at = r.out.find("### Block-scaled GEMMs: quantisation overhead");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string table = r.out.substr(at, r.out.find("\n#", at + 1) - at);
+  EXPECT_TRUE(contains(table, "| GEMM-only TFLOP/s | with quantisation TFLOP/s | quantisation overhead |")) << table;
+  EXPECT_TRUE(contains(table, "| mxfp8 |")) << table;
+  EXPECT_TRUE(contains(table, "| 3000 | 2000 | 50.0% |")) << table;
+  EXPECT_TRUE(contains(table, "| nvfp4 |")) << table;
+  EXPECT_TRUE(contains(table, "| 6000 | 4000 | 50.0% |")) << table;
+  EXPECT_FALSE(contains(table, "m=1024")) << table;  // no second figure: not a row
+  EXPECT_FALSE(contains(r.out, "### GEMM-only speed-up")) << r.out;  // no fp8/bf16 pair in this file
+  const Output html = gpubench("report " + (kReports / "block_scaled.json").string() + " -f html");
+  ASSERT_EQ(html.code, 0) << html.err;
+  EXPECT_TRUE(contains(html.out, "Block-scaled GEMMs: quantisation overhead")) << html.out.substr(0, 2000);
+}
+
 TEST_F(ReportCli, TenThousandCasesWork) {
   // 10,000 cases in one file (the perf benchmark times this; here it must simply work).
   nlohmann::ordered_json doc = nlohmann::ordered_json::parse(slurp(kReports / "machine_a.json"));

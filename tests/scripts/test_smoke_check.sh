@@ -33,6 +33,10 @@ expect 1 "instrument metrics: 'off: CUPTI failed: CUPTI_ERROR_UNKNOWN' is not an
 expect 1 "instrument metrics: 'off: insufficient privileges" results "$fx/results_ok.json"
 expect 1 'instrument trace must be on, is absent' results "$fx/results_ok.json" "${off[@]}" --require-on telemetry,trace
 expect 1 'only 2 case\(s\) ran ok, expected at least 3' results "$fx/results_ok.json" "${off[@]}" --min-cases 3
+# Issue 30: an ok block-scaled GEMM (mxfp8/nvfp4) carries a passed verification and both figures
+# (synthetic B200 fixtures: no Blackwell has been lent).
+expect 0 '^counts: ok=2 skipped=0 failed=0$' results "$fx/results_blockscaled_ok.json" "${off[@]}"
+expect 1 'dtype=nvfp4/.*block-scaled GEMM without tflops_with_quantize in its metrics' results "$fx/results_blockscaled_one_figure.json" "${off[@]}"
 # Issue 25 item 3: the plan ran N cases; a skip it did not expect fails the step unless its
 # reason is on the allow-list (SKIP_ALLOWED, --allow-skip).
 expect 0 '^counts: ok=2 skipped=2 failed=0$' results "$fx/results_ok.json" "${off[@]}" --planned 2 --planned-skipped 2

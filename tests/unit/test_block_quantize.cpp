@@ -3,12 +3,16 @@
 // blocks worked by hand, and the emulated GEMM against the GEMM of the decoded values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <set>
 #include <random>
 #include <vector>
 
 #include "kernels/common/float_formats.hpp"
 #include "kernels/gemm/block_quantize.hpp"
+#include "kernels/gemm/block_quantize_math.hpp"
 
 namespace gpubench::kernels {
 namespace {
@@ -122,6 +126,119 @@ TEST(BlockScaling, EmulatedGemmIsTheGemmOfTheDecodedValues) {
         EXPECT_LE(std::fabs(d[static_cast<std::size_t>(i * n + j)] - exact), bound) << int(f) << " " << i << " " << j;
       }
     }
+  }
+}
+
+
+// ---- The host/device arithmetic the GPU quantiser shares (block_quantize_math.hpp) ----
+
+float float_of_bits(std::uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// Floats over every binade (a stride through all 2^32 bit patterns: NaNs, infinities,
+// subnormals and both signs included) plus each E4M3/E2M1 value and midpoint and their float
+// neighbours, where rounding decides.
+std::vector<float> sweep_floats() {
+  std::vector<float> v;
+  for (std::uint64_t u = 0; u <= 0xFFFFFFFFull; u += 4099) v.push_back(float_of_bits(static_cast<std::uint32_t>(u)));
+  std::vector<float> anchors;
+  for (int c = 0; c < 0x7F; ++c) {
+    const float x = fp8_bits_to_float(static_cast<std::uint8_t>(c), Storage::E4M3);
+    const float y = fp8_bits_to_float(static_cast<std::uint8_t>(c + 1), Storage::E4M3);
+    anchors.push_back(x);
+    if (!std::isnan(y)) anchors.push_back((x + y) / 2);  // exact: one more bit than E4M3 has
+  }
+  anchors.push_back(464.0f);  // between 448 and the (absent) 480: saturates
+  for (float m : {0.25f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f, 1.75f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 5.0f, 6.0f}) anchors.push_back(m);
+  for (float a : anchors) {
+    for (float x : {a, std::nextafter(a, 0.0f), std::nextafter(a, INFINITY)}) {
+      v.push_back(x);
+      v.push_back(-x);
+    }
+  }
+  for (float x : {INFINITY, -INFINITY, NAN, -NAN, 0.0f, -0.0f, 1e-45f, 3e38f}) v.push_back(x);
+  return v;
+}
+
+TEST(BlockScalingShared, E4m3CodeMatchesTheFormatConverterEverywhere) {
+  for (float f : sweep_floats()) {
+    ASSERT_EQ(bq::e4m3_code(f), float_to_fp8_bits(f, Storage::E4M3)) << f;
+  }
+  for (int c = 0; c < 256; ++c) {
+    const float a = bq::e4m3_value(static_cast<std::uint8_t>(c)), b = fp8_bits_to_float(static_cast<std::uint8_t>(c), Storage::E4M3);
+    if (std::isnan(b)) {
+      EXPECT_TRUE(std::isnan(a)) << c;
+    } else {
+      EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0) << c;  // -0 too
+    }
+  }
+}
+
+TEST(BlockScalingShared, E2m1CodeMatchesTheFormatConverterEverywhere) {
+  for (float f : sweep_floats()) ASSERT_EQ(bq::e2m1_code(f), float_to_e2m1_bits(f)) << f;
+}
+
+// The MX rule as MX v1.0 states it (frexp, double division), against the shared functions.
+TEST(BlockScalingShared, MxScaleAndValueCodesFollowTheSpecifiedFormula) {
+  for (float f : sweep_floats()) {
+    const float amax = std::fabs(f);
+    std::uint8_t expect = 127;
+    if (amax > 0 && std::isfinite(amax)) {
+      int e = 0;
+      (void)std::frexp(amax, &e);
+      expect = static_cast<std::uint8_t>(std::clamp((e - 1) - 8 + 127, 0, 254));
+    }
+    ASSERT_EQ(bq::mx_scale_code(amax), expect) << amax;
+  }
+  const std::vector<float> values = sweep_floats();
+  for (int sc = 0; sc < 255; sc += 3) {
+    for (std::size_t i = 0; i < values.size(); i += 7) {
+      const float v = values[i];
+      const std::uint8_t expect =
+          float_to_fp8_bits(static_cast<float>(static_cast<double>(v) / ue8m0_to_double(static_cast<std::uint8_t>(sc))), Storage::E4M3);
+      ASSERT_EQ(bq::mx_value_code(v, static_cast<std::uint8_t>(sc)), expect) << v << " scale " << sc;
+    }
+  }
+}
+
+TEST(BlockScalingShared, AmaxPassesOverNaN) {
+  EXPECT_EQ(bq::amax_step(bq::amax_step(0.0f, NAN), -3.0f), 3.0f);
+  EXPECT_EQ(bq::amax_step(2.0f, NAN), 2.0f);
+  EXPECT_EQ(bq::amax_step(0.0f, -0.0f), 0.0f);
+}
+
+// cuBLAS docs, "1D Block Scaling Factors Layout": 128 x 4 tiles of 512 bytes, inside a tile
+// (r % 32) * 16 + (r / 32) * 4 + c.
+TEST(BlockScaleLayout, HandWorkedOffsets) {
+  // A grid 6 scales wide pads to 8: two tiles per 128-row band.
+  EXPECT_EQ(bq::block_scale_offset(0, 0, 6), 0);
+  EXPECT_EQ(bq::block_scale_offset(0, 3, 6), 3);
+  EXPECT_EQ(bq::block_scale_offset(1, 0, 6), 16);        // next row of a 32-row group: 16 bytes on
+  EXPECT_EQ(bq::block_scale_offset(32, 0, 6), 4);        // second 32-row group: interleaved 4 bytes on
+  EXPECT_EQ(bq::block_scale_offset(33, 2, 6), 16 + 4 + 2);
+  EXPECT_EQ(bq::block_scale_offset(127, 3, 6), 31 * 16 + 3 * 4 + 3);  // the tile's last byte: 511
+  EXPECT_EQ(bq::block_scale_offset(0, 4, 6), 512);       // second tile of the band
+  EXPECT_EQ(bq::block_scale_offset(128, 0, 6), 1024);    // second band after both tiles of the first
+  EXPECT_EQ(bq::block_scale_offset(130, 5, 6), 1024 + 512 + 2 * 16 + 1);
+  EXPECT_EQ(bq::block_scale_bytes(130, 6), 256 * 8);
+}
+
+TEST(BlockScaleLayout, IsABijectionOntoThePaddedGrid) {
+  for (const auto& [rows, cols] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {128, 4}, {130, 6}, {300, 17}}) {
+    const std::int64_t pr = bq::padded_scale_rows(rows), pc = bq::padded_scale_cols(cols);
+    std::vector<int> hits(static_cast<std::size_t>(bq::block_scale_bytes(rows, cols)), 0);
+    for (std::int64_t r = 0; r < pr; ++r) {
+      for (std::int64_t c = 0; c < pc; ++c) {
+        const std::int64_t o = bq::block_scale_offset(r, c, cols);
+        ASSERT_GE(o, 0);
+        ASSERT_LT(o, static_cast<std::int64_t>(hits.size()));
+        ++hits[static_cast<std::size_t>(o)];
+      }
+    }
+    for (int h : hits) ASSERT_EQ(h, 1) << rows << "x" << cols;
   }
 }
 

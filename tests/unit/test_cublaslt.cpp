@@ -246,5 +246,35 @@ TEST(Cublaslt, VersionIsDotted) {
   EXPECT_EQ(std::count(v.begin(), v.end(), '.'), 2) << v;
 }
 
+// Block scaling (MXFP8, NVFP4): A and B take E4M3 / E2M1 (two values a byte), C and D keep the
+// precision's bf16; a build whose cuBLAS predates 12.8 refuses it by name.
+TEST(Cublaslt, BlockScaledOperandsTakeTheirCodesType) {
+  LtProblem p;
+  p.precision = LtPrecision::BF16;
+  p.trans_a = true;
+  p.m = 64;
+  p.n = 32;
+  p.k = 128;
+  p.block_scale = LtBlockScale::Mxfp8;
+  if (!lt_block_scaling_built()) {
+    EXPECT_THROW((void)lt_shapes(p), std::invalid_argument);
+    return;
+  }
+#if defined(GPUBENCH_LT_BLOCK_SCALING)
+  LtShapes s = lt_shapes(p);
+  EXPECT_EQ(s.a.type, CUDA_R_8F_E4M3);
+  EXPECT_EQ(s.b.type, CUDA_R_8F_E4M3);
+  EXPECT_EQ(s.d.type, CUDA_R_16BF);
+  EXPECT_EQ(s.a.rows, 128u);  // K-major: k x m stored, A transposed
+  EXPECT_EQ(s.a.bytes(), 128u * 64u);
+  p.block_scale = LtBlockScale::Nvfp4;
+  s = lt_shapes(p);
+  EXPECT_EQ(s.a.type, CUDA_R_4F_E2M1);
+  EXPECT_EQ(s.a.bytes(), 128u * 64u / 2);
+  EXPECT_EQ(s.b.bytes(), 128u * 32u / 2);
+  EXPECT_EQ(s.c.type, CUDA_R_16BF);
+#endif
+}
+
 }  // namespace
 }  // namespace gpubench::blas

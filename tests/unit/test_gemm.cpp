@@ -296,8 +296,8 @@ TEST(GemmSuite, SupportMatrixAndReasons) {
 }
 
 // MXFP8 and NVFP4 (issue 30): planned everywhere, skipped naming what the device lacks (the CPU,
-// a GPU before Blackwell), then what cuBLASLt's block scaling needs; on Blackwell the GPU path
-// says it is not built yet rather than pretend.
+// a GPU before Blackwell, a toolkit without block scaling), then what cuBLASLt's block scaling
+// and the case need; on Blackwell with a CUDA 12.8+ build the TN cublaslt case runs.
 TEST(GemmSuite, BlockScaledDtypesSayWhatTheDeviceLacks) {
   using suites::gemm::GemmCaseSpec;
   using suites::gemm::gemm_unsupported;
@@ -326,18 +326,73 @@ TEST(GemmSuite, BlockScaledDtypesSayWhatTheDeviceLacks) {
                      "on sm_100 and sm_120 GPUs, CUDA 12.8+)");
     EXPECT_EQ(gemm_unsupported(h200, spec("cublaslt", prec, true, false)),
               name + " needs block-scaled Tensor Cores (sm_100 or sm_120, CUDA 12.8+); this GPU is sm_90");
-    EXPECT_EQ(gemm_unsupported(b200, spec("cublas", prec, true, false)),
-              name + " runs through cuBLASLt's block scaling only (provider=cublaslt)");
+    DeviceInfo rtx5090 = b200;  // sm_120: block-scaled Tensor Cores too
+    rtx5090.cc_major = 12;
+    if (!suites::gemm::block_scaled_gemm_built()) {  // a CUDA < 12.8 (or CUDA-less) build says so on Blackwell
+      EXPECT_NE(gemm_unsupported(b200, spec("cublaslt", prec, true, false)).value_or("").find("build's toolkit lacks"),
+                std::string::npos);
+      continue;
+    }
+    EXPECT_FALSE(gemm_unsupported(b200, spec("cublaslt", prec, true, false)));
+    EXPECT_FALSE(gemm_unsupported(rtx5090, spec("cublaslt", prec, true, false)));
+    for (const char* other : {"cublas", "cublaslt-tuned"}) {
+      EXPECT_EQ(gemm_unsupported(b200, spec(other, prec, true, false)),
+                name + " runs through cuBLASLt's block scaling with its heuristic algorithm only (provider=cublaslt)");
+    }
     EXPECT_NE(gemm_unsupported(b200, spec("cublaslt", prec, false, false)).value_or("").find("TN layout"),
               std::string::npos);
     EXPECT_NE(gemm_unsupported(b200, spec("cublaslt", prec, true, false, 264)).value_or("").find("not a multiple"),
               std::string::npos);
-    EXPECT_NE(gemm_unsupported(b200, spec("cublaslt-tuned", prec, true, false)).value_or("").find("not built yet"),
-              std::string::npos);
+    GemmCaseSpec batched = spec("cublaslt", prec, true, false);
+    batched.problem.batch = 2;
+    EXPECT_NE(gemm_unsupported(b200, batched).value_or("").find("batch=1"), std::string::npos);
+    GemmCaseSpec accumulate = spec("cublaslt", prec, true, false);
+    accumulate.problem.beta = 1;
+    EXPECT_NE(gemm_unsupported(b200, accumulate).value_or("").find("beta=0"), std::string::npos);
   }
   // The case's inputs are the bf16 tensors it quantises; the product is bf16.
   EXPECT_EQ(kernels::gemm_storages(GemmPrecision::MXFP8).a, kernels::Storage::BF16);
   EXPECT_EQ(kernels::gemm_storages(GemmPrecision::NVFP4).c, kernels::Storage::BF16);
+}
+
+// The planner's side: a block-scaled dtype takes the TN layout and the cublaslt provider where
+// the user left those axes to the preset; an explicit --axis layout or provider is kept (and
+// skipped with the support matrix's reason). On the CPU nothing changes.
+TEST(GemmSuite, BlockScaledDtypesAdaptDefaultLayoutAndProviders) {
+  auto suite = suites::gemm::make_suite();
+  DeviceInfo b200 = testing::fake_gpu(0);
+  b200.cc_major = 10;
+  auto plan = [&](std::vector<std::string> axes, const DeviceInfo& device) {
+    PlanRequest r;
+    r.axis_overrides = std::move(axes);
+    return make_plan({suite.get()}, r, {device});
+  };
+  // Defaults: quick's providers are cublas,cublaslt and the layout nn.
+  const auto defaults = plan({"dtype=mxfp8,nvfp4", "m=8192"}, b200);
+  ASSERT_EQ(defaults.size(), 2u);
+  for (const PlannedCase& c : defaults) {
+    EXPECT_EQ(c.point.text("provider"), "cublaslt") << c.name();
+    EXPECT_EQ(c.point.text("layout"), "tn") << c.name();
+    EXPECT_EQ(c.skip_reason.has_value(), !suites::gemm::block_scaled_gemm_built()) << c.skip_reason.value_or("");
+  }
+  // Asked for explicitly: kept, skipped with the reason (when the build has block scaling).
+  const auto asked = plan({"dtype=mxfp8", "m=256", "layout=nn", "provider=cublas,cublaslt"}, b200);
+  ASSERT_EQ(asked.size(), 2u);
+  for (const PlannedCase& c : asked) {
+    EXPECT_EQ(c.point.text("layout"), "nn");
+    EXPECT_TRUE(c.skip_reason.has_value()) << c.name();
+  }
+  // Other dtypes keep the defaults.
+  const auto bf16 = plan({"dtype=bf16", "m=256"}, b200);
+  ASSERT_EQ(bf16.size(), 2u);
+  EXPECT_EQ(bf16[0].point.text("layout"), "nn");
+  // The CPU: openblas planned and skipped naming what the CPU lacks.
+  const auto cpu = plan({"dtype=mxfp8,nvfp4", "m=256"}, testing::fake_cpu());
+  ASSERT_EQ(cpu.size(), 2u);
+  for (const PlannedCase& c : cpu) {
+    EXPECT_NE(c.skip_reason.value_or("").find("the CPU has no block-scaled"), std::string::npos);
+    EXPECT_EQ(c.point.text("layout"), "nn");  // the CPU keeps its default
+  }
 }
 
 TEST(GemmSuite, PointsBecomeSpecs) {

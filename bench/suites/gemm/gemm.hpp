@@ -116,6 +116,11 @@ std::optional<std::string> custom_unsupported(const DeviceInfo& device, const Ge
 std::unique_ptr<Case> make_custom_case(const DeviceInfo& device, const GemmProblem& problem, const std::string& variant);
 // Whether this binary has the sm_90a WGMMA GEMM code (gemm_custom.cpp; false without CUDA).
 bool wgmma_gemm_built();
+// mxfp8 / nvfp4 through cuBLASLt's block scaling (gemm_blockscaled_cublaslt.cpp): whether this
+// binary has it (built with CUDA 12.8 or newer; false without CUDA), and the case.
+bool block_scaled_gemm_built();
+std::string block_scaled_toolkit();  // "built with CUDA 12.4": why a build lacks it
+std::unique_ptr<Case> make_blockscaled_case(const DeviceInfo& device, const GemmCaseSpec& spec);
 // summaries.gemm.custom_vs_cublas (gemm_custom_summary.cpp): each custom case as a % of cuBLAS
 // on the same case.
 nlohmann::ordered_json summarize_custom_vs_cublas(const std::vector<nlohmann::ordered_json>& entries);

@@ -181,9 +181,17 @@ class GemmSuite final : public Suite {
   // keep the names and axes they had before op existed, and points that differ only there are
   // planned once.
   Point resolve(const DeviceInfo& device, Point point) const override {
-    (void)device;
+    // A block-scaled dtype runs in the TN layout only (cuBLASLt's block scaling quantises A and
+    // B along K, both K-major): on a GPU, where the user left the layout to its default, the
+    // point takes TN; an explicit --axis layout is kept and skipped with the reason. (The CPU's
+    // points are skipped whatever their layout and keep theirs.)
+    if (device.is_cuda() && kernels::gemm_is_block_scaled(parse_precision(point.text_or("dtype", "fp32"))) &&
+        !point.given("layout") && point.text_or("shape", kShapeMnk) == kShapeMnk) {
+      point.set("layout", "tn");
+    }
     if (point.text_or("op", "gemm") != "grouped") {
       Point plain;
+      plain.set_given(point.given_axes());
       for (const auto& [name, value] : point.values()) {
         if (name != "op" && name != "experts" && name != "routing") plain.set(name, value);
       }
@@ -208,6 +216,12 @@ class GemmSuite final : public Suite {
     const std::string provider = point.text_or("provider", device.is_cuda() ? "cublas" : "openblas");
     if (is_gpu_provider(provider) != device.is_cuda()) return false;
     if (is_gpu_provider(provider) && point.integer_or("threads", 0) != 0) return false;
+    // A block-scaled dtype on a GPU takes, of the default or preset providers, those that run
+    // it (cublaslt); a provider the user named is kept and skipped with the reason.
+    if (device.is_cuda() && !point.given("provider") && kernels::gemm_is_block_scaled(parse_precision(point.text_or("dtype", "fp32"))) &&
+        provider != "cublaslt") {
+      return false;
+    }
     if (point.text_or("epilogue", "none") == "none" && point.text_or("fusion", "fused") == "separate") return false;
     const std::string shape = point.text_or("shape", kShapeMnk);
     if (!is_llm_role(shape)) return point.text_or("model", kNoModel) == kNoModel && point.integer_or("tp", 1) == 1;
@@ -252,6 +266,7 @@ class GemmSuite final : public Suite {
     }
     if (spec.provider == "openblas") return make_openblas_case(spec);
     if (spec.provider == "cublas") return make_cublas_case(device, spec);
+    if (spec.provider == "cublaslt" && kernels::gemm_is_block_scaled(spec.problem.precision)) return make_blockscaled_case(device, spec);
     if (spec.provider == "cublaslt" || spec.provider == "cublaslt-tuned") return make_cublaslt_case(device, spec);
     if (is_custom(spec.provider)) {
       auto c = make_custom_case(device, spec.problem, spec.provider.substr(std::string(kCustomPrefix).size()));
@@ -394,9 +409,10 @@ GemmCaseSpec spec_from(const Point& point) {
 
 namespace {
 
-// MXFP8 and NVFP4 (issue 30): what the device lacks first (the CPU, a GPU before Blackwell), then
-// what the provider and layout need. The GPU path (a quantiser kernel matching block_quantize
-// bit for bit, cuBLASLt's VEC32_UE8M0 / VEC16_UE4M3 scale modes) is not built yet, and says so.
+// MXFP8 and NVFP4 (issue 30): what the device lacks first (the CPU, a GPU before Blackwell, a
+// build whose CUDA toolkit has no block scaling), then what the provider and problem need:
+// cuBLASLt's heuristic algorithm (provider=cublaslt), TN, K in whole blocks, and the one plain
+// product the case measures (gemm_blockscaled_cublaslt.cpp).
 std::optional<std::string> block_scaled_unsupported(const DeviceInfo& device, const GemmCaseSpec& spec) {
   const GemmProblem& p = spec.problem;
   const std::string dtype = precision_name(p.precision);
@@ -409,15 +425,23 @@ std::optional<std::string> block_scaled_unsupported(const DeviceInfo& device, co
   if (cc < 100) {
     return fmt::format("{} needs block-scaled Tensor Cores (sm_100 or sm_120, CUDA 12.8+); this GPU is sm_{}", dtype, cc);
   }
-  if (spec.provider != "cublaslt" && spec.provider != "cublaslt-tuned") {
-    return fmt::format("{} runs through cuBLASLt's block scaling only (provider=cublaslt)", dtype);
+  if (!block_scaled_gemm_built()) {
+    return fmt::format("{} needs cuBLASLt's block scaling (CUDA 12.8+), which this build's toolkit lacks ({})", dtype,
+                       block_scaled_toolkit());
+  }
+  if (spec.provider != "cublaslt") {
+    return fmt::format("{} runs through cuBLASLt's block scaling with its heuristic algorithm only (provider=cublaslt)", dtype);
   }
   if (!p.trans_a || p.trans_b) return fmt::format("cuBLASLt runs {} only in the TN layout (layout=tn: A transposed, B not)", dtype);
   const int block = p.precision == GemmPrecision::MXFP8 ? 32 : 16;
   if (p.k % block != 0) return fmt::format("{} quantises K in blocks of {}: k={} is not a multiple", dtype, block, p.k);
-  return fmt::format("gpubench's block-scaled GPU path is not built yet: {}'s formats, quantiser and emulated GEMM are "
-                     "(kernels/gemm/block_quantize), its GPU quantiser and cuBLASLt's block scale modes are not",
-                     dtype);
+  if (p.batch != 1) return fmt::format("{} GEMMs are measured one product per call (batch=1)", dtype);
+  if (p.lda != 0 || p.ldb != 0 || p.ldc != 0) return fmt::format("{} GEMMs take packed operands (pad=0)", dtype);
+  if (p.epilogue != GemmEpilogue::None) return fmt::format("{} GEMMs are measured without an epilogue (epilogue=none)", dtype);
+  if (p.beta != 0) return fmt::format("{} GEMMs are measured with beta=0 (D = alpha A B)", dtype);
+  constexpr std::int64_t kIntMax = std::numeric_limits<std::int32_t>::max();
+  if (std::max({p.m, p.n, p.k}) > kIntMax) return "cuBLAS takes 32-bit dimensions and leading dimensions";
+  return std::nullopt;
 }
 
 }  // namespace
