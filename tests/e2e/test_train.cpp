@@ -101,21 +101,27 @@ TEST_F(Train, Fp8IsSkippedWithTheReasonNeverFailed) {
 }
 
 // attention=fused on CUDA is cuDNN's SDPA (issue 28 item 5): planned to run for 16-bit steps, the
-// default of the presets in a build with the cuDNN frontend; fp32 and tf32 steps fall back to
-// the unfused attention and their point says so (one planned case for both values); a head
-// dimension cuDNN does not take is skipped naming it.
+// default of the presets in a build with the cuDNN frontend; fp32 and tf32 steps whose attention
+// the user left alone fall back to the unfused attention and their point says so, an explicit
+// attention=fused with them is skipped naming the precision; a head dimension cuDNN does not
+// take is skipped naming it.
 TEST_F(Train, FusedAttentionOnCudaIsCudnnSdpaForSixteenBitSteps) {
   Output plan = gpubench("run --dry-run --assume h200 --device cuda:0 --suite train -a model=transformer -a hidden=64 "
                          "-a heads=4 -a attention=fused,unfused -a precision=fp32,bf16-amp,fp8");
   ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("precision=fp32 runs attention=unfused"), std::string::npos) << plan.out;
   if (plan.out.find("this build has no cuDNN frontend") != std::string::npos) {  // e.g. a build without its headers
-    EXPECT_NE(plan.out.find("dry-run: 3 to run, 2 skipped"), std::string::npos) << plan.out;
+    EXPECT_NE(plan.out.find("dry-run: 3 to run, 3 skipped"), std::string::npos) << plan.out;
     return;
   }
-  EXPECT_NE(plan.out.find("dry-run: 5 to run, 0 skipped"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("dry-run: 5 to run, 1 skipped"), std::string::npos) << plan.out;
   EXPECT_NE(plan.out.find("precision=bf16-amp/accum=1/recompute=none/dp=none/attention=fused"), std::string::npos);
   EXPECT_NE(plan.out.find("precision=fp8/accum=1/recompute=none/dp=none/attention=fused"), std::string::npos);
-  EXPECT_EQ(plan.out.find("precision=fp32/accum=1/recompute=none/dp=none/attention=fused"), std::string::npos);
+  // Left to the preset, an fp32 step's attention is unfused, a bf16 step's fused.
+  Output preset32 = gpubench("run --dry-run --assume h200 --device cuda:0 --suite train --preset quick -a model=transformer");
+  ASSERT_EQ(preset32.code, 0) << preset32.err;
+  EXPECT_NE(preset32.out.find("precision=fp32/accum=1/recompute=none/dp=none/attention=unfused"), std::string::npos)
+      << preset32.out;
   Output d4 = gpubench("run --dry-run --assume h200 --device cuda:0 --suite train -a model=transformer -a hidden=64 "
                        "-a heads=16 -a attention=fused -a precision=bf16-amp");
   ASSERT_EQ(d4.code, 0) << d4.err;

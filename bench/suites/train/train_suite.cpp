@@ -49,12 +49,13 @@ class TrainSuite final : public Suite {
 
   // The mlp has no attention: its points say attention=none (equal points are planned once). On
   // CUDA devices fused attention is cuDNN's SDPA, which takes 16-bit activations: fp32 and tf32
-  // steps run the unfused attention and say so in their point (as PyTorch's SDPA falls back to
-  // its math kernel for fp32).
+  // steps whose attention was left to the preset or default run the unfused attention and say so
+  // in their point (as PyTorch's SDPA falls back to its math kernel for fp32); an explicit
+  // --axis attention=fused is kept, and skipped with the reason.
   Point resolve(const DeviceInfo& device, Point point) const override {
     if (point.text("model") == "mlp") point.set("attention", std::string("none"));
-    const std::string p = point.text("precision");
-    if (device.is_cuda() && point.text("attention") == "fused" && (p == "fp32" || p == "tf32")) {
+    if (device.is_cuda() && point.text("attention") == "fused" && !fused_takes(point.text("precision")) &&
+        !point.given("attention")) {
       point.set("attention", std::string("unfused"));
     }
     return point;
@@ -80,6 +81,11 @@ class TrainSuite final : public Suite {
       return std::nullopt;
     }
     if (const ModelConfig c = config_from(point); c.attention == kernels::train::Attention::Fused) {
+      if (!fused_takes(point.text("precision"))) {
+        return fmt::format("attention=fused on CUDA devices is cuDNN's fused SDPA, which takes 16-bit activations "
+                           "(fp16-amp, bf16-amp, fp8): precision={} runs attention=unfused",
+                           point.text("precision"));
+      }
       if (auto why = fused_unsupported(c)) return why;
     }
     if (device.cc_major < 8) {
@@ -102,6 +108,8 @@ class TrainSuite final : public Suite {
   nlohmann::ordered_json libraries() const override { return library_versions(); }
 
  private:
+  static bool fused_takes(const std::string& precision) { return precision != "fp32" && precision != "tf32"; }
+
   // attention=fused on CUDA: cuDNN's SDPA, for the benchmark's head dimension (the tiny
   // verification model's is always hidden 16 / heads 2 = 8, which it takes).
   static std::optional<std::string> fused_unsupported(const ModelConfig& c) {
