@@ -6,11 +6,14 @@
 # checks every goal. Exit status 1 when a goal is missed, 2 on bad usage.
 #   perf/gpu_goals.sh [--gpubench PATH] [--out DIR] [--device cuda:N]
 #   perf/gpu_goals.sh --dry-run [--assume h200]      # the plan, no GPU needed
-# From a checkout the binary defaults to build/release (or $GPUBENCH); each step keeps its
+# The binary: a bundle's launcher, else build/release (or $GPUBENCH); each step keeps its
 # results file under --out (default results/gpu-goals), so a missed goal can be read back.
 set -uo pipefail
 here="$(cd "$(dirname "$(readlink -f "$0")")" && pwd)"
-gpubench="${GPUBENCH:-$here/../build/release/apps/gpubench/gpubench}"
+# The binary: $GPUBENCH, a bundle's launcher beside this script (scripts/bundle.sh), or a checkout's build.
+if [ -n "${GPUBENCH:-}" ]; then gpubench="$GPUBENCH"
+elif [ -x "$here/gpubench" ] && [ -f "$here/cuda-libs.txt" ]; then gpubench="$here/gpubench"
+else gpubench="$here/../build/release/apps/gpubench/gpubench"; fi
 out="results/gpu-goals" device="cuda:0" dry=0 assume=""
 while [ $# -gt 0 ]; do
   case "$1" in
