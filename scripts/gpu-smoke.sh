@@ -42,6 +42,8 @@ here="$(cd "$(dirname "$(readlink -f "$0")")" && pwd)"
 #            clocks; with --power-limits, every setting measured or the refusal printed)
 #   tune-train, tune-data  gpubench tune train|dataload ARGUMENTS --device D --out results/NAME.json:
 #            exit 0, `smoke_check.py results` and `smoke_check.py tuning`
+#   mamf     gpubench tune gemm --mamf ARGUMENTS --device D --out results/NAME.json: exit 0 and
+#            `smoke_check.py mamf` (a TFLOP/s and shape, the GPU's SM clock recorded, the budget kept)
 #   report   gpubench report of every results file
 # In ARGUMENTS, @aux and @results are those folders; ENV:VAR=VALUE sets a variable for the step;
 # NEEDS:gpus>=N skips the step (with the reason) on a host with fewer GPUs.
@@ -157,6 +159,9 @@ soak     power-sweep      --load gemm --duration 5s --sample-interval 1s --power
 # Tuning: a training setup's knobs (30 s), then the data loader's (15 s: on an H200 its final
 # measurements alone needed about 8 s, and --budget 10 was refused), then each one's final measurements.
 tune-train tune-train     --model transformer --budget 30
+# The achievable-matmul search (issue 27): shapes pruned by wave quantisation from the SM count, the
+# finalists measured longer, the SM clock of the best measurement from NVML.
+mamf     mamf-bf16        --axis dtype=bf16 --budget 10
 tune-data tune-dataload   ENV:GPUBENCH_DATASET=@aux/dataload-data --budget 15
 # Bare peers, side by side with the suites: ratios printed.
 peer     peer-cublaslt    cublaslt 1 8192
@@ -415,6 +420,9 @@ do_step() {
       local d settings=1; d=$(arg_after --duration "${args[@]}"); d=${d%s}
       if has_arg --power-limits "${args[@]}"; then settings=$(arg_after --power-limits "${args[@]}" | tr ',' '\n' | grep -c .); fi
       plan_s=$(add_s "$(mul_s "${d:-30}" "$settings")" "$SOAK_SETUP_S"); note="duration x $settings + ${SOAK_SETUP_S} s" ;;
+    mamf)  # the search keeps to its budget (finalists included), plus setup
+      local b; b=$(arg_after --budget "${args[@]}")
+      plan_s=$(add_s "${b:-30}" "$SOAK_SETUP_S"); note="budget + ${SOAK_SETUP_S} s" ;;
     tune-train|tune-data)  # the search budget, then the final measurements of two configurations
       local b; b=$(arg_after --budget "${args[@]}")
       plan_s=$(add_s "$(mul_s "${b:-60}" "$TUNE_FINAL_FACTOR")" "$SOAK_SETUP_S"); note="budget x $TUNE_FINAL_FACTOR + ${SOAK_SETUP_S} s" ;;
@@ -505,6 +513,16 @@ do_step() {
         grep -h '^power limit: off' "$logs/$name.log"
       fi
       [ "$rc" = 0 ] && [ "$crc" = 0 ] && verdict "$name" soak "$plan_s" 0 || { show_failure "$name"; verdict "$name" soak "$plan_s" 1; } ;;
+    mamf)
+      run_logged "$name" "$limit" "${gpubench[@]}" tune gemm --mamf --device "$device" "${args[@]}" --out "$results/$name.json"
+      local crc=1
+      if [ -f "$results/$name.json" ]; then
+        python3 "$checker" mamf "$results/$name.json" >"$aux/$name.mamf" 2>&1
+        crc=$?
+        cat "$aux/$name.mamf" >>"$logs/$name.log" 2>/dev/null
+        grep '^mamf\|problem' "$aux/$name.mamf" 2>/dev/null
+      fi
+      [ "$rc" = 0 ] && [ "$crc" = 0 ] && verdict "$name" mamf "$plan_s" 0 || { show_failure "$name"; verdict "$name" mamf "$plan_s" 1; } ;;
     tune-train|tune-data)
       local target=train; [ "$kind" = tune-data ] && target=dataload
       run_logged "$name" "$limit" "${gpubench[@]}" tune "$target" --device "$device" "${args[@]}" --out "$results/$name.json"

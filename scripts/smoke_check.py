@@ -414,6 +414,35 @@ def check_tuning(args):
     return 1 if problems else 0
 
 
+def check_mamf(args):
+    m = load(args.file).get("gpubench", {}).get("mamf")
+    if not isinstance(m, dict):
+        print(f"  problem: no gpubench.mamf in {args.file}")
+        return 1
+    problems = []
+    tflops, shape, search = m.get("tflops"), m.get("shape") or {}, m.get("search") or {}
+    if not (isinstance(tflops, (int, float)) and tflops > 0):
+        problems.append(f"tflops: {tflops} ({m.get('reason', 'no reason given')})")
+    if not all(isinstance(shape.get(k), int) and shape[k] > 0 for k in "mnk"):
+        problems.append(f"shape: {json.dumps(shape)}")
+    gpu = str(m.get("device", "")).startswith("cuda")
+    clock = m.get("sm_clock_mhz")
+    if gpu and not (isinstance(clock, (int, float)) and clock > 0):
+        problems.append(f"no SM clock recorded for the best measurement: {m.get('clock', clock)}")
+    if gpu and not isinstance(m.get("pct_of_datasheet"), (int, float)):
+        problems.append(f"no % of datasheet: {m.get('pct_of_datasheet_reason')}")
+    budget, spent = m.get("budget_s"), search.get("search_s")
+    if isinstance(budget, (int, float)) and isinstance(spent, (int, float)) and spent > 1.1 * budget + 5:
+        problems.append(f"the search took {spent:.1f} s of a {budget:g} s budget")
+    shown = "x".join(str(shape.get(k)) for k in "mnk")
+    print(f"mamf {m.get('dtype')} on {m.get('device')}: {tflops} TFLOP/s at {shown}, clock {clock} MHz, "
+          f"{search.get('measured')} of {search.get('candidates')} shapes measured ({search.get('pruned')} pruned), "
+          f"{spent} s of {budget} s")
+    for p in problems:
+        print(f"  problem: {p}")
+    return 1 if problems else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -436,6 +465,8 @@ def main():
     h = sub.add_parser("peer-chase")
     h.add_argument("bare_output")
     h.add_argument("results")
+    f = sub.add_parser("mamf")
+    f.add_argument("file")
     c = sub.add_parser("peer-cublaslt")
     c.add_argument("output")
     q = sub.add_parser("ratio")
@@ -454,7 +485,7 @@ def main():
     args = parser.parse_args()
     handlers = {"results": check_results, "doctor": check_doctor, "profile": check_profile,
                 "peer-memcpy": check_peer_memcpy, "peer-chase": check_peer_chase, "peer-cublaslt": check_peer_cublaslt, "ratio": check_ratio, "soak": check_soak,
-                "tuning": check_tuning}
+                "tuning": check_tuning, "mamf": check_mamf}
     sys.exit(handlers[args.command](args))
 
 

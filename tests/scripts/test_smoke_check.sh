@@ -61,6 +61,10 @@ expect 1 'problem: no gpubench.soak' soak "$fx/results_ok.json"
 expect 0 '^tuning train: recommended .*"micro_batch": 8.*speed-up 2.5' tuning "$fx/tuning_train.json" --target train
 expect 1 'problem: recommended: \{"workers": 0\}' tuning "$fx/tuning_dataload_bad.json" --target dataload
 expect 2 'invalid choice' tuning "$fx/tuning_train.json" --target gemm
+# The MAMF search: a TFLOP/s and shape, the SM clock of the best measurement, the budget kept.
+expect 0 '^mamf bf16 on cuda:0: 742.3 TFLOP/s at 4096x8192x8192, clock 1980.0 MHz, 40 of 512 shapes measured \(301 pruned\)' mamf "$fx/mamf_ok.json"
+expect 1 'problem: no SM clock recorded for the best measurement: unavailable' mamf "$fx/mamf_no_clock.json"
+expect 1 'problem: the search took 31.0 s of a 10 s budget' mamf "$fx/mamf_no_clock.json"
 # doctor --json
 expect 0 '^doctor: 2 finding\(s\), 0 error\(s\)$' doctor "$fx/doctor_ok.json"
 expect 1 'doctor error: ecc: uncorrectable ECC errors: 3' doctor "$fx/doctor_error.json"
