@@ -49,6 +49,9 @@ TEST_F(ReferenceCli, EverySelectorMatchesACaseGpubenchCanRunOnThatGpu) {
       on_one_line = on_one_line || all;
     }
     EXPECT_TRUE(on_one_line) << r["id"] << ": no planned case has" << wanted << "\n" << o.out;
+    // A host without libcudnn (the CUDA 12.4 stage hides the CUDA 13 toolkit's) plans the cuDNN
+    // cases skipped, naming the library; the stages that load it check them as runnable.
+    if (sel["suite"] == "attention" && o.out.find("skipped: libcudnn.so.9 not found") != std::string::npos) continue;
     // A build without CUDA has no infer CUDA path: the case is planned on the GPU and skipped,
     // saying what is not built (the CUDA builds plan the fp8 serving rows to run).
     if (sel["suite"] == "infer" && o.out.find("dry-run: 0 to run") != std::string::npos) {

@@ -111,9 +111,11 @@ std::vector<Preset> train_presets() {
        named("1", "4096", "32", "4096", "32000", "1", "fp32")},
   };
   // Every preset is one device unless --axis dp=ddp|zero1 asks for data parallel. Attention is
-  // fused where gpubench has a fused kernel: the CPU's tiled kernel, and on CUDA cuDNN's SDPA in
-  // a build with the cuDNN frontend (fp32 and tf32 steps fall back to unfused: train_suite.cpp).
-  const std::string cuda_attention = attention::cudnn_built() ? "fused" : "unfused";
+  // fused where gpubench has a fused kernel: the CPU's tiled kernel, and on CUDA cuDNN's SDPA
+  // where this build has the cuDNN frontend and this host loads libcudnn (fp32 and tf32 steps
+  // fall back to unfused: train_suite.cpp); elsewhere the presets' CUDA steps run unfused rather
+  // than skip.
+  const std::string cuda_attention = attention::cudnn_built() && !attention::cudnn_unavailable() ? "fused" : "unfused";
   for (Preset& p : presets) {
     for (auto* values : {&p.cuda, &p.cpu}) {
       values->emplace_back("dp", "none");
