@@ -11,7 +11,6 @@
 // On the CPU the named presets keep the dimensions with micro-batch 1 and fp32 only.
 #include <cstdlib>
 
-#include "bench/suites/attention/attention.hpp"
 #include "bench/suites/train/train.hpp"
 
 namespace gpubench::suites::train {
@@ -111,16 +110,14 @@ std::vector<Preset> train_presets() {
        named("1", "4096", "32", "4096", "32000", "1", "fp32")},
   };
   // Every preset is one device unless --axis dp=ddp|zero1 asks for data parallel. Attention is
-  // fused where gpubench has a fused kernel: the CPU's tiled kernel, and on CUDA cuDNN's SDPA
-  // where this build has the cuDNN frontend and this host loads libcudnn (fp32 and tf32 steps
-  // fall back to unfused: train_suite.cpp); elsewhere the presets' CUDA steps run unfused rather
-  // than skip.
-  const std::string cuda_attention = attention::cudnn_built() && !attention::cudnn_unavailable() ? "fused" : "unfused";
+  // fused: the CPU's tiled kernel, and on CUDA cuDNN's SDPA where it can run; where it cannot
+  // (fp32 and tf32 steps, a build without the cuDNN frontend, a host without libcudnn) the suite's
+  // resolve() runs the step unfused instead (train_suite.cpp), so nothing here loads cuDNN.
   for (Preset& p : presets) {
     for (auto* values : {&p.cuda, &p.cpu}) {
       values->emplace_back("dp", "none");
       values->emplace_back("bucket_mb", "25");
-      values->emplace_back("attention", values == &p.cpu ? std::string("fused") : cuda_attention);
+      values->emplace_back("attention", "fused");
     }
   }
   return presets;

@@ -48,14 +48,15 @@ class TrainSuite final : public Suite {
   std::vector<Preset> presets() const override { return train_presets(); }
 
   // The mlp has no attention: its points say attention=none (equal points are planned once). On
-  // CUDA devices fused attention is cuDNN's SDPA, which takes 16-bit activations: fp32 and tf32
-  // steps whose attention was left to the preset or default run the unfused attention and say so
-  // in their point (as PyTorch's SDPA falls back to its math kernel for fp32); an explicit
-  // --axis attention=fused is kept, and skipped with the reason.
+  // CUDA devices fused attention is cuDNN's SDPA, which takes 16-bit activations and needs the
+  // cuDNN frontend in the build and libcudnn on the host: a step whose attention was left to the
+  // preset or default runs unfused where it cannot run fused, and its point says so (as
+  // PyTorch's SDPA falls back to its math kernel for fp32); an explicit --axis attention=fused is
+  // kept, and skipped with the reason. libcudnn is looked for only here, for CUDA devices.
   Point resolve(const DeviceInfo& device, Point point) const override {
     if (point.text("model") == "mlp") point.set("attention", std::string("none"));
-    if (device.is_cuda() && point.text("attention") == "fused" && !fused_takes(point.text("precision")) &&
-        !point.given("attention")) {
+    if (device.is_cuda() && point.text("attention") == "fused" && !point.given("attention") &&
+        (!fused_takes(point.text("precision")) || !attention::cudnn_built() || attention::cudnn_unavailable())) {
       point.set("attention", std::string("unfused"));
     }
     return point;
