@@ -38,12 +38,15 @@ std::int64_t parse_int(const AxisSpec& spec, std::string_view item, std::string_
   } else if (!text.empty() && text.back() == 'M') {
     multiplier = 1024 * 1024;
     text.remove_suffix(1);
+  } else if (!text.empty() && text.back() == 'G') {
+    multiplier = std::int64_t{1} << 30;  // the collectives' standard preset sweeps 8:1G:x2
+    text.remove_suffix(1);
   }
   std::int64_t v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
     throw UsageError(fmt::format(
-        "axis {}: '{}' is not an integer (expected e.g. 1024, 4k, 1024:8192:1024 or 256:16384:x2)",
+        "axis {}: '{}' is not an integer (expected e.g. 1024, 4k, 16M, 1G, 1024:8192:1024 or 256:16384:x2)",
         spec.name, item));
   }
   if (v > std::numeric_limits<std::int64_t>::max() / multiplier ||

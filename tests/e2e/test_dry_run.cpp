@@ -152,5 +152,46 @@ TEST_F(DryRun, BadRepetitionsAreUsageErrors) {
   }
 }
 
+// Issue 41: every preset plans on every GPU model of the spec sheet, on 1, 2, 4 and 8 GPUs (the
+// collectives' standard preset once stopped on '8:1G:x2', and memory and dataload on 8 GPUs on
+// the combination cap). One dry run per (model, count, preset) plans every suite's preset of that
+// name; each suite must appear in it with its cases, the whole plan must stay within a bound, and
+// the estimate line must be printed. (The time these plans take is `evaluate`'s subject.)
+std::vector<std::string> spec_sheet_models() {
+  const nlohmann::json doc = nlohmann::json::parse(slurp(fs::path(GPUBENCH_FIXTURES_DIR) / "../../data/gpus.json"));
+  std::vector<std::string> out;
+  for (const auto& g : doc.at("gpus")) out.push_back(g.at("key").get<std::string>());
+  return out;
+}
+
+void plans_everywhere(DryRun& t, const std::string& preset, std::size_t max_cases) {
+  const std::vector<std::string> models = spec_sheet_models();
+  ASSERT_GE(models.size(), 10u);
+  const std::regex estimate("^dry-run: ([0-9]+) to run, ([0-9]+) skipped, about ([0-9.]+) s$");
+  for (const std::string& model : models) {
+    for (int gpus : {1, 2, 4, 8}) {
+      const std::string where = fmt::format("--assume {}:{} --preset {}", model, gpus, preset);
+      const Output o = t.gpubench(fmt::format("run --dry-run {}", where));
+      ASSERT_EQ(o.code, 0) << where << ": " << o.err;
+      std::smatch m;
+      const std::string last = last_line(o.out);
+      ASSERT_TRUE(std::regex_match(last, m, estimate)) << where << ": " << last;
+      const std::size_t cases = std::stoul(m[1]) + std::stoul(m[2]);
+      EXPECT_GT(std::stoul(m[1]), 0u) << where;
+      EXPECT_LE(cases, max_cases) << where;
+      EXPECT_GT(std::stod(m[3]), 0.0) << where;
+      for (const char* suite : {"gemm", "memory", "train", "attention", "infer", "dataload", "collectives"}) {
+        const std::string first = fmt::format("{}/", suite);
+        EXPECT_TRUE(o.out.rfind(first, 0) == 0 || o.out.find("\n" + first) != std::string::npos)
+            << where << ": no " << suite << " case";
+      }
+    }
+  }
+}
+
+TEST_F(DryRun, TheQuickPresetPlansOnEveryModelAndNodeSize) { plans_everywhere(*this, "quick", 4000); }
+TEST_F(DryRun, TheStandardPresetPlansOnEveryModelAndNodeSize) { plans_everywhere(*this, "standard", 20000); }
+TEST_F(DryRun, TheFullPresetPlansOnEveryModelAndNodeSize) { plans_everywhere(*this, "full", 65536); }
+
 }  // namespace
 }  // namespace gpubench::e2e

@@ -22,6 +22,8 @@ TEST(Axis, ListsRangesAndSuffixes) {
   EXPECT_EQ(ints("256:4096:x2"), (std::vector<std::int64_t>{256, 512, 1024, 2048, 4096}));
   EXPECT_EQ(ints("1:100:x10"), (std::vector<std::int64_t>{1, 10, 100}));
   EXPECT_EQ(ints("4k, 1M"), (std::vector<std::int64_t>{4096, 1048576}));
+  EXPECT_EQ(ints("2G,4K"), (std::vector<std::int64_t>{std::int64_t{2} << 30, 4096}));
+  EXPECT_EQ(ints("8:1G:x2").back(), std::int64_t{1} << 30);  // the collectives' standard preset
   EXPECT_EQ(ints("8,8,16"), (std::vector<std::int64_t>{8, 16}));  // duplicates dropped
   EXPECT_EQ(ints("64,1:4:x2"), (std::vector<std::int64_t>{64, 1, 2, 4}));  // order kept
 }
@@ -57,6 +59,8 @@ TEST(Axis, BadValuesNameTheProblem) {
   // A size suffix past int64 either way (fuzz_axis found the negative side overflowing).
   EXPECT_NE(message(kInt, "9609302223022207M").find("out of range"), std::string::npos);
   EXPECT_NE(message(kInt, "-9609302223022207M").find("out of range"), std::string::npos);
+  EXPECT_NE(message(kInt, "9609302223022207G").find("out of range"), std::string::npos);
+  EXPECT_NE(message(kInt, "1g").find("not an integer"), std::string::npos);  // suffixes are k, K, M, G only
   EXPECT_NE(message(kEnum, "fp8").find("unknown value 'fp8' (accepted: fp32, fp16, bf16)"), std::string::npos);
 }
 

@@ -80,11 +80,40 @@ TEST_F(PlanTest, TooManyCombinationsAreRefusedBeforeExpanding) {
     plan(r);
     ADD_FAILURE() << "expected a UsageError";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("more than 65536 cases"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("more than 4194304 combinations"), std::string::npos) << e.what();
   }
-  r.axis_overrides = {"size=1:4096:1", "twin=1:16:1"};  // 65536: at the limit
+  r.axis_overrides = {"size=1:4096:1", "twin=1:16:1"};  // 65536 cases: at the limit
   EXPECT_EQ(plan(r).size(), kMaxPlannedCases);
-  EXPECT_THROW(plan(r, {testing::fake_cpu(), testing::fake_cpu()}), UsageError);  // summed over devices
+  // The cases are capped summed over devices.
+  try {
+    plan(r, {testing::fake_cpu(), testing::fake_cpu()});
+    ADD_FAILURE() << "expected a UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("the plan has more than 65536 cases"), std::string::npos) << e.what();
+  }
+  r.axis_overrides = {"size=1:4096:1", "twin=1:8:1"};  // 32768 a device: two devices fit
+  EXPECT_EQ(plan(r, {testing::fake_cpu(), testing::fake_cpu()}).size(), kMaxPlannedCases);
+}
+
+// Combinations that applies() drops do not count as cases: a product far above the case limit
+// plans when few of its points exist (the standard and full presets on 8 GPUs: issue 41).
+TEST_F(PlanTest, CombinationsDroppedByAppliesAreNotCases) {
+  PlanRequest r;
+  r.axis_overrides = {"size=1:4096:1", "twin=1:256:1"};  // 1M combinations, 4096 cases
+  struct Sparse final : Suite {
+    FakeSuite base;
+    std::string name() const override { return "sparse"; }
+    std::string description() const override { return "fake, only where twin == size % 256 + 1"; }
+    std::vector<AxisSpec> axes() const override { return base.axes(); }
+    std::vector<Preset> presets() const override { return base.presets(); }
+    std::optional<std::string> unsupported(const DeviceInfo& d, const Point& p) const override { return base.unsupported(d, p); }
+    bool applies(const DeviceInfo&, const Point& p) const override {
+      return p.integer("twin") == p.integer("size") % 256 + 1;
+    }
+    std::unique_ptr<Case> make_case(const DeviceInfo& d, const Point& p) const override { return base.make_case(d, p); }
+  } sparse;
+  const std::vector<PlannedCase> p = make_plan({&sparse}, r, {testing::fake_cpu(), testing::fake_cpu()});
+  EXPECT_EQ(p.size(), 2u * 4096u);
 }
 
 TEST_F(PlanTest, UsageErrors) {
