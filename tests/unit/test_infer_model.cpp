@@ -336,13 +336,23 @@ TEST(InferFp8, EmulationQuantisesEachEngineStepOnItsOwn) {
   tokens.push_back(5);
   const std::vector<idx> then_decode = {13, 1};
   const std::vector<double> stepped = ki::reference_logits(s, w, tokens, &then_decode);
-  double differs = 0;
+  // The 13- and 14-row forwards are different GEMM shapes, which OpenBLAS may block or kernel
+  // differently (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE, threads): the same codes give logits equal
+  // up to double rounding, a relative 1e-9 of the logits' scale (each dot product has at most
+  // a few thousand terms: K x 2^-53 ~ 1e-12, with headroom for the layers between). A different
+  // grouping changes fp8 codes, which move a logit by percents of the scale (E4M3: 2^-4
+  // relative per input), so the second bound sits far above rounding and far below that.
+  double scale = 0;
+  for (idx i = 0; i < v; ++i) scale = std::max(scale, std::abs(alone[static_cast<std::size_t>(12 * v + i)]));
+  ASSERT_GT(scale, 0.0);
+  double same = 0, differs = 0;
   for (idx i = 0; i < v; ++i) {
     const auto at = [&](idx row) { return static_cast<std::size_t>(row * v + i); };
-    EXPECT_EQ(alone[at(12)], stepped[at(12)]) << i;
+    same = std::max(same, std::abs(alone[at(12)] - stepped[at(12)]));
     differs = std::max(differs, std::abs(alone[at(0)] - split[at(0)]));
   }
-  EXPECT_GT(differs, 0.0);
+  EXPECT_LE(same, 1e-9 * scale);
+  EXPECT_GT(differs, 1e-4 * scale);
   // Steps that do not cover the tokens, or a gpt model, are refused.
   EXPECT_THROW((void)ki::reference_logits(s, w, tokens, &prefill), std::invalid_argument);
   const ki::ModelSpec g = tiny(ki::Arch::Gpt);
