@@ -65,8 +65,7 @@ TEST(TrainFp8, FiftyStepsOfFp8StayWithinTwoPercentOfBf16) {
   ReferenceModel<float> fp8(c, 5), bf16(c, 5), exact(c, 5);
   AdamW hp;
   hp.lr = 1e-3;  // training, not memorising the batch to a loss near 0 (where relative gaps mean little)
-  double worst = 0, first = 0, last8 = 0;
-  bool differs_from_exact = false;
+  double worst = 0, first = 0, last8 = 0, worst_exact = 0;
   for (int step = 0; step < 50; ++step) {
     double l8, l16;
     {
@@ -81,14 +80,18 @@ TEST(TrainFp8, FiftyStepsOfFp8StayWithinTwoPercentOfBf16) {
     const double rel = std::fabs(l8 - l16) / std::fabs(l16);
     worst = std::max(worst, rel);
     EXPECT_LE(rel, 2e-2) << "step " << step << ": fp8 " << l8 << ", bf16 " << l16;
-    differs_from_exact = differs_from_exact || l8 != le;
+    worst_exact = std::max(worst_exact, std::fabs(l8 - le) / std::fabs(le));
     if (step == 0) first = l16;
     last8 = l8;
   }
-  EXPECT_TRUE(differs_from_exact);
+  // Float rounding alone moves a loss by about sqrt(K) x 2^-24 ~ 1e-6 relative (K <= 256 here);
+  // E4M3 rounds every linear input by up to 2^-4, so the emulation must move it far more than
+  // a last bit would.
+  EXPECT_GT(worst_exact, 1e-4) << "the fp8 emulation is (nearly) a no-op";
   EXPECT_LT(last8, 0.9 * first) << "the model trains under fp8 emulation";
   RecordProperty("worst_relative_loss_gap", std::to_string(worst));
-  std::printf("fp8 vs bf16 emulation over 50 steps: worst relative loss gap %.3g; loss %.4f -> %.4f\n", worst, first, last8);
+  std::printf("fp8 vs bf16 emulation over 50 steps: worst relative loss gap %.3g (%.3g from exact); loss %.4f -> %.4f\n",
+              worst, worst_exact, first, last8);
 }
 
 // The scale the GPU kernels and the emulation share: fp8_max / amax rounded once to float;
