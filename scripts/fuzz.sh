@@ -34,7 +34,7 @@ GPUBENCH_REQUIRE_CUDA=1 find_cuda  # cudart headers and library (host code only:
 
 build="$GPUBENCH_ROOT/build/fuzz"
 launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache) && use_ccache
 cmake -S "$GPUBENCH_ROOT/tests/fuzz" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" >&2 ||
   die "fuzzer configuration failed"
 cmake --build "$build" -j "${GPUBENCH_JOBS:-$(nproc)}" >&2 || die "fuzzer build failed"

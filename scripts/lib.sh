@@ -150,6 +150,15 @@ PY
   echo "PyPI $name" >"$dest/SOURCE"
 }
 
+# Compiles through ccache where it is installed. CCACHE_BASEDIR makes the paths in a compile
+# command relative to the tree, so the same source compiled for another build folder of the
+# same toolkit (build/ci, build/nocuda's e2e tests, another checkout) is a cache hit.
+use_ccache() {
+  command -v ccache >/dev/null || return 0
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$GPUBENCH_ROOT}"
+}
+
 # build_preset NAME [extra cmake -D...]: configure (once) and build; prints the build folder.
 build_preset() {
   local preset="$1"; shift
@@ -159,9 +168,7 @@ build_preset() {
     ensure_cudnn_frontend
     ensure_cudnn_headers "$(cuda_major "$CUDACXX")" "$(dirname "$(dirname "$(readlink -f "$CUDACXX")")")"
   fi
-  if command -v ccache >/dev/null; then
-    export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
-  fi
+  use_ccache
   local jobs="${GPUBENCH_JOBS:-$(nproc)}"
   # GPUBENCH_BUILD_LOG=FILE: the compiler's output goes there, not to the console (run.sh), and
   # only its last lines are shown when the build fails.

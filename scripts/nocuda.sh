@@ -35,7 +35,7 @@ unset CUDACXX CUDA_HOME CUDA_PATH CUDAToolkit_ROOT
 nocuda_build() {  # DIR [cmake args...]
   local dir="$1"; shift
   ensure_packages "${GPUBENCH_BUILD_PACKAGES[@]}"
-  if command -v ccache >/dev/null; then export CMAKE_CXX_COMPILER_LAUNCHER=ccache; fi
+  use_ccache
   (cd "$GPUBENCH_ROOT" &&
     cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >"$dir.configure.log" 2>&1 &&
     cmake --build "$dir" -j "${GPUBENCH_JOBS:-$(nproc)}" ${GPUBENCH_TARGETS:+--target $GPUBENCH_TARGETS} >&2) ||

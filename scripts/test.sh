@@ -29,7 +29,10 @@ if [ "${CI:-}" = "true" ]; then
   variant=Haswell
   [ "${current,,}" = haswell ] && variant=Sandybridge
   log "unit tests again with OPENBLAS_CORETYPE=$variant OPENBLAS_NUM_THREADS=1 (in force: $current)"
-  part "unit tests, OpenBLAS $variant, 1 thread" env OPENBLAS_CORETYPE="$variant" OPENBLAS_NUM_THREADS=1 \
-    "$build/tests/gpubench_unit_tests" --gtest_brief=1
+  for unit in "$build"/tests/gpubench_unit_tests "$build"/tests/gpubench_cuda_unit_tests; do
+    [ -x "$unit" ] || continue
+    part "$(basename "$unit"), OpenBLAS $variant, 1 thread" env OPENBLAS_CORETYPE="$variant" OPENBLAS_NUM_THREADS=1 \
+      "$unit" --gtest_brief=1
+  done
   part "fuzz" "$GPUBENCH_ROOT/scripts/fuzz.sh"
 fi

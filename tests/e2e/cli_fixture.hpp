@@ -17,6 +17,13 @@ namespace gpubench::e2e {
 
 namespace fs = std::filesystem;
 
+// The gpubench binary under test and the folder of the fake libnvidia-ml variants, in this
+// build folder (build_paths.cpp).
+const char* gpubench_binary();
+const char* fake_nvml_dir();
+#define GPUBENCH_BINARY (::gpubench::e2e::gpubench_binary())
+#define GPUBENCH_FAKE_NVML_DIR (::gpubench::e2e::fake_nvml_dir())
+
 struct Output {
   int code = -1;
   std::string out, err;
