@@ -105,8 +105,8 @@ void attention_section(Document& doc, const std::vector<ResultsFile>& files) {
   }
   if (prefill.order.empty() && decode.order.empty()) return;
   doc.heading("Attention");
-  doc.paragraph("Prefill in TFLOP/s as FlashAttention's benchmark counts them (4·b·h·s_q·s_kv·d forward, halved when "
-                "causal, backward 2.5x), against the sequence length; decode in GB/s of KV cache (and Q, O, page table) "
+  doc.paragraph("Prefill in TFLOP/s as FlashAttention's benchmark counts them (4·d·b·h forward per (query, key) pair "
+                "the mask admits: s_q·s_kv, or the causal pairs exactly; backward 2.5x), against the sequence length; decode in GB/s of KV cache (and Q, O, page table) "
                 "read per step, against the cached context, beside the datasheet bandwidth and the same file's "
                 "measured memory ceiling (docs/suite-attention.md).");
   // One sub-section: a table (a row per point, in x order within each group) and a chart per

@@ -181,7 +181,7 @@ PeakLookup memoized(PeakLookup lookup) {
 }
 
 bool is_own_reason(std::string_view reason) {
-  for (std::string_view p : {kAboveDatasheet, kAboveCeiling, kSuspectCeiling}) {
+  for (std::string_view p : {kAboveDatasheet, kAboveCeiling, kSuspectCeiling, kAboveCpuPeak}) {
     if (reason.substr(0, p.size()) == p) return true;
   }
   return false;
@@ -233,6 +233,50 @@ std::map<std::string, double> l2_sizes_of(const J& context) {
 
 std::map<std::string, double> l2_sizes(const nlohmann::json& context) { return l2_sizes_of(context); }
 
+template <class J>
+std::map<std::string, std::map<std::string, double>> cpu_peaks_of(const J& context) {
+  std::map<std::string, std::map<std::string, double>> out;
+  if (!context.is_object()) return out;
+  auto g = context.find("gpubench");
+  if (g == context.end() || !g->is_object()) return out;
+  auto devices = g->find("devices");
+  if (devices == g->end() || !devices->is_array()) return out;
+  for (const auto& d : *devices) {
+    const std::string id = text(d, "id");
+    if (id.empty() || id.rfind("cuda", 0) == 0 || !d.is_object()) continue;
+    auto peaks = d.find("peak_tflops");
+    if (peaks == d.end() || !peaks->is_object()) continue;
+    for (auto p = peaks->begin(); p != peaks->end(); ++p) {
+      if (p->is_number() && p->template get<double>() > 0) out[id][p.key()] = p->template get<double>();
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::map<std::string, double>> cpu_peaks(const nlohmann::json& context) {
+  return cpu_peaks_of(context);
+}
+
+std::optional<double> cpu_peak_of(const std::map<std::string, double>& peaks, const std::string& key) {
+  auto it = peaks.find(key);
+  if (it == peaks.end() && key == "fp64_tensor") it = peaks.find("fp64");
+  if (it == peaks.end()) return std::nullopt;
+  return it->second;
+}
+
+namespace {
+// Rule 4's limit on each CPU figure and ceiling, from the context's peaks.
+void attach_cpu_peaks(std::vector<Figure>& figures, std::vector<Ceiling>& ceilings,
+                      const std::map<std::string, std::map<std::string, double>>& peaks) {
+  for (Figure& f : figures) {
+    if (auto d = peaks.find(f.device); d != peaks.end()) f.cpu_peak = cpu_peak_of(d->second, f.peak_key);
+  }
+  for (Ceiling& c : ceilings) {
+    if (auto d = peaks.find(c.device); d != peaks.end()) c.cpu_peak = cpu_peak_of(d->second, c.key);
+  }
+}
+}  // namespace
+
 void mark_cache_resident(std::vector<Figure>& figures, const std::map<std::string, double>& l2) {
   std::map<std::pair<std::string, std::string>, std::int64_t> largest;  // (device, test) -> size
   for (const Figure& f : figures) {
@@ -270,6 +314,12 @@ Judgement judge(const std::vector<Figure>& figures, const std::vector<Ceiling>& 
           c.test, pct(c.rate, *c.datasheet), datasheet_text(*c.datasheet, c.clock_scale, c.unit),
           c.key == "memory_bandwidth" ? ": a size the caches hold?" : ": a loop the compiler shortened?"));
     }
+    if (c.cpu_peak && c.rate > *c.cpu_peak * (1 + kDatasheetMargin)) {
+      j.ceilings[ci].push_back(fmt::format("{}the {} ceiling {} ({}) is {} of the CPU's theoretical peak {} (the "
+                                           "context's peak_derivation): a loop the compiler shortened?",
+                                           kSuspectCeiling, c.key, rate_text(c.rate, c.unit), c.test,
+                                           pct(c.rate, *c.cpu_peak), rate_text(*c.cpu_peak, c.unit)));
+    }
   }
   for (std::size_t fi = 0; fi < figures.size(); ++fi) {
     const Figure& f = figures[fi];
@@ -278,6 +328,12 @@ Judgement judge(const std::vector<Figure>& figures, const std::vector<Ceiling>& 
       j.figures[fi].push_back(fmt::format("{}{} is {} of the {} datasheet figure {}", kAboveDatasheet,
                                           rate_text(f.rate, f.unit), pct(f.rate, *f.datasheet), f.peak_key,
                                           datasheet_text(*f.datasheet, f.clock_scale, f.unit)));
+    }
+    if (f.cpu_peak && f.rate > *f.cpu_peak * (1 + kDatasheetMargin)) {
+      j.figures[fi].push_back(fmt::format("{}{} is {} of the {} theoretical peak {} of {} (the context's "
+                                          "peak_derivation: an upper bound)",
+                                          kAboveCpuPeak, rate_text(f.rate, f.unit), pct(f.rate, *f.cpu_peak),
+                                          f.peak_key, rate_text(*f.cpu_peak, f.unit), f.device));
     }
     for (std::size_t ci = 0; ci < ceilings.size(); ++ci) {
       const Ceiling& c = ceilings[ci];
@@ -342,7 +398,8 @@ void mark_document(nlohmann::ordered_json& doc, const PeakLookup& datasheet, con
   if (auto g = doc.find("gpubench"); g != doc.end() && g->is_object()) {
     if (auto s = g->find("summaries"); s != g->end()) summaries = &*s;
   }
-  const std::vector<Ceiling> ceilings = summaries ? make_ceilings(*summaries, datasheet, clocks) : std::vector<Ceiling>{};
+  std::vector<Ceiling> ceilings = summaries ? make_ceilings(*summaries, datasheet, clocks) : std::vector<Ceiling>{};
+  if (auto context = doc.find("context"); context != doc.end()) attach_cpu_peaks(figures, ceilings, cpu_peaks_of(*context));
   const Judgement j = judge(figures, ceilings);
   // Entries without a figure lose reasons these rules once gave them (none here now).
   for (OJ* g : judged_entries) {
@@ -381,7 +438,8 @@ FileSuspects judge_file(const reports::ResultsFile& file, const PeakLookup& data
     owners.push_back(i);
   }
   mark_cache_resident(figures, l2_sizes_of(file.context));
-  const std::vector<Ceiling> ceilings = make_ceilings(file.summaries, datasheet, clocks);
+  std::vector<Ceiling> ceilings = make_ceilings(file.summaries, datasheet, clocks);
+  attach_cpu_peaks(figures, ceilings, cpu_peaks_of(file.context));
   const Judgement j = judge(figures, ceilings);
   for (std::size_t k = 0; k < figures.size(); ++k) {
     const std::size_t i = owners[k];

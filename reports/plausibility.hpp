@@ -12,6 +12,9 @@
 //    kCeilingMargin is suspect, and so is that ceiling (the summary's ceiling object and the
 //    memory suite entries that set it): one of the two is wrong.
 // 3. A ceiling above its datasheet peak (scaled as in 1) by more than kDatasheetMargin is suspect.
+// 4. A CPU figure or ceiling above the CPU's theoretical peak for its key, recorded in the file's
+//    context (context.gpubench.devices[].peak_tflops, derived at run time by bench/core/cpu_peak:
+//    an upper bound), by more than kDatasheetMargin is suspect. A file without it: no such rule.
 // A figure is an `ok` iteration entry's headline rate for its metrics.peak_key: hardware_tflops
 // (else tflops) for FLOP keys, gbps for memory_bandwidth. Memory-bandwidth figures of the
 // memory suite whose working set (metrics.footprint_bytes, else the bytes one run moves) is less
@@ -46,6 +49,7 @@ inline constexpr double kCeilingMargin = 0.05;    // two measurements of the sam
 inline constexpr std::string_view kAboveDatasheet = "above the datasheet peak: ";
 inline constexpr std::string_view kAboveCeiling = "above the measured ceiling: ";
 inline constexpr std::string_view kSuspectCeiling = "suspect ceiling: ";
+inline constexpr std::string_view kAboveCpuPeak = "above the CPU's theoretical peak: ";
 
 // Whether `reason` is one these rules write (and judging again replaces).
 bool is_own_reason(std::string_view reason);
@@ -78,6 +82,7 @@ struct Figure {
   std::optional<double> footprint;
   std::optional<double> bytes;       // metrics.bytes: what one run moves
   bool judged = true;                // false: a memory-bandwidth figure the caches may hold
+  std::optional<double> cpu_peak;    // a CPU's theoretical peak for peak_key (rule 4), from the context
 };
 
 // One measured ceiling of summaries.memory.devices.<device>.
@@ -87,6 +92,7 @@ struct Ceiling {
   std::optional<double> datasheet;
   double clock_scale = 1;  // as Figure::clock_scale
   std::optional<std::int64_t> size;  // memory_bandwidth: the size it was measured at
+  std::optional<double> cpu_peak;    // as Figure::cpu_peak
 };
 
 struct Judgement {
@@ -108,6 +114,12 @@ void mark_document(nlohmann::ordered_json& doc, const PeakLookup& datasheet, con
 
 // The maximum SM clock (MHz) of each device of a results file's context (device id -> MHz).
 std::map<std::string, double> max_sm_clocks(const nlohmann::json& context);
+// Each CPU device's theoretical peaks from a results file's context (device id -> peak key ->
+// TFLOP/s: context.gpubench.devices[].peak_tflops).
+std::map<std::string, std::map<std::string, double>> cpu_peaks(const nlohmann::json& context);
+// The peak of `key` among `peaks` (one device's): the key itself; a CPU's fp64 for fp64_tensor
+// (the key of a double GEMM, which a CPU runs on its vector units).
+std::optional<double> cpu_peak_of(const std::map<std::string, double>& peaks, const std::string& key);
 // The cache in front of each device's memory (device id -> bytes): a GPU's l2_bytes, a CPU's
 // last_level_cache_bytes, from a results file's context.
 std::map<std::string, double> l2_sizes(const nlohmann::json& context);

@@ -24,6 +24,9 @@ nlohmann::ordered_json device_to_json(const DeviceInfo& d) {
   if (!d.is_cuda()) {
     j["logical_cpus"] = d.logical_cpus;
     if (d.llc_bytes > 0) j["last_level_cache_bytes"] = d.llc_bytes;
+    // The theoretical peak (bench/core/cpu_peak.hpp) that the plausibility rules hold CPU figures to.
+    if (!d.peak_tflops.empty()) j["peak_tflops"] = d.peak_tflops;
+    if (!d.peak_derivation.empty()) j["peak_derivation"] = d.peak_derivation;
     return j;
   }
   j["compute_capability"] = fmt::format("{}.{}", d.cc_major, d.cc_minor);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "bench/core/cpu_peak.hpp"
 #include "bench/core/cuda_portable.hpp"
 #include "errors.hpp"
 
@@ -56,6 +57,9 @@ DeviceInfo describe_cpu() {
     const int instances = std::max(1, (info.num_cpus + sharing - 1) / sharing);
     cpu.llc_bytes = std::max<std::int64_t>(cpu.llc_bytes, static_cast<std::int64_t>(c.size) * instances);
   }
+  CpuPeak peak = derive_cpu_peak(read_cpu_report());
+  cpu.peak_tflops = std::move(peak.tflops);
+  cpu.peak_derivation = std::move(peak.derivation);
   return cpu;
 }
 

@@ -2,6 +2,7 @@
 // Devices a run can use: the host CPU and every CUDA device the runtime reports.
 // Discovery never throws and never needs a driver: without one it records why.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,10 @@ struct DeviceInfo {
   // CPU
   int logical_cpus = 0;
   std::int64_t llc_bytes = 0;  // its last-level cache, all instances together (0: unknown)
+  // The theoretical peak by peak key (fp32, fp64: TFLOP/s; empty when not derived) and how it was
+  // derived (cpu_peak.hpp), for the plausibility rules.
+  std::map<std::string, double> peak_tflops;
+  std::string peak_derivation;
   // CUDA (from the runtime)
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;

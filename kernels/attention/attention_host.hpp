@@ -26,6 +26,8 @@
 #include <functional>
 #include <vector>
 
+#include "kernels/attention/attention_counts.hpp"
+
 namespace gpubench::kernels::attention {
 
 struct Shape {
@@ -34,6 +36,8 @@ struct Shape {
   std::int64_t page_size = 0;  // decode: > 0 for a paged KV cache
 
   std::int64_t group() const { return heads / kv_heads; }  // query heads per KV head
+  // The kernels' mask: causal is aligned bottom-right (attention_counts.hpp).
+  Mask mask() const { return causal ? Mask::CausalBottomRight : Mask::None; }
   // Keys query i may see: min(seq_kv, i + 1 + seq_kv - seq_q) when causal (0 if negative).
   std::int64_t visible_keys(std::int64_t i) const;
   double scale() const;
@@ -43,11 +47,16 @@ struct Shape {
   std::int64_t pages_per_sequence() const { return page_size > 0 ? seq_kv / page_size : 0; }
 };
 
-// FLOPs as FlashAttention's benchmarks/benchmark_attn.py counts them: forward
-// 2 * b * h * seq_q * seq_kv * (head_dim + head_dim_v) (two matrix products), halved when causal
-// (the average over the mask); backward 2.5 x forward (five products, one recomputing S).
+// FLOPs of the shape as FlashAttention's benchmarks/benchmark_attn.py counts them per pair,
+// over the pairs the mask admits exactly (attention_counts.hpp): forward
+// 2 * b * h * (head_dim + head_dim_v) * admitted_pairs(seq_q, seq_kv, mask) (two matrix
+// products); backward 2.5 x forward (five products, one recomputing S). A decode (seq_q = 1)
+// is its forward. `mask` defaults to the kernels' (s.mask()); the cuDNN provider passes the mask
+// of the graph it built (sdpa_plan.hpp: plan_mask).
 double forward_flops(const Shape& s);
+double forward_flops(const Shape& s, Mask mask);
 double backward_flops(const Shape& s);
+double backward_flops(const Shape& s, Mask mask);
 // Bytes one decode step must move at least: K and V of every cached token once, Q read and O
 // written, the page table; `element_bytes` is the size of one stored value.
 double decode_bytes(const Shape& s, int element_bytes);

@@ -30,6 +30,11 @@ const SdpaTensor& SdpaPlan::tensor(std::int64_t uid) const {
   throw std::out_of_range("sdpa plan: no tensor with uid " + std::to_string(uid));
 }
 
+Mask plan_mask(const SdpaPlan& p) {
+  if (p.causal_top_left) return Mask::CausalTopLeft;
+  return p.causal_bottom_right ? Mask::CausalBottomRight : Mask::None;
+}
+
 SdpaPlan sdpa_forward_plan(const Shape& s) {
   SdpaPlan p;
   p.attn_scale = static_cast<float>(s.scale());

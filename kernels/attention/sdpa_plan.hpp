@@ -74,6 +74,10 @@ struct SdpaPlan {
   const SdpaTensor& tensor(std::int64_t uid) const;  // throws std::out_of_range
 };
 
+// The mask the plan asks cuDNN for (the FLOP count's, attention_counts.hpp): top-left where
+// causal_top_left (set_causal_mask), else bottom-right where causal_bottom_right, else none.
+Mask plan_mask(const SdpaPlan& p);
+
 // The forward (prefill, or decode with seq_q = 1; paged when page_size > 0): Q, K, V in, O and
 // Stats out.
 SdpaPlan sdpa_forward_plan(const Shape& s);

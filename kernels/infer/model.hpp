@@ -87,7 +87,8 @@ double decode_step_bytes(const ModelSpec& s, idx batch, idx context, double elem
 // FLOPs of a forward over `new_tokens` tokens of a sequence that already holds `cached` tokens
 // (prefill: cached 0; decode: new_tokens 1), LM head for its last token only:
 //   2 x (layer weights) x L per token + attention 4 x L x q_dim per (query, key) pair
-//   + 2 x C x V' for the head; the causal pairs are counted exactly:
+//   + 2 x C x V' for the head; the causal pairs are counted exactly (kernels/attention's
+//   admitted_pairs, bottom-right: new_tokens queries over cached + new_tokens keys):
 //   sum over queries i of (cached + i + 1).
 double forward_flops(const ModelSpec& s, idx cached, idx new_tokens);
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "kernels/attention/attention_counts.hpp"
 #include "kernels/infer/model.hpp"
 
 namespace gpubench::kernels::infer {
@@ -126,7 +127,9 @@ double forward_flops(const ModelSpec& s, idx cached, idx new_tokens) {
   const double c = static_cast<double>(s.hidden), f = static_cast<double>(s.ffn_shard()), n = static_cast<double>(new_tokens);
   const double mlp = (s.arch == Arch::Gpt ? 2 : 3) * c * f;
   const double dense = c * static_cast<double>(s.qkv_dim()) + static_cast<double>(s.q_dim()) * c + mlp;
-  const double pairs = n * static_cast<double>(cached) + n * (n + 1) / 2;
+  // new_tokens queries over cached + new_tokens keys, the causal mask aligned bottom-right.
+  const double pairs = static_cast<double>(
+      kernels::attention::admitted_pairs(new_tokens, cached + new_tokens, kernels::attention::Mask::CausalBottomRight));
   const double layers = static_cast<double>(s.layers);
   return 2 * n * layers * dense + 4 * layers * static_cast<double>(s.q_dim()) * pairs +
          2 * c * static_cast<double>(s.vocab_shard());

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "kernels/attention/attention_counts.hpp"
+
 namespace gpubench::kernels::train {
 
 std::optional<std::string> config_error(const ModelConfig& c) {
@@ -132,14 +134,29 @@ StepFlops step_flops(const ModelConfig& c) {
     f.hardware = f.model;  // the mlp model has no recompute
     return f;
   }
-  const double T = static_cast<double>(c.seq), F = static_cast<double>(c.ffn());
-  f.model += 12 * L * C * T * R;
-  f.hardware = f.model;
+  const double F = static_cast<double>(c.ffn());
+  // Attention per layer over the step's accum * batch sequences of T tokens, each head d = C / H
+  // wide (attention_counts.hpp). The model's work is the causal pairs (T (T + 1) / 2 per head),
+  // forward and a backward of twice the forward. What runs: unfused, the batched GEMMs compute
+  // every one of the T x T scores (forward S and P V, backward dV, dP, dQ, dK over the kept P);
+  // fused, the tiled kernels (the CPU's, cuDNN's) skip the masked tiles and the backward
+  // recomputes S (2.5 x its forward).
+  namespace ka = kernels::attention;
+  const std::int64_t seqs = c.accum * c.batch, d = c.hidden / c.heads;
+  const auto forward = [&](ka::Mask m) { return ka::attention_forward_flops(seqs * c.heads, c.seq, c.seq, d, d, m); };
+  const double causal = forward(ka::Mask::CausalBottomRight), full = forward(ka::Mask::None);
+  const double dense = f.model;
+  f.model = dense + L * 3 * causal;
+  const bool fused = c.attention == Attention::Fused;
+  const double run_forward = fused ? causal : full;
+  const double run_backward = fused ? ka::attention_backward_flops(seqs * c.heads, c.seq, c.seq, d, d, ka::Mask::CausalBottomRight)
+                                    : ka::attention_backward_flops_kept_p(seqs * c.heads, c.seq, c.seq, d, d, ka::Mask::None);
+  f.hardware = dense + L * (run_forward + run_backward);
   switch (c.recompute) {
     case Recompute::None: break;
     case Recompute::Mlp: f.hardware += L * 2 * R * C * F; break;  // fc1 again
-    case Recompute::Block:  // everything up to fc2 (whose output backward does not need)
-      f.hardware += L * (2 * R * (3 * C * C + C * C + C * F) + 4 * R * T * C);
+    case Recompute::Block:  // everything up to fc2 (whose output backward does not need), attention's forward too
+      f.hardware += L * (2 * R * (3 * C * C + C * C + C * F) + run_forward);
       break;
   }
   return f;

@@ -90,21 +90,27 @@ namespace names {
 std::string layer(std::int64_t l, const char* what);  // "h3.fc1.w"
 }
 
-// FLOPs of one optimizer step (accum micro-steps), counted exactly over the matmuls the
-// implementation runs; elementwise work (LayerNorm, GELU, softmax, AdamW) is not counted, as
-// in the usual model-FLOPs convention.
+// FLOPs of one optimizer step (accum micro-steps), counted over the matmuls the implementation
+// runs; elementwise work (LayerNorm, GELU, softmax, AdamW) is not counted, as in the usual
+// model-FLOPs convention.
 //
-//   model    = 6 * P_mm * R  (+ 12 * L * C * T * R for the transformer)  - 2 * R * C * C (mlp)
-//   hardware = model + the forward matmuls that recompute reruns
+//   model    = 6 * P_mm * R  (+ 3 * L * A_causal for the transformer)  - 2 * R * C * C (mlp)
+//   hardware = 6 * P_mm * R  (+ L * (attention forward + backward as run))
+//              + the forward matmuls that recompute reruns
 //
 // with R the rows (tokens or samples) per step = accum * rows(), P_mm the matmul weights
 // (transformer: L * (3C^2 + C^2 + 2 C F) + V C for the tied LM head; mlp: L C^2 + C V).
 // 6 = 2 (multiply-add) x 3 (forward, input gradient, weight gradient): Kaplan et al., "Scaling
-// Laws for Neural Language Models" (2020), section 2.1. The attention term: the score and
-// value products are 2 * 2 * T * C FLOPs per token and layer forward, tripled for backward
-// (Chowdhery et al., "PaLM" (2022), appendix B: 6N + 12 L H Q T per token, H Q = C); the full
-// T x T product is counted since the batched GEMMs compute it before the causal mask. The mlp's
-// first layer needs no input gradient (its input is data), hence the -2 R C^2.
+// Laws for Neural Language Models" (2020), section 2.1. The attention term: A_mask is the
+// forward's score and value products of one layer, 4 * d per admitted (query, key) pair per head
+// over accum * B sequences (kernels/attention/attention_counts.hpp; the causal mask admits
+// T (T + 1) / 2 pairs of T x T), and the backward is twice the forward in the model count (PaLM,
+// Chowdhery et al. 2022, appendix B, counts 12 L H Q T per token over the full T x T; here over
+// the pairs the causal mask admits). What runs: unfused, the batched GEMMs compute all T x T
+// (forward A_full, backward 2 A_full over the kept P); fused, the tiled kernels skip masked
+// tiles and the backward recomputes the scores (A_causal + 2.5 A_causal). Block recompute
+// reruns the attention forward as it runs. The mlp's first layer needs no input gradient (its
+// input is data), hence the -2 R C^2.
 struct StepFlops {
   double model = 0;
   double hardware = 0;

@@ -95,6 +95,61 @@ TEST_F(PlausibilityCli, ARealCpuRunTimesAtLeastMinTimeAndKeepsBestSampleCeilings
   }
 }
 
+// Rule 4 (issue 41): the run records the CPU's theoretical peak in the context, with how it was
+// derived; this machine's real FMA ceilings (all cores, one core) stay below it, unmarked.
+TEST_F(PlausibilityCli, ARealCpuRunRecordsTheTheoreticalPeakAndItsCeilingsStayBelowIt) {
+  const fs::path out = dir / "peak.json";
+  Output r = gpubench(fmt::format("run --suite memory --device cpu --axis test=fma_fp32,fma_fp32_core,fma_fp64 "
+                                  "--min-time 0.2 --quiet --out {}",
+                                  out.string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json doc = Json::parse(slurp(out));
+  const Json* cpu = nullptr;
+  for (const Json& d : doc["context"]["gpubench"]["devices"]) {
+    if (d["id"] == "cpu") cpu = &d;
+  }
+  ASSERT_NE(cpu, nullptr);
+  ASSERT_TRUE(cpu->contains("peak_derivation")) << cpu->dump();
+#if defined(__x86_64__)
+  ASSERT_TRUE(cpu->contains("peak_tflops")) << cpu->dump();
+  const double fp32 = (*cpu)["peak_tflops"]["fp32"].get<double>(), fp64 = (*cpu)["peak_tflops"]["fp64"].get<double>();
+  const Json& ceilings = doc["gpubench"]["summaries"]["memory"]["devices"]["cpu"]["peak"];
+  EXPECT_LT(ceilings["fp32"]["tflops"].get<double>(), fp32) << (*cpu)["peak_derivation"];
+  EXPECT_LT(ceilings["fp32_core"]["tflops"].get<double>(), fp32);
+  EXPECT_LT(ceilings["fp64"]["tflops"].get<double>(), fp64);
+  for (const char* k : {"fp32", "fp32_core", "fp64"}) EXPECT_FALSE(ceilings[k].contains("suspect")) << ceilings[k].dump();
+#endif
+  for (const Json& e : doc["benchmarks"]) EXPECT_FALSE(e["gpubench"].contains("suspect")) << e.dump();
+}
+
+// A results file with no memory-suite ceiling whose CPU figure beats the recorded peak: the
+// report marks it, naming the rule.
+TEST_F(PlausibilityCli, AReportMarksACpuFigureAboveTheRecordedPeakWithoutAnyCeiling) {
+  Json doc;
+  doc["context"] = {{"host_name", "test"},
+                    {"gpubench",
+                     {{"schema_version", 1},
+                      {"devices", Json::array({{{"id", "cpu"},
+                                                {"kind", "cpu"},
+                                                {"name", "Test CPU"},
+                                                {"peak_tflops", {{"fp32", 0.6646}, {"fp64", 0.3323}}},
+                                                {"peak_derivation", "2 cores x 2 FMA units x 16 lanes x 2 x 5192 MHz"}}})}}}};
+  doc["benchmarks"] = Json::array(
+      {entry("attention/flash/causal", "attention", {{"provider", "flash"}, {"causal", 1}},
+             {{"flops", 2.1e9}, {"tflops", 0.806}, {"peak_key", "fp32"}}),
+       entry("attention/flash/plain", "attention", {{"provider", "flash"}, {"causal", 0}},
+             {{"flops", 4.3e9}, {"tflops", 0.149}, {"peak_key", "fp32"}})});
+  const fs::path file = dir / "over_peak.json";
+  std::ofstream(file) << doc.dump(2);
+  Output r = gpubench(fmt::format("report {} --format md,csv --out {}", file.string(), (dir / "p.md").string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string md = slurp(dir / "p.md");
+  EXPECT_TRUE(contains(md, "above the CPU's theoretical peak: 0.806 TFLOP/s is 121.3% of the fp32 theoretical peak 0.6646 TFLOP/s"))
+      << md;
+  EXPECT_FALSE(contains(md, "0.149 TFLOP/s is")) << md;
+  EXPECT_TRUE(contains(slurp(dir / "p.csv"), "above the CPU's theoretical peak"));
+}
+
 // Issue 25's CLI contract: machine_a.json is an H100 SXM whose maximum clock is 1980 MHz; its
 // tensor figures assume 1830. With no measured ceilings, the bf16 8192^3 cuBLASLt entry at 1040
 // TFLOP/s (105% of 989.5, 97% of the 1071 it can reach at 1980 MHz) is not suspect; at 1200 it is.

@@ -53,9 +53,11 @@ TEST_F(Train, RecomputeAndAccumulationReportHardwareFlops) {
   ASSERT_EQ(doc["benchmarks"].size(), 2u);
   const auto& none = doc["benchmarks"][0]["gpubench"]["metrics"];
   const auto& block = doc["benchmarks"][1]["gpubench"]["metrics"];
-  EXPECT_FALSE(none.contains("hardware_flops"));
+  // The presets' fused attention runs more than the model counts even without recompute: its
+  // backward recomputes the scores (2.5 x the forward against the model's 2 x).
+  EXPECT_GT(none["hardware_flops"].get<double>(), none["flops"].get<double>());
   EXPECT_EQ(block["flops"], none["flops"]);
-  EXPECT_GT(block["hardware_flops"].get<double>(), block["flops"].get<double>());
+  EXPECT_GT(block["hardware_flops"].get<double>(), none["hardware_flops"].get<double>());
   EXPECT_LT(block["peak_memory_bytes"].get<double>(), none["peak_memory_bytes"].get<double>());
   EXPECT_EQ(none["items"].get<double>(), 2 * 2 * 16);  // accum x micro-batch x seq tokens
 }

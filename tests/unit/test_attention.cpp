@@ -141,7 +141,8 @@ TEST(AttentionCounts, FlopsAsFlashAttentionCountsThem) {
   const ka::Shape s = shape(2, 4, 4, 128, 128, 64, false);
   EXPECT_DOUBLE_EQ(ka::forward_flops(s), 33554432.0);
   EXPECT_DOUBLE_EQ(ka::backward_flops(s), 2.5 * 33554432.0);
-  EXPECT_DOUBLE_EQ(ka::forward_flops(shape(2, 4, 4, 128, 128, 64, true)), 33554432.0 / 2);
+  // Causal, seq_q = seq_kv: 128 * 129 / 2 = 8256 of the 16384 pairs (a little over half).
+  EXPECT_DOUBLE_EQ(ka::forward_flops(shape(2, 4, 4, 128, 128, 64, true)), 33554432.0 * 8256 / 16384);
   // Grouped-query heads do the same arithmetic as full heads.
   EXPECT_DOUBLE_EQ(ka::forward_flops(shape(2, 4, 1, 128, 128, 64, false)), 33554432.0);
   sa::AttentionSpec spec;
@@ -169,6 +170,108 @@ TEST(AttentionCounts, CausalMaskIsAlignedBottomRight) {
   EXPECT_EQ(longer_q.visible_keys(3), 0);
   EXPECT_EQ(longer_q.visible_keys(4), 1);
   EXPECT_EQ(shape(1, 1, 1, 6, 2, 8, false).visible_keys(0), 2);
+}
+
+// The mask written out here, independently of the library's: does query i see key j?
+bool admits(ka::Mask m, std::int64_t i, std::int64_t j, std::int64_t sq, std::int64_t skv) {
+  switch (m) {
+    case ka::Mask::None: return true;
+    case ka::Mask::CausalBottomRight: return j - i <= skv - sq;  // the last query sees the last key
+    case ka::Mask::CausalTopLeft: return j <= i;                 // the first query sees the first key
+  }
+  return false;
+}
+
+std::int64_t brute_force_pairs(ka::Mask m, std::int64_t sq, std::int64_t skv) {
+  std::int64_t n = 0;
+  for (std::int64_t i = 0; i < sq; ++i)
+    for (std::int64_t j = 0; j < skv; ++j) n += admits(m, i, j, sq, skv) ? 1 : 0;
+  return n;
+}
+
+TEST(AttentionCounts, AdmittedPairsEqualABruteForceCountOverUnevenShapes) {
+  const std::vector<std::int64_t> lengths = {1, 2, 3, 5, 7, 8, 16, 31, 64, 100, 127, 128, 129, 257, 512, 600};
+  int shapes = 0;
+  for (std::int64_t sq : lengths) {
+    for (std::int64_t skv : lengths) {
+      for (ka::Mask m : {ka::Mask::None, ka::Mask::CausalBottomRight, ka::Mask::CausalTopLeft}) {
+        const std::int64_t expected = brute_force_pairs(m, sq, skv);
+        ASSERT_EQ(ka::admitted_pairs(sq, skv, m), expected) << "sq " << sq << " skv " << skv << " mask " << int(m);
+        std::int64_t by_rows = 0;  // the per-row count the kernels use agrees with the total
+        for (std::int64_t i = 0; i < sq; ++i) {
+          std::int64_t row = 0;
+          for (std::int64_t j = 0; j < skv; ++j) row += admits(m, i, j, sq, skv) ? 1 : 0;
+          ASSERT_EQ(ka::visible_keys(i, sq, skv, m), row) << "sq " << sq << " skv " << skv << " row " << i;
+          by_rows += ka::visible_keys(i, sq, skv, m);
+        }
+        ASSERT_EQ(by_rows, expected);
+        ++shapes;
+      }
+      // The kernels' Shape: causal is the bottom-right mask, and its FLOPs follow the pairs.
+      for (bool causal : {false, true}) {
+        const ka::Shape sh = shape(2, 3, 1, sq, skv, 16, causal);
+        const std::int64_t pairs = brute_force_pairs(causal ? ka::Mask::CausalBottomRight : ka::Mask::None, sq, skv);
+        for (std::int64_t i = 0; i < sq; ++i) ASSERT_EQ(sh.visible_keys(i), ka::visible_keys(i, sq, skv, sh.mask()));
+        ASSERT_DOUBLE_EQ(ka::forward_flops(sh), 2.0 * (16 + 16) * double(pairs) * 2 * 3) << sq << " " << skv;
+        ASSERT_DOUBLE_EQ(ka::backward_flops(sh), 2.5 * ka::forward_flops(sh));
+      }
+    }
+  }
+  EXPECT_EQ(shapes, 16 * 16 * 3);
+  // The same mask when seq_q == seq_kv, different otherwise.
+  EXPECT_EQ(ka::admitted_pairs(77, 77, ka::Mask::CausalTopLeft), ka::admitted_pairs(77, 77, ka::Mask::CausalBottomRight));
+  EXPECT_LT(ka::admitted_pairs(3, 5, ka::Mask::CausalTopLeft), ka::admitted_pairs(3, 5, ka::Mask::CausalBottomRight));
+  EXPECT_GT(ka::admitted_pairs(5, 3, ka::Mask::CausalTopLeft), ka::admitted_pairs(5, 3, ka::Mask::CausalBottomRight));
+  EXPECT_EQ(ka::admitted_pairs(0, 5, ka::Mask::None), 0);
+  EXPECT_EQ(ka::admitted_pairs(5, 0, ka::Mask::CausalBottomRight), 0);
+}
+
+// The two shapes checked by hand in docs/suite-attention.md.
+TEST(AttentionCounts, UnevenCausalShapesCheckedByHand) {
+  // seq_q 4096 over seq_kv 512 (b 1, h 8, d 64): queries 0..3583 see no key, query 3584 + k
+  // sees k + 1: 512 * 513 / 2 = 131,328 pairs; forward 2 * 128 * 131,328 * 8 = 268,959,744.
+  const ka::Shape longer_q = shape(1, 8, 8, 4096, 512, 64, true);
+  EXPECT_EQ(ka::admitted_pairs(4096, 512, longer_q.mask()), 131328);
+  EXPECT_DOUBLE_EQ(ka::forward_flops(longer_q), 268959744.0);
+  // Non-causal: 2 * 128 * 4096 * 512 * 8 = 4,294,967,296; the old "half of it" (2,147,483,648)
+  // was 7.98 times the real work.
+  EXPECT_DOUBLE_EQ(ka::forward_flops(shape(1, 8, 8, 4096, 512, 64, false)), 4294967296.0);
+  // seq_q 512 over seq_kv 4096 (a chunk of 512 new tokens after 3584 cached): query i sees
+  // 3584 + i + 1 keys: 512 * 3584 + 512 * 513 / 2 = 1,835,008 + 131,328 = 1,966,336 pairs,
+  // 93.8% of the 2,097,152 (the old half undercounted it 1.88 times); forward 4,027,056,128.
+  const ka::Shape longer_kv = shape(1, 8, 8, 512, 4096, 64, true);
+  EXPECT_EQ(ka::admitted_pairs(512, 4096, longer_kv.mask()), 1966336);
+  EXPECT_DOUBLE_EQ(ka::forward_flops(longer_kv), 4027056128.0);
+  EXPECT_DOUBLE_EQ(ka::backward_flops(longer_kv), 2.5 * 4027056128.0);
+}
+
+TEST(AttentionCounts, DecodeIsOneQueryOverEveryCachedKey) {
+  for (std::int64_t skv : {1, 7, 512, 4096}) {
+    for (bool causal : {false, true}) {  // the one query is the last position: the mask admits all
+      const ka::Shape s = shape(16, 32, 8, 1, skv, 128, causal);
+      EXPECT_EQ(ka::admitted_pairs(1, skv, s.mask()), skv);
+      EXPECT_DOUBLE_EQ(ka::forward_flops(s), ka::attention_decode_flops(16 * 32, skv, 128, 128));
+    }
+  }
+  EXPECT_DOUBLE_EQ(ka::attention_decode_flops(16 * 32, 4096, 128, 128), 2.0 * 256 * 4096 * 16 * 32);
+}
+
+// The cuDNN provider counts the mask of the graph it builds: top-left for the fp8 forward at
+// seq_q == seq_kv (the same pairs), bottom-right otherwise.
+TEST(AttentionCounts, TheCudnnPlansMaskIsTheOneCounted) {
+  const ka::Shape square = shape(1, 2, 2, 64, 64, 64, true);
+  const ka::SdpaPlan fp8 = ka::sdpa_fp8_forward_plan(square, ka::fp8_scales(4, 1, 1));
+  EXPECT_EQ(ka::plan_mask(fp8), ka::Mask::CausalTopLeft);
+  EXPECT_DOUBLE_EQ(ka::forward_flops(square, ka::plan_mask(fp8)), ka::forward_flops(square));
+  const ka::Shape uneven = shape(1, 2, 2, 256, 64, 64, true);
+  EXPECT_EQ(ka::plan_mask(ka::sdpa_forward_plan(uneven)), ka::Mask::CausalBottomRight);
+  EXPECT_EQ(ka::plan_mask(ka::sdpa_backward_plan(uneven)), ka::Mask::CausalBottomRight);
+  EXPECT_EQ(ka::plan_mask(ka::sdpa_forward_plan(shape(1, 2, 2, 256, 64, 64, false))), ka::Mask::None);
+  sa::AttentionSpec spec;
+  spec.shape = uneven;
+  spec.direction = sa::Direction::Forward;
+  EXPECT_DOUBLE_EQ(sa::run_flops(spec, ka::plan_mask(ka::sdpa_forward_plan(uneven))), sa::run_flops(spec));
+  EXPECT_DOUBLE_EQ(sa::run_flops(spec), 2.0 * 128 * (64 * 65 / 2) * 2);
 }
 
 TEST(AttentionKernels, FastExpMatchesStdExp) {

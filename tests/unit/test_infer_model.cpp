@@ -105,6 +105,18 @@ TEST(InferModel, FlopsCountTheCausalPairs) {
   const double head = 2 * s.hidden * s.vocab;
   EXPECT_DOUBLE_EQ(ki::forward_flops(s, 9, 1), dense + 4 * s.layers * s.q_dim() * 10 + head);
   EXPECT_DOUBLE_EQ(ki::forward_flops(s, 0, 10), 10 * dense + 4 * s.layers * s.q_dim() * 55 + head);
+  // A prefill chunk over cached context (the attention suite's seq_q < seq_kv, bottom-right):
+  // new query i sees cached + i + 1 keys, counted here one pair at a time.
+  for (ki::idx cached : {0, 1, 7, 100}) {
+    for (ki::idx n : {1, 2, 13, 64}) {
+      double pairs = 0;
+      for (ki::idx i = 0; i < n; ++i)
+        for (ki::idx j = 0; j < cached + n; ++j) pairs += j <= cached + i ? 1 : 0;
+      EXPECT_DOUBLE_EQ(ki::forward_flops(s, cached, n),
+                       static_cast<double>(n) * dense + 4 * static_cast<double>(s.layers * s.q_dim()) * pairs + head)
+          << cached << " + " << n;
+    }
+  }
 }
 
 // Prefill then decode through the cache and the engine, against recomputing every token.

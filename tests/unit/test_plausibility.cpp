@@ -161,6 +161,75 @@ TEST(Plausibility, WithinTheMarginsNothingIsSuspect) {
   for (std::size_t i = 0; i < 3; ++i) EXPECT_FALSE(doc["benchmarks"][i]["gpubench"].contains("suspect")) << i;
 }
 
+// Rule 4: a CPU figure above the theoretical peak the run recorded in the context is suspect,
+// with no measured ceiling in the file; one below it is not; a file without the peak as before.
+OJ cpu_peak_document(double attention_tflops, std::optional<double> peak_fp32) {
+  OJ cpu = {{"id", "cpu"}, {"kind", "cpu"}, {"name", "Test CPU"}, {"logical_cpus", 2}};
+  if (peak_fp32) {
+    cpu["peak_tflops"] = {{"fp32", *peak_fp32}, {"fp64", *peak_fp32 / 2}};
+    cpu["peak_derivation"] = "2 cores x 2 FMA units per core x 16 fp32 lanes x 2 FLOP x 5192 MHz";
+  }
+  OJ doc;
+  doc["context"] = {{"host_name", "test"}, {"gpubench", {{"schema_version", 1}, {"devices", OJ::array({cpu})}}}};
+  doc["benchmarks"] = OJ::array({
+      entry("attention/flash/causal", "attention", "cpu", {{"provider", "flash"}, {"causal", 1}},
+            {{"flops", 2.1e9}, {"tflops", attention_tflops}, {"peak_key", "fp32"}}),
+      entry("attention/flash/plain", "attention", "cpu", {{"provider", "flash"}, {"causal", 0}},
+            {{"flops", 4.3e9}, {"tflops", 0.149}, {"peak_key", "fp32"}}),
+      entry("gemm/openblas/fp64", "gemm", "cpu", {{"provider", "openblas"}, {"dtype", "fp64"}},
+            {{"flops", 2e9}, {"tflops", 0.5}, {"peak_key", "fp64_tensor"}}),
+  });
+  return doc;
+}
+
+TEST(Plausibility, ACpuFigureAboveTheRecordedTheoreticalPeakIsSuspect) {
+  OJ doc = cpu_peak_document(0.806, 0.6646);
+  ASSERT_FALSE(doc["gpubench"].contains("summaries"));  // no memory-suite ceiling in this file
+  pl::mark_document(doc, nullptr);
+  ASSERT_TRUE(doc["benchmarks"][0]["gpubench"].contains("suspect")) << doc.dump();
+  const std::string reason = suspect_of(doc, 0)[0].get<std::string>();
+  EXPECT_EQ(reason.rfind(pl::kAboveCpuPeak, 0), 0u) << reason;
+  EXPECT_NE(reason.find("0.6646 TFLOP/s"), std::string::npos) << reason;
+  EXPECT_FALSE(doc["benchmarks"][1]["gpubench"].contains("suspect"));  // 0.149 is below it
+  // A double GEMM (fp64_tensor) is held to the CPU's fp64 peak: 0.5 > 0.3323 x 1.03.
+  ASSERT_TRUE(doc["benchmarks"][2]["gpubench"].contains("suspect"));
+  EXPECT_NE(suspect_of(doc, 2)[0].get<std::string>().find("fp64_tensor"), std::string::npos);
+  // Below the peak (within the margin too): not suspect.
+  OJ below = cpu_peak_document(0.6646 * 1.029, 0.6646);
+  below["benchmarks"][2]["gpubench"]["metrics"]["tflops"] = 0.1;
+  pl::mark_document(below, nullptr);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_FALSE(below["benchmarks"][i]["gpubench"].contains("suspect")) << i;
+  // A file without the peak: as before (no ceiling, no datasheet for a CPU: nothing to judge by).
+  OJ old = cpu_peak_document(0.806, std::nullopt);
+  pl::mark_document(old, nullptr);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_FALSE(old["benchmarks"][i]["gpubench"].contains("suspect")) << i;
+  // The reports judge the same from the file as read.
+  const reports::ResultsFile file = reports::read_results_text(cpu_peak_document(0.806, 0.6646).dump(), "cpu.json");
+  const pl::FileSuspects judged = pl::judge_file(file, nullptr);
+  ASSERT_NE(judged.of(0), nullptr);
+  EXPECT_EQ((*judged.of(0))[0].rfind(pl::kAboveCpuPeak, 0), 0u);
+  EXPECT_EQ(judged.of(1), nullptr);
+  EXPECT_EQ(pl::cpu_peaks(nlohmann::json::parse(doc["context"].dump())).at("cpu").at("fp32"), 0.6646);
+  // Judging again after the peak went away retracts the reason (it is this rule's own).
+  doc["context"]["gpubench"]["devices"][0].erase("peak_tflops");
+  pl::mark_document(doc, nullptr);
+  EXPECT_FALSE(doc["benchmarks"][0]["gpubench"].contains("suspect"));
+}
+
+TEST(Plausibility, ACpuCeilingAboveTheTheoreticalPeakIsASuspectCeiling) {
+  OJ doc = cpu_document();  // the all-core FMA ceiling 0.118, sgemm 0.18
+  doc["context"]["gpubench"]["devices"] = OJ::array({{{"id", "cpu"}, {"peak_tflops", {{"fp32", 0.1}}}}});
+  pl::mark_document(doc, nullptr);
+  const OJ& ceiling = doc["gpubench"]["summaries"]["memory"]["devices"]["cpu"]["peak"]["fp32"];
+  ASSERT_TRUE(ceiling.contains("suspect"));
+  bool theoretical = false;
+  for (const auto& r : ceiling["suspect"]) theoretical |= r.get<std::string>().find("theoretical peak") != std::string::npos;
+  EXPECT_TRUE(theoretical) << ceiling.dump();
+  // The FMA entry itself is above it too.
+  ASSERT_TRUE(doc["benchmarks"][0]["gpubench"].contains("suspect"));
+  EXPECT_EQ(suspect_of(doc, 0)[0].get<std::string>().rfind(pl::kAboveCpuPeak, 0), 0u);
+}
+
 TEST(Plausibility, DatasheetPeakOfFiguresAndCeilings) {
   const pl::PeakLookup sheet = [](const std::string& name, const std::string& key) -> std::optional<double> {
     if (name == "NVIDIA H100 80GB HBM3" && key == "bf16_tensor") return 989.4;

@@ -188,7 +188,7 @@ TEST(TrainModel, FlopFormulaCountsTheMatmulsRun) {
 }
 
 TEST(TrainModel, FlopFormulaByHand) {
-  // By hand on a small shape: L=1, C=4, F=16, V=10, T=2, B=1, accum=1 (R=2 tokens).
+  // By hand on a small shape: L=1, C=4, 2 heads of d=2, F=16, V=10, T=2, B=1, accum=1 (R=2 tokens).
   ModelConfig c;
   c.layers = 1;
   c.hidden = 4;
@@ -197,16 +197,44 @@ TEST(TrainModel, FlopFormulaByHand) {
   c.seq = 2;
   c.batch = 1;
   c.vocab = 10;
-  // P_mm = 3*16 + 16 + 2*4*16 + 10*4 = 48 + 16 + 128 + 40 = 232.
+  // P_mm = 3*16 + 16 + 2*4*16 + 10*4 = 48 + 16 + 128 + 40 = 232; the dense part 6*232*2 = 2784.
   EXPECT_EQ(matmul_params(c), 232);
-  // model = 6*232*2 + 12*1*4*2*2 = 2784 + 192 = 2976.
-  EXPECT_EQ(step_flops(c).model, 2976);
+  // Attention forward, 4 d FLOPs per pair and head: causal pairs 3 of T x T = 4, so
+  // A_causal = 4*2*3*2 = 48 and A_full = 4*2*4*2 = 64. model = 2784 + 3*48 = 2928.
+  EXPECT_EQ(step_flops(c).model, 2928);
+  // Unfused runs all T x T: forward 64, backward over the kept P 2*64 = 128: 2784 + 192.
+  ASSERT_EQ(c.attention, Attention::Unfused);
+  EXPECT_EQ(step_flops(c).hardware, 2976);
   c.recompute = Recompute::Mlp;  // + 2*R*C*F = 256
   EXPECT_EQ(step_flops(c).hardware, 2976 + 256);
-  c.recompute = Recompute::Block;  // + 2*R*(3C^2 + C^2 + C F) + 4 R T C = 2*2*(48+16+64) + 64 = 576
+  c.recompute = Recompute::Block;  // + 2*R*(3C^2 + C^2 + C F) + A_full = 2*2*(48+16+64) + 64 = 576
   EXPECT_EQ(step_flops(c).hardware, 2976 + 576);
+  // Fused runs the causal pairs: forward 48, backward 2.5*48 = 120 (the scores recomputed).
+  c.attention = Attention::Fused;
+  c.recompute = Recompute::None;
+  EXPECT_EQ(step_flops(c).model, 2928);
+  EXPECT_EQ(step_flops(c).hardware, 2784 + 48 + 120);
+  c.recompute = Recompute::Block;  // + 512 + A_causal
+  EXPECT_EQ(step_flops(c).hardware, 2784 + 48 + 120 + 512 + 48);
 }
 
+// The model FLOPs' attention term is the causal pairs exactly (kernels/attention's count), for
+// both implementations, at sequence lengths where half of T x T would be off.
+TEST(TrainModel, AttentionFlopsCountTheCausalPairs) {
+  for (std::int64_t t : {1, 2, 3, 17, 64, 1000}) {
+    ModelConfig c = tiny_transformer();
+    c.seq = t;
+    c.accum = 3;
+    const double d = static_cast<double>(c.hidden / c.heads), seqs = static_cast<double>(c.accum * c.batch);
+    const double pairs = static_cast<double>(t) * static_cast<double>(t + 1) / 2;
+    const double attention_forward = 4 * d * pairs * static_cast<double>(c.heads) * seqs;
+    const double dense = 6 * matmul_params(c) * static_cast<double>(c.accum * c.rows());
+    for (Attention a : {Attention::Unfused, Attention::Fused}) {
+      c.attention = a;
+      EXPECT_DOUBLE_EQ(step_flops(c).model, dense + static_cast<double>(c.layers) * 3 * attention_forward) << t;
+    }
+  }
+}
 TEST(TrainModel, ConfigErrors) {
   ModelConfig c = tiny_transformer();
   c.heads = 3;

@@ -29,9 +29,11 @@ struct AttentionSpec {
 AttentionSpec spec_from(const Point& point);
 std::string direction_name(Direction d);
 
-// FLOPs of one run (prefill; FlashAttention's counting, attention_host.hpp) and the bytes a
-// decode step must move (fp32 on the CPU).
+// FLOPs of one run (prefill; FlashAttention's counting per admitted (query, key) pair,
+// attention_counts.hpp), with the CPU kernels' mask (bottom-right when causal) or `mask` (the
+// cuDNN graph's).
 double run_flops(const AttentionSpec& s);
+double run_flops(const AttentionSpec& s, kernels::attention::Mask mask);
 
 // The input values (uniform, counter-based): Q scaled by kQueryGain so the softmax is not
 // nearly flat (scores with a standard deviation near 1.3 at any head_dim), K, V and dO in [-1, 1).

@@ -166,9 +166,9 @@ class CudnnAttentionCase final : public CudaCase {
       m.bytes = ka::decode_bytes(s_.shape, e);
       m.peak_key = "memory_bandwidth";
       m.footprint_bytes = 2.0 * kv * e;  // K and V
-      m.extra["attention_flops"] = ka::forward_flops(s_.shape);
+      m.extra["attention_flops"] = ka::forward_flops(s_.shape, ka::plan_mask(forward_plan_));
     } else {
-      m.flops = run_flops(s_);
+      m.flops = run_flops(s_, ka::plan_mask(forward_plan_));  // the mask of the graph built
       m.peak_key = io_ == Io::BF16 ? "bf16_tensor" : io_ == Io::E4M3 ? "fp8_tensor" : "fp16_tensor";
       m.bytes = e * (s_.direction == Direction::Forward ? 2 * qo + 2 * kv : 4 * qo + 4 * kv);
     }

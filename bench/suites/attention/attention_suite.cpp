@@ -237,14 +237,16 @@ AttentionSpec spec_from(const Point& point) {
   return s;
 }
 
-double run_flops(const AttentionSpec& s) {
+double run_flops(const AttentionSpec& s, ka::Mask mask) {
   switch (s.direction) {
-    case Direction::Forward: return ka::forward_flops(s.shape);
-    case Direction::Backward: return ka::backward_flops(s.shape);
-    case Direction::ForwardBackward: return ka::forward_flops(s.shape) + ka::backward_flops(s.shape);
+    case Direction::Forward: return ka::forward_flops(s.shape, mask);
+    case Direction::Backward: return ka::backward_flops(s.shape, mask);
+    case Direction::ForwardBackward: return ka::forward_flops(s.shape, mask) + ka::backward_flops(s.shape, mask);
   }
   return 0;
 }
+
+double run_flops(const AttentionSpec& s) { return run_flops(s, s.shape.mask()); }
 
 std::unique_ptr<Suite> make_suite() { return std::make_unique<AttentionSuite>(); }
 
