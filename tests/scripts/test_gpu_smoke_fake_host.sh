@@ -5,7 +5,7 @@
 # ends PASSED, results/ holds results files only (the tuning cache lives in aux/), each results
 # file has its report; a suspect entry or a failed case fails its step and the run (exit 1);
 # a step cut by --time-limit is SKIP (out of time) with its finished cases kept; --part 1 runs
-# doctor, then the never-run steps first.
+# doctor, then the never-run steps first; perf/gpu_goals.sh --smoke reuses the smoke's cases.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 fake="$root/tests/scripts/fake_gpu_host"
@@ -97,5 +97,16 @@ for n in attention-fp8 infer-fp8 peer-chase mamf-bf16 report; do grep -q "^$n .*
 grep -q '^gemm-cublas \|^quick ' <<<"$table1" && fail "--part 1 ran a part-2 step"
 [ "$(sed -n 2p <<<"$table1" | awk '{print $1}')" = doctor ] && [ "$(sed -n 3p <<<"$table1" | awk '{print $1}')" = attention-fp8 ] ||
   fail "the table does not start with doctor, attention-fp8: $(sed -n 2,3p <<<"$table1")"
+
+# perf/gpu_goals.sh --smoke DIR: the infer step's cases are the smoke's quick step's: reused, not run.
+GPUBENCH="$fake/gpubench" "$root/perf/gpu_goals.sh" --out "$work/goals" --smoke "$work/pass" >"$work/goals.log" 2>&1
+grep -q '^gpu_goals.sh: infer: all 3 cases reused from quick.json' "$work/goals.log" || { fail "goals did not reuse quick's infer cases"; cat "$work/goals.log"; }
+grep -q '^gpu_goals.sh: memory: runs (' "$work/goals.log" || fail "goals' memory step (not in the smoke) did not run"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert [b['gpubench']['axes']['phase'] for b in d['benchmarks']] == ['prefill','decode','serve'], d" \
+  "$work/goals/infer.json" || fail "goals' infer.json does not hold the smoke's entries"
+FAKE_SKIP=quick "$smoke" --out "$work/pass2" --only '^quick$' >/dev/null 2>&1
+GPUBENCH="$fake/gpubench" "$root/perf/gpu_goals.sh" --out "$work/goals2" --smoke "$work/pass2" >"$work/goals2.log" 2>&1
+grep -q '^gpu_goals.sh: infer: runs (1 of 3 cases not ok in' "$work/goals2.log" || { fail "a case missing from the smoke was not run again"; cat "$work/goals2.log"; }
+GPUBENCH="$fake/gpubench" "$root/perf/gpu_goals.sh" --smoke "$work/nowhere" >/dev/null 2>&1; [ $? = 2 ] || fail "--smoke without results/ is not a usage error"
 
 [ "$failures" = 0 ] && echo "gpu-smoke on a stand-in host: all checks passed" || { echo "gpu-smoke on a stand-in host: $failures check(s) failed"; exit 1; }
