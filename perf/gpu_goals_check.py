@@ -67,7 +67,7 @@ def main():
     ceiling = memory_ceiling(a.memory)
     print(f"measured memory ceiling: {ceiling:.1f} GB/s (best d2d/triad at >= 1 GiB)")
     for g in [g for path in a.attention for g in ok_entries(path, "attention")]:
-        ax, m = g["axes"], g["metrics"]
+        ax, m = g.get("axes", {}), g.get("metrics", {})
         name = g.get("device_name", "")
         if ax.get("phase") == "prefill" and ax.get("head_dim") == 128 and ax.get("seq_q") == 8192:
             if "H100" in name or "H200" in name:
@@ -80,7 +80,7 @@ def main():
             goals.check(f"attention decode b16 s_kv {ax.get('seq_kv')} page_size {ax.get('page_size')} on {name}",
                         pct, 55, "% of the ceiling", f" ({m.get('gb_per_s', 0):.0f} GB/s)")
     for g in ok_entries(a.infer, "infer"):
-        ax, m = g["axes"], g["metrics"]
+        ax, m = g.get("axes", {}), g.get("metrics", {})
         if ax.get("model") == "llama3-8b" and ax.get("phase") == "decode" and ax.get("batch") == 1 \
                 and ax.get("dtype") == "bf16":
             goals.check(f"llama3-8b bf16 decode batch 1 context {ax.get('context_len')}",

@@ -9,7 +9,10 @@
 // whose name is taken, or not a valid label name, gets an axis_ prefix / its bad characters as
 // '_'). Samples carry no timestamp: the textfile collector refuses them.
 // Repetitions of a case give one sample (their median); the same host and device in two files
-// would give two identical series, so a `results` label (the file name) is added then.
+// would give two identical series, so a `results` label (the file name, or the path where two
+// files share a name) is added then. Every case is its own series: where two cases' names and
+// label sets come out equal (names or values that sanitise or print alike, an empty value), each
+// gets a `case` label, its name (or its suite and axes as JSON where the names are equal too).
 #include <string>
 #include <vector>
 

@@ -7,7 +7,7 @@
 #                       Google Benchmark, OpenBLAS and libgfortran, libjpeg-turbo, Open MPI, libstdc++, ...)
 #     cuda-libs.txt     the CUDA libraries left to the host: "required SONAME" (linked) or
 #                       "optional SONAME" (loaded at run time: CUPTI, Perfworks)
-#     cuda-libs.sh, gpu-smoke.sh, smoke_check.py, gpu_goals.sh, gpu_goals_check.py
+#     cuda-libs.sh, gpu-smoke.sh, smoke_check.py, smoke_allowances.awk, gpu_goals.sh, gpu_goals_check.py
 #   and bundle/gpubench-<version>.tar.gz of it.
 # CUDA libraries (cuBLAS, cuBLASLt, NCCL, CUPTI) are never copied unless --with-cuda-libs is given
 # (libnccl alone is ~218 MB): GPU hosts have them with the toolkit (lib64) or as pip's
@@ -128,7 +128,8 @@ fi
 # the bundle's libraries when started directly too (the CUDA ones then need LD_LIBRARY_PATH).
 ln -s ../lib "$dest/bin/lib"
 cp "$GPUBENCH_ROOT/scripts/bundle-launcher.sh" "$dest/gpubench"
-cp "$GPUBENCH_ROOT/scripts/cuda-libs.sh" "$GPUBENCH_ROOT/scripts/gpu-smoke.sh" "$GPUBENCH_ROOT/scripts/smoke_check.py" "$dest/"
+cp "$GPUBENCH_ROOT/scripts/cuda-libs.sh" "$GPUBENCH_ROOT/scripts/gpu-smoke.sh" "$GPUBENCH_ROOT/scripts/smoke_check.py" \
+   "$GPUBENCH_ROOT/scripts/smoke_allowances.awk" "$dest/"
 cp "$GPUBENCH_ROOT/perf/gpu_goals.sh" "$GPUBENCH_ROOT/perf/gpu_goals_check.py" "$dest/"  # the suites' CUDA goals
 chmod +x "$dest/gpubench" "$dest/gpu-smoke.sh" "$dest/smoke_check.py" "$dest/gpu_goals.sh" "$dest/gpu_goals_check.py"
 tar -C "$out_dir" -czf "$dest.tar.gz" "gpubench-$version"

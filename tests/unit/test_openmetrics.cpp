@@ -80,6 +80,63 @@ TEST(OpenMetrics, AxisNamesThatSanitiseAlikeKeepTheirOwnLabels) {
   EXPECT_NE(out.find("a_b=\"1\",axis_a_b=\"2\",axis_a_b_2=\"4\"} 4\n"), std::string::npos) << out;
 }
 
+// Issue 41 item 6: two cases whose labels come out equal (an axis `k x` in one, `k_x` in the
+// other) are two series: each gets a `case` label with its name; the others keep their labels.
+TEST(OpenMetrics, CasesWhoseLabelsSanitiseAlikeAreToldApartByTheCaseLabel) {
+  auto entry = [](const std::string& name, const std::string& axes, double tflops) {
+    return R"({"name": ")" + name + R"(", "run_type": "iteration", "real_time": 2, "time_unit": "ms",
+      "gpubench": {"suite": "gemm", "device": "cpu", "device_name": "cpu", "status": "ok", "axes": )" + axes +
+           R"(, "metrics": {"tflops": )" + std::to_string(tflops) + "}}}";
+  };
+  const std::string text = R"({"context": {"host_name": "h", "gpubench": {"schema_version": 1}}, "benchmarks": [)" +
+                           entry("gemm/k x:1", R"({"k x": 1})", 3) + "," + entry("gemm/k_x:1", R"({"k_x": 1})", 4) + "," +
+                           entry("gemm/m:1", R"({"m": 1})", 5) + "]}";
+  const std::string out = to_openmetrics({read_results_text(text, "f.json")});
+  EXPECT_NE(out.find("gpubench_tflops{suite=\"gemm\",device_model=\"cpu\",device=\"cpu\",host=\"h\",k_x=\"1\",case=\"gemm/k x:1\"} 3\n"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("gpubench_tflops{suite=\"gemm\",device_model=\"cpu\",device=\"cpu\",host=\"h\",k_x=\"1\",case=\"gemm/k_x:1\"} 4\n"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("gpubench_tflops{suite=\"gemm\",device_model=\"cpu\",device=\"cpu\",host=\"h\",m=\"1\"} 5\n"), std::string::npos)
+      << "a case that collides with none has no case label\n" << out;
+}
+
+// Values that print alike (the string "1" and the number 1) in cases of one name: the case
+// label falls back to the suite and axes as JSON, which differ.
+TEST(OpenMetrics, CasesOfOneNameWhoseValuesPrintAlikeGetTheirAxesAsTheCaseLabel) {
+  auto entry = [](const std::string& axes, double tflops) {
+    return R"({"name": "gemm/k:1", "run_type": "iteration", "real_time": 2, "time_unit": "ms",
+      "gpubench": {"suite": "gemm", "device": "cpu", "device_name": "cpu", "status": "ok", "axes": )" + axes +
+           R"(, "metrics": {"tflops": )" + std::to_string(tflops) + "}}}";
+  };
+  const std::string text = R"({"context": {"host_name": "h", "gpubench": {"schema_version": 1}}, "benchmarks": [)" +
+                           entry(R"({"k": 1})", 3) + "," + entry(R"({"k": "1"})", 4) + "]}";
+  const std::string out = to_openmetrics({read_results_text(text, "f.json")});
+  EXPECT_NE(out.find("k=\"1\",case=\"gemm {\\\"k\\\":1}\"} 3\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("k=\"1\",case=\"gemm {\\\"k\\\":\\\"1\\\"}\"} 4\n"), std::string::npos) << out;
+}
+
+// Two files of one host with the same file name (a/r.json, b/r.json) keep apart by their paths.
+TEST(OpenMetrics, FilesOfOneNameAreToldApartByTheirPaths) {
+  const std::string out = to_openmetrics({file_with("node-1", "a/r.json", 1, 1), file_with("node-1", "b/r.json", 2, 2)});
+  EXPECT_NE(out.find("results=\"a/r.json\""), std::string::npos) << out;
+  EXPECT_NE(out.find("results=\"b/r.json\""), std::string::npos) << out;
+  EXPECT_NE(out.find("gpubench_results_timestamp_seconds{host=\"node-1\",results=\"b/r.json\"}"), std::string::npos) << out;
+}
+
+// A suite's primary metric named like a fixed family (seconds_per_run) has a family of its own,
+// so the case keeps both samples.
+TEST(OpenMetrics, APrimaryMetricNamedLikeAFixedFamilyGetsItsOwnFamily) {
+  const std::string text = R"({"context": {"host_name": "h", "gpubench": {"schema_version": 1}}, "benchmarks": [
+    {"name": "x/m:1", "run_type": "iteration", "real_time": 2, "time_unit": "ms",
+     "gpubench": {"suite": "x", "device": "cpu", "device_name": "cpu", "status": "ok", "axes": {"m": 1},
+       "metrics": {"primary": "seconds_per_run", "seconds_per_run": 7}, "measurement": {"mean_s": 0.002}}}]})";
+  const std::string out = to_openmetrics({read_results_text(text, "f.json")});
+  EXPECT_NE(out.find("gpubench_metric_seconds_per_run{suite=\"x\",device_model=\"cpu\",device=\"cpu\",host=\"h\",m=\"1\"} 7\n"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("gpubench_seconds_per_run{suite=\"x\",device_model=\"cpu\",device=\"cpu\",host=\"h\",m=\"1\"} 0.002\n"),
+            std::string::npos) << out;
+}
+
 // A file whose object holds one key twice is corrupt (nlohmann would keep the last silently).
 TEST(ResultsReaderStrict, DuplicateKeysAreRefusedNamingTheKey) {
   const std::string text = R"({"context": {"host_name": "h", "gpubench": {"schema_version": 1}}, "benchmarks": [
