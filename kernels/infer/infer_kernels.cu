@@ -165,6 +165,51 @@ __global__ void gather_rows_k(const T* x, const std::int32_t* index, T* y, std::
   GRID_STRIDE(i, n * c) y[i] = x[static_cast<std::int64_t>(index[i / c]) * c + i % c];
 }
 
+// One block per row: each thread's best (value, index) over a strided pass, then a block
+// reduction keeping the larger value and, on ties, the smaller index (the first maximum, as
+// std::max_element). Rows holding NaN: some index (the engines' logits are checked finite).
+__global__ void argmax_rows_k(const float* logits, std::int32_t* out, std::int64_t rows, std::int64_t vocab) {
+  __shared__ float best_v[kBlock / 32];
+  __shared__ std::int32_t best_i[kBlock / 32];
+  ROW_STRIDE(r, rows) {
+    const float* row = logits + r * vocab;
+    float v = -INFINITY;
+    std::int32_t at = 0x7fffffff;
+    for (std::int64_t i = threadIdx.x; i < vocab; i += blockDim.x) {
+      const float x = row[i];
+      if (at == 0x7fffffff || x > v) {  // the thread's first value seeds the pair
+        v = x;
+        at = static_cast<std::int32_t>(i);
+      }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, v, o);
+      const std::int32_t oi = __shfl_xor_sync(0xffffffffu, at, o);
+      if (ov > v || (!(ov < v) && oi < at)) {
+        v = ov;
+        at = oi;
+      }
+    }
+    __syncthreads();  // the shared pairs may still be read for the previous row
+    if (threadIdx.x % 32 == 0) {
+      best_v[threadIdx.x / 32] = v;
+      best_i[threadIdx.x / 32] = at;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      float bv = best_v[0];
+      std::int32_t bi = best_i[0];
+      for (int w = 1; w < kBlock / 32; ++w) {
+        if (best_v[w] > bv || (!(best_v[w] < bv) && best_i[w] < bi)) {
+          bv = best_v[w];
+          bi = best_i[w];
+        }
+      }
+      out[r] = bi == 0x7fffffff ? 0 : bi;
+    }
+  }
+}
+
 // Calls f with a null pointer of the element type of `t`.
 template <class F>
 cudaError_t dispatch(DType t, F&& f) {
@@ -233,6 +278,14 @@ cudaError_t launch_fill_weights(DType t, void* dst, std::int64_t n, std::uint64_
     using T = std::remove_pointer_t<decltype(tag)>;
     fill_weights_k<<<grid_for(n), kBlock, 0, s>>>(static_cast<T*>(dst), n, seed, offset, scale, shift);
   });
+}
+
+cudaError_t launch_argmax_rows(const float* logits, std::int32_t* out, std::int64_t rows, std::int64_t vocab,
+                               cudaStream_t s) {
+  if (rows == 0) return cudaSuccess;
+  if (vocab < 1 || vocab > 0x7ffffffe) return cudaErrorInvalidValue;
+  argmax_rows_k<<<rows_grid(rows), kBlock, 0, s>>>(logits, out, rows, vocab);
+  return cudaGetLastError();
 }
 
 cudaError_t launch_gather_rows(DType t, const void* x, const std::int32_t* index, void* y, std::int64_t n,

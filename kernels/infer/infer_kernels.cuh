@@ -48,6 +48,10 @@ cudaError_t launch_swiglu(DType t, const void* gu, void* out, std::int64_t rows,
 // float and to the element type: the host's random_weights<float> rounded the same way.
 cudaError_t launch_fill_weights(DType t, void* dst, std::int64_t n, std::uint64_t seed, std::int64_t offset,
                                 double scale, double shift, cudaStream_t s);
+// out[r] = the index of the largest of logits[r, 0..vocab) (fp32), the first on ties: greedy
+// sampling on the device (argmax_rows in model.hpp is its CPU twin). One block per row.
+cudaError_t launch_argmax_rows(const float* logits, std::int32_t* out, std::int64_t rows, std::int64_t vocab,
+                               cudaStream_t s);
 // y[i, :] = x[index[i], :], n rows of c.
 cudaError_t launch_gather_rows(DType t, const void* x, const std::int32_t* index, void* y, std::int64_t n,
                                std::int64_t c, cudaStream_t s);

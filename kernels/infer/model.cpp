@@ -497,6 +497,31 @@ std::vector<double> reference_logits(const ModelSpec& s, const std::vector<doubl
   return logits;
 }
 
+StepShape pack_step(const std::vector<Chunk>& chunks, const PageTable& pages, const StepLayout& l, std::int32_t* out) {
+  StepShape shape;
+  for (const Chunk& c : chunks) {
+    if (c.seq < 0 || c.seq >= l.max_sequences) throw std::invalid_argument("engine step: sequence id beyond max_sequences");
+    if (c.n < 1) throw std::invalid_argument("engine step: an empty chunk");
+    if (shape.rows + c.n > l.max_rows) throw std::invalid_argument("engine step: more rows than its buffers hold");
+    for (idx i = 0; i < c.n; ++i) {
+      out[l.tokens() + shape.rows] = c.tokens[i];
+      out[l.seq() + shape.rows] = c.seq;
+      out[l.pos() + shape.rows] = static_cast<std::int32_t>(c.start + i);
+      ++shape.rows;
+    }
+    if (shape.outs >= l.max_sequences) throw std::invalid_argument("engine step: more chunks than max_sequences");
+    out[l.last() + shape.outs++] = static_cast<std::int32_t>(shape.rows - 1);
+  }
+  if (pages.sequences() > l.max_sequences) throw std::invalid_argument("engine step: more sequences than max_sequences");
+  std::fill(out + l.table(), out + l.total(), 0);
+  for (int q = 0; q < pages.sequences(); ++q) {
+    const std::vector<std::int32_t>& p = pages.pages(q);
+    if (static_cast<idx>(p.size()) > l.max_pages) throw std::invalid_argument("engine step: a sequence beyond max_pages");
+    std::copy(p.begin(), p.end(), out + l.table() + q * l.max_pages);
+  }
+  return shape;
+}
+
 template <class T>
 std::vector<std::int32_t> argmax_rows(const std::vector<T>& logits, idx rows, idx vocab) {
   std::vector<std::int32_t> out(sz(rows));

@@ -211,6 +211,28 @@ struct Chunk {
   idx n = 0;
 };
 
+// One engine step's inputs as a device engine reads them, packed into one int32 array so that a
+// step costs one host-to-device copy (from pinned memory, as a serving engine's): tokens
+// [max_rows], row_seq [max_rows], row_pos [max_rows], last_rows [max_sequences] (each chunk's
+// last row) and the page table [max_sequences][max_pages]. Offsets in elements, fixed for the
+// buffers' sizes, so the device pointers are set once.
+struct StepLayout {
+  idx max_rows = 0, max_sequences = 0, max_pages = 0;
+  idx tokens() const { return 0; }
+  idx seq() const { return max_rows; }
+  idx pos() const { return 2 * max_rows; }
+  idx last() const { return 3 * max_rows; }
+  idx table() const { return 3 * max_rows + max_sequences; }
+  idx total() const { return table() + max_sequences * max_pages; }
+};
+struct StepShape {
+  idx rows = 0, outs = 0;  // tokens in the step; chunks (logits rows)
+};
+// Writes the step of `chunks` over `pages` into out[0, layout.total()) (table entries past a
+// sequence's pages are 0); std::invalid_argument when the step or the table exceeds the layout.
+StepShape pack_step(const std::vector<Chunk>& chunks, const PageTable& pages, const StepLayout& layout,
+                    std::int32_t* out);
+
 // Runs f(t) for t < threads (a thread pool; empty: a loop on the calling thread).
 using Parallel = std::function<void(int threads, const std::function<void(int)>& f)>;
 
