@@ -60,6 +60,10 @@ struct GpuEngine::Impl {
   // step rewrites it).
   StepLayout io;
   DeviceBuf inputs, next;
+  // Flash-decoding's partials (launch_paged_attention), sized for the largest split of a step
+  // of max_rows rows on this device's `sms` SMs (attention_split_slots).
+  DeviceBuf partials;
+  int sms = 1;
   PinnedBuf staging, next_host;
   cudaEvent_t uploaded = nullptr;
   const std::int32_t* in(idx offset) const { return static_cast<const std::int32_t*>(inputs.get()) + offset; }
@@ -78,7 +82,7 @@ struct GpuEngine::Impl {
   std::map<std::tuple<idx, idx, idx, bool, const float*>, Gemm> fp8_gemms;  // (rows, n, k, accumulate, weight)
   std::map<std::tuple<idx, idx, idx, bool>, blas::AlgoConfig> fp8_algos;
   // The last prepare()'s step.
-  idx rows = 0, outs = 0;
+  idx rows = 0, outs = 0, max_keys = 0;  // max_keys: the longest row's keys (its position + 1)
   std::vector<float> h_logits;
   std::vector<std::int32_t> h_next;
 
@@ -258,6 +262,10 @@ GpuEngine::GpuEngine(const ModelSpec& s, DType t, const std::vector<float>* weig
   m.logits = DeviceBuf(sz(max_sequences) * sz(s_.vocab_shard()) * 4, allocated_);
   m.inputs = DeviceBuf(sz(m.io.total()) * 4, allocated_);
   m.next = DeviceBuf(sz(max_sequences) * 4, allocated_);
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  cuda_check(cudaDeviceGetAttribute(&m.sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  m.partials = DeviceBuf(sz(attention_split_slots(max_rows * s_.q_heads(), m.sms)) * sz(s_.head_dim() + 2) * 4, allocated_);
   std::int64_t pinned = 0;  // host memory: not counted into the device's bytes
   m.staging = PinnedBuf(sz(m.io.total()) * 4, pinned);
   m.next_host = PinnedBuf(sz(max_sequences) * 4, pinned);
@@ -274,6 +282,8 @@ void GpuEngine::prepare(const std::vector<Chunk>& chunks) {
   auto* staged = static_cast<std::int32_t*>(m.staging.get());
   const StepShape shape = pack_step(chunks, table_, m.io, staged);
   m.rows = shape.rows;
+  m.max_keys = 0;
+  for (const Chunk& c : chunks) m.max_keys = std::max(m.max_keys, c.start + c.n);
   m.outs = shape.outs;
   cuda_check(cudaMemcpyAsync(m.inputs.get(), staged, sz(m.io.total()) * 4, cudaMemcpyHostToDevice, m.stream),
              "upload step inputs");
@@ -288,6 +298,11 @@ void GpuEngine::enqueue() {
   const std::int32_t* pos = m.in(m.io.pos());
   cuda_check(launch_embed(m.t, m.in(m.io.tokens()), m.w("wte"), m.x.get(), rows, c, m.stream), "embed");
   const std::size_t layer_pool = sz(table_.pages() * table_.page_size() * s_.kv_dim()) * 2;
+  const AttentionSplit plan = attention_split(rows * s_.q_heads(), m.max_keys, m.sms);
+  AttentionSplitArgs split;
+  split.splits = plan.splits;
+  split.keys_per_split = plan.keys_per_split;
+  split.partials = m.partials.f();
   for (idx l = 0; l < s_.layers; ++l) {
     auto lw = [&](const char* what) { return m.w(layer_tensor(l, what)); };
     CacheView cache;
@@ -303,7 +318,7 @@ void GpuEngine::enqueue() {
                                      s_.rope_theta, true, cache, m.stream),
                "rope");
     cuda_check(launch_paged_attention(m.t, m.qkv.get(), m.att.get(), seq, pos, rows, s_.q_heads(), s_.kv_heads_shard(),
-                                      s_.head_dim(), cache, m.stream),
+                                      s_.head_dim(), cache, split, m.stream),
                "attention");
     m.linear(rows, c, qd, m.att.get(), layer_tensor(l, "wo"), m.x.get(), true);
     cuda_check(launch_rmsnorm(m.t, m.x.get(), lw("norm2.g"), m.h.get(), rows, c, s_.norm_eps, m.stream), "rmsnorm");

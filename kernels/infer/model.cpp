@@ -522,6 +522,64 @@ StepShape pack_step(const std::vector<Chunk>& chunks, const PageTable& pages, co
   return shape;
 }
 
+AttentionSplit attention_split(idx units, idx max_keys, int sms) {
+  AttentionSplit a;
+  const idx want = kSplitWaveBlocks * std::max(sms, 1);
+  if (units <= 0 || units >= want || max_keys < 2 * kMinKeysPerSplit) return a;
+  const idx by_blocks = (want + units - 1) / units;
+  const idx by_keys = max_keys / kMinKeysPerSplit;
+  const idx splits = std::min({by_blocks, by_keys, kMaxSplits});
+  if (splits < 2) return a;
+  a.keys_per_split = (max_keys + splits - 1) / splits;
+  a.splits = (max_keys + a.keys_per_split - 1) / a.keys_per_split;  // no split left empty for the longest row
+  return a;
+}
+
+idx attention_split_slots(idx max_units, int sms) {
+  // A split step has units < want blocks and splits <= ceil(want / units): fewer than
+  // want + units < 2 want slots.
+  const idx want = kSplitWaveBlocks * std::max(sms, 1);
+  return std::min(std::max<idx>(max_units, 1) * kMaxSplits, 2 * want);
+}
+
+SoftmaxPartial attention_partial(const std::vector<double>& q, const std::vector<std::vector<double>>& keys,
+                                 const std::vector<std::vector<double>>& values, idx j0, idx j1, double scale) {
+  SoftmaxPartial p;
+  p.acc.assign(q.size(), 0.0);
+  for (idx j = j0; j < j1; ++j) {
+    const std::vector<double>& k = keys[sz(j)];
+    const std::vector<double>& v = values[sz(j)];
+    double dot = 0;
+    for (std::size_t i = 0; i < q.size(); ++i) dot += q[i] * k[i];
+    const double s = dot * scale, m = std::max(p.m, s);
+    const double old = std::exp(p.m - m), e = std::exp(s - m);
+    p.l = p.l * old + e;
+    for (std::size_t i = 0; i < q.size(); ++i) p.acc[i] = p.acc[i] * old + e * v[i];
+    p.m = m;
+  }
+  return p;
+}
+
+std::vector<double> combine_partials(const std::vector<SoftmaxPartial>& parts) {
+  double big = -std::numeric_limits<double>::infinity();
+  std::size_t d = 0;
+  for (const SoftmaxPartial& p : parts) {
+    big = std::max(big, p.m);
+    d = std::max(d, p.acc.size());
+  }
+  if (big == -std::numeric_limits<double>::infinity()) throw std::invalid_argument("combine_partials: every split is empty");
+  std::vector<double> out(d, 0.0);
+  double total = 0;
+  for (const SoftmaxPartial& p : parts) {
+    if (p.m == -std::numeric_limits<double>::infinity()) continue;
+    const double w = std::exp(p.m - big);
+    total += p.l * w;
+    for (std::size_t i = 0; i < p.acc.size(); ++i) out[i] += p.acc[i] * w;
+  }
+  for (double& o : out) o /= total;
+  return out;
+}
+
 template <class T>
 std::vector<std::int32_t> argmax_rows(const std::vector<T>& logits, idx rows, idx vocab) {
   std::vector<std::int32_t> out(sz(rows));

@@ -19,6 +19,7 @@
 // partial outputs are not run, so a shard is a model of its own (hidden size unchanged).
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -232,6 +233,37 @@ struct StepShape {
 // sequence's pages are 0); std::invalid_argument when the step or the table exceeds the layout.
 StepShape pack_step(const std::vector<Chunk>& chunks, const PageTable& pages, const StepLayout& layout,
                     std::int32_t* out);
+
+// Flash-decoding (the paged attention kernel, infer_kernels.cuh): with few (row, head) units, as
+// in decode, one block per unit leaves most SMs idle and runs each unit's keys as one serial
+// chain; the keys are then split over `splits` blocks per unit, each an online softmax over
+// `keys_per_split` consecutive keys, combined after. attention_split: splits = 1 while the
+// units alone make kSplitWaveBlocks blocks per SM or the keys are fewer than 2 splits of
+// kMinKeysPerSplit; otherwise the fewest splits (at most kMaxSplits, each of at least
+// kMinKeysPerSplit keys) that make that many blocks. Pure, unit-tested.
+inline constexpr idx kSplitWaveBlocks = 2, kMinKeysPerSplit = 64, kMaxSplits = 64;
+struct AttentionSplit {
+  idx splits = 1;
+  idx keys_per_split = 0;  // 0 with one split: every key
+};
+AttentionSplit attention_split(idx units, idx max_keys, int sms);
+// The blocks' partial slots the split needs at most (units x splits, 0 with one split), for a
+// step of at most `max_units` units on `sms` SMs: the workspace the engine allocates once.
+idx attention_split_slots(idx max_units, int sms);
+
+// One split's online softmax over keys [j0, j1) of one query (the CPU reference of a block's
+// partial): m the largest score, l = sum e^(s_j - m), acc = sum e^(s_j - m) v_j, s_j = q . k_j
+// scale. An empty range leaves m = -inf, l = 0, acc = 0 (as the kernel's empty splits).
+struct SoftmaxPartial {
+  double m = -std::numeric_limits<double>::infinity();
+  double l = 0;
+  std::vector<double> acc;
+};
+SoftmaxPartial attention_partial(const std::vector<double>& q, const std::vector<std::vector<double>>& keys,
+                                 const std::vector<std::vector<double>>& values, idx j0, idx j1, double scale);
+// The combine step: M = max m_s, out = sum acc_s e^(m_s - M) / sum l_s e^(m_s - M), empty
+// partials skipped (std::invalid_argument when every one is empty).
+std::vector<double> combine_partials(const std::vector<SoftmaxPartial>& parts);
 
 // Runs f(t) for t < threads (a thread pool; empty: a loop on the calling thread).
 using Parallel = std::function<void(int threads, const std::function<void(int)>& f)>;
