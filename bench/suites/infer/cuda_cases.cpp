@@ -178,7 +178,9 @@ class GpuStepCase final : public CudaCase {
   Verification verify() override {
     Verification v = train::skip_on_oom([&] { return verify_small(s_.model, s_.dtype, stream()); });
     if (!v.passed) return v;
-    check_finite(engine_->forward(chunks_), v);
+    const std::vector<float> batched = engine_->forward(chunks_);  // a copy: the checks below step again
+    check_finite(batched, v);
+    if (v.passed) check_batched(batched, v);
     if (v.passed && s_.graphs) capture();
     return v;
   }
@@ -264,6 +266,40 @@ class GpuStepCase final : public CudaCase {
   // Bytes with the linear layers' weights at 1 byte under fp8 (model.hpp decode_step_bytes).
   double step_bytes() const { return ki::decode_step_bytes(s_.model, s_.batch, s_.context_len, 2, fp8() ? 1 : 2); }
   double weight_bytes() const { return ki::matmul_weight_bytes(s_.model, 2, fp8() ? 1 : 2); }
+
+  // The benchmark engine's own batched step (batched_step_check): its first and last chunks'
+  // logits against the reference model (a model small enough) or against each chunk run alone
+  // through the same engine (a step that rewrites the same cache rows with the same values).
+  void check_batched(const std::vector<float>& batched, Verification& v) {
+    const bool decode = s_.phase == Phase::Decode;
+    const BatchedStepCheck c = batched_step_check(s_.model, s_.dtype, static_cast<std::int64_t>(chunks_.size()),
+                                                  decode ? s_.context_len + 1 : s_.prompt_len, tolerance(s_.dtype));
+    const idx vocab = s_.model.vocab_shard();
+    std::vector<double> wd;
+    if (c.reference) {
+      const std::vector<float> w = device_weights(s_.model, t_);
+      wd.assign(w.begin(), w.end());
+    }
+    for (const std::int64_t b : c.chunks) {
+      const std::size_t i = static_cast<std::size_t>(b);
+      std::vector<double> want;
+      if (c.reference) {
+        std::vector<std::int32_t> tokens = decode ? context_ : prompts_[i];
+        if (decode) tokens.push_back(next_[i]);
+        const std::vector<double> all = ki::reference_logits(s_.model, wd, tokens, nullptr);
+        want.assign(all.end() - vocab, all.end());
+      } else {
+        const std::vector<float> alone = engine_->forward({chunks_[i]});
+        want.assign(alone.begin(), alone.end());
+      }
+      compare_logits(fmt::format("batched step logits of chunk {}", b).c_str(), batched.data() + b * vocab, want.data(),
+                     vocab, c.tolerance, v);
+    }
+    v.method += fmt::format("; the benchmark engine's batched step: chunk {} logits vs {} (tolerance {} x RMS)",
+                            c.chunks.size() > 1 ? "0 and last" : "0",
+                            c.reference ? "the reference model in double" : "the same chunk run alone through it",
+                            c.tolerance);
+  }
 
   void capture() {
     GPUBENCH_CUDA_CHECK(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal));
