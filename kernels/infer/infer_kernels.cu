@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(kAttnWarps * 32)
     for (int w = 0; w < kAttnWarps; ++w) big = fmaxf(big, m_s[w]);
     float total = 0;
     for (int w = 0; w < kAttnWarps; ++w) total += m_s[w] == -INFINITY ? 0.0f : l_s[w] * __expf(m_s[w] - big);
-    float* slot = part + b * (d + 2);
+    float* slot = splits > 1 ? part + b * (d + 2) : nullptr;
     if (splits > 1 && threadIdx.x == 0) {
       slot[0] = big;  // -inf: an empty split (a row shorter than the step's longest)
       slot[1] = total;
