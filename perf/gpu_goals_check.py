@@ -4,8 +4,9 @@ files perf/gpu_goals.sh writes on a GPU host. One line per goal, PASS or FAIL wi
 exit status 1 when a goal that applies is missed.
 
   28: bf16 attention forward, hd 128, s 8192: >= 600 TFLOP/s on an H100 or H200 (95% of the
-      ~631 cuDNN/FA3 published); decode b 16, s_kv 4096, hd 128: >= 55% of the measured memory
-      ceiling (the memory suite's best d2d/triad at 1 GiB in the same session).
+      ~631 cuDNN/FA3 published); causal: >= 500 TFLOP/s (95% of cuDNN's published causal 529,
+      CAUSAL_SOURCE); decode b 16, s_kv 4096, hd 128: >= 55% of the measured memory ceiling (the
+      memory suite's best d2d/triad at 1 GiB in the same session).
   29: batch-1 llama3-8b bf16 decode: >= 70% of the measured memory ceiling (the infer case's own
       pct_of_memory_ceiling, against its 1 GiB device copy); the serving projection within 15% of
       the measured serve loop at p50 and 25% at p99 (`gpubench serving` validation rows).
@@ -13,6 +14,15 @@ exit status 1 when a goal that applies is missed.
 import argparse
 import json
 import sys
+
+# The forward goals at hd 128, s 8192 (bf16, H100/H200), by causal. Non-causal: 95% of the ~631
+# TFLOP/s cuDNN and FA3 publish. Causal (FLOPs halved, as FA3's benchmark and gpubench count
+# them; at s_q = s_kv = 8192 the admitted pairs are s(s+1)/2, 0.01% more than s^2/2): 95% of the
+# 529 TFLOP/s cuDNN reaches in CAUSAL_SOURCE's chart, the provider gpubench runs (FA3 itself
+# reaches 602 there; the H200 smoke measured 536 at s 4096).
+FORWARD_GOAL_TFLOPS = {0: 600, 1: 500}
+CAUSAL_SOURCE = ("FlashAttention-3 paper (Shah et al., arXiv:2407.08608), Figure 5, 'Attention forward speed, with "
+                 "causal mask, head dim 128 (H100 80GB SXM5)': seq 8k, cuDNN 529, FlashAttention-3 602 TFLOP/s")
 
 
 def entries(path):
@@ -70,11 +80,14 @@ def main():
         ax, m = g.get("axes", {}), g.get("metrics", {})
         name = g.get("device_name", "")
         if ax.get("phase") == "prefill" and ax.get("head_dim") == 128 and ax.get("seq_q") == 8192:
+            causal = 1 if ax.get("causal") else 0
+            goal = FORWARD_GOAL_TFLOPS[causal]
             if "H100" in name or "H200" in name:
-                goals.check(f"attention fwd bf16 hd128 s8192 causal={ax.get('causal')} on {name}",
-                            m.get("tflops"), 600, "TFLOP/s")
+                goals.check(f"attention fwd bf16 hd128 s8192 causal={causal} on {name}", m.get("tflops"), goal,
+                            "TFLOP/s", f" [{CAUSAL_SOURCE}]" if causal else "")
             else:
-                print(f"n/a   attention fwd hd128 s8192 on {name}: the 600 TFLOP/s goal is for H100/H200")
+                print(f"n/a   attention fwd hd128 s8192 causal={causal} on {name}: the {goal} TFLOP/s goal is for "
+                      "H100/H200")
         if ax.get("phase") == "decode" and ax.get("batch") == 16 and ax.get("head_dim") == 128:
             pct = 100 * m["gb_per_s"] / ceiling if ceiling > 0 and m.get("gb_per_s") else None
             goals.check(f"attention decode b16 s_kv {ax.get('seq_kv')} page_size {ax.get('page_size')} on {name}",

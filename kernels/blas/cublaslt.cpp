@@ -369,6 +369,25 @@ void LtMatmul::release() {
 
 bool lt_scale_pointer_aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
+std::uint32_t lt_pointer_alignment(const void* p) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  std::uint32_t align = 256;
+  while (align > 1 && a % align != 0) align /= 2;
+  return align;
+}
+
+void LtMatmul::prefer_alignment(const void* a, const void* b, const void* c, const void* d) {
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, const void*> prefs[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, a},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, b},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, c},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, d}};
+  for (const auto& [attr, p] : prefs) {
+    const std::uint32_t align = lt_pointer_alignment(p);
+    check(cublasLtMatmulPreferenceSetAttribute(pref_, attr, &align, sizeof(align)), "cublasLtMatmulPreferenceSetAttribute");
+  }
+}
+
 void LtMatmul::set_pointers(const LtExtraPointers& x) {
   const std::pair<const void*, const char*> scales[] = {
       {x.a_scale, "a_scale"}, {x.b_scale, "b_scale"}, {x.c_scale, "c_scale"}, {x.d_scale, "d_scale"}, {x.amax_d, "amax_d"},

@@ -200,6 +200,10 @@ struct LtExtraPointers {
 // each scale in its own allocation. 16 bytes is asked here, the alignment cuBLASLt asks of its
 // other pointers; set_pointers throws std::invalid_argument for one that is not.
 bool lt_scale_pointer_aligned(const void* p);
+// The alignment of an operand's address as cuBLASLt's MIN_ALIGNMENT preferences take it: the
+// largest power of two dividing it, at most 256 (what the heuristic assumes when told nothing;
+// null: 256). Pure, unit-tested.
+std::uint32_t lt_pointer_alignment(const void* p);
 
 class LtMatmul {
  public:
@@ -215,6 +219,12 @@ class LtMatmul {
   std::size_t workspace_limit() const { return workspace_limit_; }
 
   void set_pointers(const LtExtraPointers& ptrs);
+  // Tells the heuristic the alignment of the operands the products will run on (A, B, C, D in
+  // run()'s order; lt_pointer_alignment of each): without it cuBLASLt assumes 256 bytes and may
+  // choose an algorithm that the real pointers (an expert's slice of a packed buffer, a weight at
+  // its layout offset) cannot run. Call before heuristics(); the choice then holds for any
+  // pointers at least as aligned.
+  void prefer_alignment(const void* a, const void* b, const void* c, const void* d);
 
   // Up to `max_count` heuristic candidates, best-estimated first. Empty when cuBLASLt has
   // none for this problem on this device; throws LtError on other failures.

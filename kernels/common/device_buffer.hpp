@@ -59,4 +59,39 @@ class DeviceBuf {
   std::size_t bytes_ = 0;
 };
 
+// Page-locked host memory (cudaHostAlloc), counted into its owner's total: a step's inputs and
+// outputs staged here copy asynchronously at full speed, as a serving engine's do.
+class PinnedBuf {
+ public:
+  PinnedBuf() = default;
+  PinnedBuf(std::size_t bytes, std::int64_t& total) {
+    if (bytes == 0) return;
+    const cudaError_t e = cudaHostAlloc(&p_, bytes, cudaHostAllocDefault);
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      throw DeviceOutOfMemory("out of pinned host memory allocating " + std::to_string(bytes) + " bytes");
+    }
+    cuda_check(e, "cudaHostAlloc");
+    bytes_ = bytes;
+    total += static_cast<std::int64_t>(bytes);
+  }
+  ~PinnedBuf() {
+    if (p_) cudaFreeHost(p_);
+  }
+  PinnedBuf(PinnedBuf&& o) noexcept : p_(std::exchange(o.p_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  PinnedBuf& operator=(PinnedBuf&& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  PinnedBuf(const PinnedBuf&) = delete;
+  PinnedBuf& operator=(const PinnedBuf&) = delete;
+  void* get() const { return p_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
 }  // namespace gpubench::kernels

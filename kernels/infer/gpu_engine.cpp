@@ -42,14 +42,35 @@ struct GpuEngine::Impl {
     const float* scale_inv = nullptr;
   };
   Impl(const ModelSpec& s, DType t, cudaStream_t stream) : s(s), t(t), stream(stream) {}
+  ~Impl() {
+    if (uploaded != nullptr) cudaEventDestroy(uploaded);
+  }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
 
   const ModelSpec& s;
   DType t;
   cudaStream_t stream;
   Layout layout;
   blas::LtHandle lt;
-  DeviceBuf ws, weights, k, v, x, h, qkv, att, gu, a, last, hl, logits, tokens, row_seq, row_pos, last_rows, table;
-  std::map<std::tuple<idx, idx, idx, bool, bool>, Gemm> gemms;  // (rows, n, k, accumulate, f32 out)
+  DeviceBuf ws, weights, k, v, x, h, qkv, att, gu, a, last, hl, logits;
+  // The step's inputs (StepLayout: tokens, row_seq, row_pos, last_rows, table), packed on the host
+  // into pinned `staging` and copied in one transfer; the greedy tokens, sampled on the device,
+  // come back into pinned `next_host`. `uploaded` marks the staging's copy done (before the next
+  // step rewrites it).
+  StepLayout io;
+  DeviceBuf inputs, next;
+  // Flash-decoding's partials (launch_paged_attention), sized for the largest split of a step
+  // of max_rows rows on this device's `sms` SMs (attention_split_slots).
+  DeviceBuf partials;
+  int sms = 1;
+  PinnedBuf staging, next_host;
+  cudaEvent_t uploaded = nullptr;
+  const std::int32_t* in(idx offset) const { return static_cast<const std::int32_t*>(inputs.get()) + offset; }
+  // (rows, n, k, accumulate, f32 out, the operands' alignments): a weight sits at its layout
+  // offset, so layers of one shape can differ in alignment, and the algorithm chosen for one must
+  // run on the other's pointers (LtMatmul::prefer_alignment).
+  std::map<std::tuple<idx, idx, idx, bool, bool, std::uint32_t, std::uint32_t, std::uint32_t>, Gemm> gemms;
   std::map<std::string, std::size_t> dense;  // tensor -> byte offset in `weights` (fp8: the 16-bit ones only)
   // fp8 (LinearWeights::Fp8): the linear weights' codes and descales, the step's activation
   // codes with their amax and descale (each float its own allocation), and the fp8 GEMMs, one per
@@ -61,9 +82,9 @@ struct GpuEngine::Impl {
   std::map<std::tuple<idx, idx, idx, bool, const float*>, Gemm> fp8_gemms;  // (rows, n, k, accumulate, weight)
   std::map<std::tuple<idx, idx, idx, bool>, blas::AlgoConfig> fp8_algos;
   // The last prepare()'s step.
-  idx rows = 0, outs = 0, max_rows = 0, max_sequences = 0, max_pages = 0;
-  std::vector<std::int32_t> h_tokens, h_seq, h_pos, h_last, h_table;
+  idx rows = 0, outs = 0, max_keys = 0;  // max_keys: the longest row's keys (its position + 1)
   std::vector<float> h_logits;
+  std::vector<std::int32_t> h_next;
 
   const void* w(const std::string& name) const {
     const auto it = dense.find(name);
@@ -114,7 +135,8 @@ struct GpuEngine::Impl {
   // RowMajorGemm maps to cuBLASLt (operands swapped: column-major D^T = W^T X^T). In place when
   // accumulating (C = D), as the train model's residual products.
   void mm(idx m_rows, idx n, idx k, const void* xp, const void* wp, void* yp, bool accumulate, bool f32_out) {
-    const auto key = std::make_tuple(m_rows, n, k, accumulate, f32_out);
+    const auto key = std::make_tuple(m_rows, n, k, accumulate, f32_out, blas::lt_pointer_alignment(wp),
+                                     blas::lt_pointer_alignment(xp), blas::lt_pointer_alignment(yp));
     auto it = gemms.find(key);
     if (it == gemms.end()) {
       train::RowMajorGemm g;
@@ -123,6 +145,7 @@ struct GpuEngine::Impl {
           train::to_lt_problem(g, t == DType::BF16 ? train::GpuPrecision::BF16 : train::GpuPrecision::FP16, f32_out);
       Gemm gm;
       gm.op = std::make_unique<blas::LtMatmul>(lt, p, ws.bytes());
+      gm.op->prefer_alignment(wp, xp, yp, yp);  // run()'s order: the swapped operands
       auto cand = gm.op->first_heuristic();
       if (!cand) throw std::runtime_error("cuBLASLt has no algorithm for a " + std::to_string(m_rows) + "x" +
                                           std::to_string(n) + "x" + std::to_string(k) + " product");
@@ -219,9 +242,9 @@ GpuEngine::GpuEngine(const ModelSpec& s, DType t, const std::vector<float>* weig
   const std::size_t pool = sz(s_.layers * pages * page_size * s_.kv_dim()) * 2;
   m.k = DeviceBuf(pool, allocated_);
   m.v = DeviceBuf(pool, allocated_);
-  m.max_rows = max_rows;
-  m.max_sequences = max_sequences;
-  m.max_pages = pages;  // a sequence holds at most every page
+  m.io.max_rows = max_rows;
+  m.io.max_sequences = max_sequences;
+  m.io.max_pages = pages;  // a sequence holds at most every page
   const std::size_t r = sz(max_rows);
   m.x = DeviceBuf(r * sz(s_.hidden) * 2, allocated_);
   m.h = DeviceBuf(r * sz(s_.hidden) * 2, allocated_);
@@ -237,67 +260,57 @@ GpuEngine::GpuEngine(const ModelSpec& s, DType t, const std::vector<float>* weig
   m.last = DeviceBuf(sz(max_sequences) * sz(s_.hidden) * 2, allocated_);
   m.hl = DeviceBuf(sz(max_sequences) * sz(s_.hidden) * 2, allocated_);
   m.logits = DeviceBuf(sz(max_sequences) * sz(s_.vocab_shard()) * 4, allocated_);
-  m.tokens = DeviceBuf(r * 4, allocated_);
-  m.row_seq = DeviceBuf(r * 4, allocated_);
-  m.row_pos = DeviceBuf(r * 4, allocated_);
-  m.last_rows = DeviceBuf(sz(max_sequences) * 4, allocated_);
-  m.table = DeviceBuf(sz(max_sequences) * sz(pages) * 4, allocated_);
+  m.inputs = DeviceBuf(sz(m.io.total()) * 4, allocated_);
+  m.next = DeviceBuf(sz(max_sequences) * 4, allocated_);
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  cuda_check(cudaDeviceGetAttribute(&m.sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  m.partials = DeviceBuf(sz(attention_split_slots(max_rows * s_.q_heads(), m.sms)) * sz(s_.head_dim() + 2) * 4, allocated_);
+  std::int64_t pinned = 0;  // host memory: not counted into the device's bytes
+  m.staging = PinnedBuf(sz(m.io.total()) * 4, pinned);
+  m.next_host = PinnedBuf(sz(max_sequences) * 4, pinned);
+  cuda_check(cudaEventCreateWithFlags(&m.uploaded, cudaEventDisableTiming), "cudaEventCreate");
 }
 
 GpuEngine::~GpuEngine() = default;
 
 void GpuEngine::prepare(const std::vector<Chunk>& chunks) {
   Impl& m = *impl_;
-  m.h_tokens.clear();
-  m.h_seq.clear();
-  m.h_pos.clear();
-  m.h_last.clear();
-  for (const Chunk& c : chunks) {
-    if (c.seq >= m.max_sequences) throw std::invalid_argument("GpuEngine: sequence id beyond max_sequences");
-    for (idx i = 0; i < c.n; ++i) {
-      m.h_tokens.push_back(c.tokens[i]);
-      m.h_seq.push_back(c.seq);
-      m.h_pos.push_back(static_cast<std::int32_t>(c.start + i));
-    }
-    m.h_last.push_back(static_cast<std::int32_t>(m.h_tokens.size() - 1));
-  }
-  m.rows = static_cast<idx>(m.h_tokens.size());
-  m.outs = static_cast<idx>(chunks.size());
-  if (m.rows > m.max_rows || m.outs > m.max_sequences) throw std::invalid_argument("GpuEngine: step larger than its buffers");
-  if (table_.sequences() > m.max_sequences) throw std::invalid_argument("GpuEngine: more sequences than max_sequences");
-  m.h_table.assign(sz(m.max_sequences * m.max_pages), 0);
-  for (int q = 0; q < table_.sequences(); ++q) {
-    const auto& p = table_.pages(q);
-    std::copy(p.begin(), p.end(), m.h_table.begin() + q * m.max_pages);
-  }
-  // Pageable host memory: cudaMemcpyAsync stages it before returning, so the vectors may change after.
-  auto up = [&](DeviceBuf& d, const std::vector<std::int32_t>& h) {
-    if (!h.empty()) cuda_check(cudaMemcpyAsync(d.get(), h.data(), h.size() * 4, cudaMemcpyHostToDevice, m.stream), "upload");
-  };
-  up(m.tokens, m.h_tokens);
-  up(m.row_seq, m.h_seq);
-  up(m.row_pos, m.h_pos);
-  up(m.last_rows, m.h_last);
-  up(m.table, m.h_table);
+  // The previous step's copy out of the staging must be done before it is rewritten (a step
+  // ends synchronised, so this waits only when prepare() is called twice in a row).
+  cuda_check(cudaEventSynchronize(m.uploaded), "step inputs");
+  auto* staged = static_cast<std::int32_t*>(m.staging.get());
+  const StepShape shape = pack_step(chunks, table_, m.io, staged);
+  m.rows = shape.rows;
+  m.max_keys = 0;
+  for (const Chunk& c : chunks) m.max_keys = std::max(m.max_keys, c.start + c.n);
+  m.outs = shape.outs;
+  cuda_check(cudaMemcpyAsync(m.inputs.get(), staged, sz(m.io.total()) * 4, cudaMemcpyHostToDevice, m.stream),
+             "upload step inputs");
+  cuda_check(cudaEventRecord(m.uploaded, m.stream), "cudaEventRecord");
   for (const Chunk& c : chunks) table_.set_length(c.seq, c.start + c.n);
 }
 
 void GpuEngine::enqueue() {
   Impl& m = *impl_;
   const idx rows = m.rows, c = s_.hidden, f = s_.ffn_shard(), qd = s_.q_dim(), qkv = s_.qkv_dim();
-  const auto* seq = static_cast<const std::int32_t*>(m.row_seq.get());
-  const auto* pos = static_cast<const std::int32_t*>(m.row_pos.get());
-  cuda_check(launch_embed(m.t, static_cast<const std::int32_t*>(m.tokens.get()), m.w("wte"), m.x.get(), rows, c, m.stream),
-             "embed");
+  const std::int32_t* seq = m.in(m.io.seq());
+  const std::int32_t* pos = m.in(m.io.pos());
+  cuda_check(launch_embed(m.t, m.in(m.io.tokens()), m.w("wte"), m.x.get(), rows, c, m.stream), "embed");
   const std::size_t layer_pool = sz(table_.pages() * table_.page_size() * s_.kv_dim()) * 2;
+  const AttentionSplit plan = attention_split(rows * s_.q_heads(), m.max_keys, m.sms);
+  AttentionSplitArgs split;
+  split.splits = plan.splits;
+  split.keys_per_split = plan.keys_per_split;
+  split.partials = m.partials.f();
   for (idx l = 0; l < s_.layers; ++l) {
     auto lw = [&](const char* what) { return m.w(layer_tensor(l, what)); };
     CacheView cache;
     cache.k = static_cast<char*>(m.k.get()) + sz(l) * layer_pool;
     cache.v = static_cast<char*>(m.v.get()) + sz(l) * layer_pool;
-    cache.table = static_cast<const std::int32_t*>(m.table.get());
+    cache.table = m.in(m.io.table());
     cache.page_size = table_.page_size();
-    cache.max_pages = m.max_pages;
+    cache.max_pages = m.io.max_pages;
     cache.kv_dim = s_.kv_dim();
     cuda_check(launch_rmsnorm(m.t, m.x.get(), lw("norm1.g"), m.h.get(), rows, c, s_.norm_eps, m.stream), "rmsnorm");
     m.linear(rows, qkv, c, m.h.get(), layer_tensor(l, "wqkv"), m.qkv.get(), false);
@@ -305,7 +318,7 @@ void GpuEngine::enqueue() {
                                      s_.rope_theta, true, cache, m.stream),
                "rope");
     cuda_check(launch_paged_attention(m.t, m.qkv.get(), m.att.get(), seq, pos, rows, s_.q_heads(), s_.kv_heads_shard(),
-                                      s_.head_dim(), cache, m.stream),
+                                      s_.head_dim(), cache, split, m.stream),
                "attention");
     m.linear(rows, c, qd, m.att.get(), layer_tensor(l, "wo"), m.x.get(), true);
     cuda_check(launch_rmsnorm(m.t, m.x.get(), lw("norm2.g"), m.h.get(), rows, c, s_.norm_eps, m.stream), "rmsnorm");
@@ -313,11 +326,11 @@ void GpuEngine::enqueue() {
     cuda_check(launch_swiglu(m.t, m.gu.get(), m.a.get(), rows, f, m.stream), "swiglu");
     m.linear(rows, c, f, m.a.get(), layer_tensor(l, "wd"), m.x.get(), true);
   }
-  cuda_check(launch_gather_rows(m.t, m.x.get(), static_cast<const std::int32_t*>(m.last_rows.get()), m.last.get(), m.outs,
-                                c, m.stream),
-             "gather");
+  cuda_check(launch_gather_rows(m.t, m.x.get(), m.in(m.io.last()), m.last.get(), m.outs, c, m.stream), "gather");
   cuda_check(launch_rmsnorm(m.t, m.last.get(), m.w("normf.g"), m.hl.get(), m.outs, c, s_.norm_eps, m.stream), "rmsnorm");
   m.mm(m.outs, s_.vocab_shard(), c, m.hl.get(), m.w("wlm"), m.logits.get(), false, true);
+  cuda_check(launch_argmax_rows(m.logits.f(), static_cast<std::int32_t*>(m.next.get()), m.outs, s_.vocab_shard(), m.stream),
+             "argmax");
 }
 
 const std::vector<float>& GpuEngine::fetch_logits() {
@@ -327,6 +340,16 @@ const std::vector<float>& GpuEngine::fetch_logits() {
              "logits");
   cuda_check(cudaStreamSynchronize(m.stream), "step");
   return m.h_logits;
+}
+
+const std::vector<std::int32_t>& GpuEngine::fetch_tokens() {
+  Impl& m = *impl_;
+  cuda_check(cudaMemcpyAsync(m.next_host.get(), m.next.get(), sz(m.outs) * 4, cudaMemcpyDeviceToHost, m.stream),
+             "next tokens");
+  cuda_check(cudaStreamSynchronize(m.stream), "step");
+  const auto* got = static_cast<const std::int32_t*>(m.next_host.get());
+  m.h_next.assign(got, got + m.outs);
+  return m.h_next;
 }
 
 const std::vector<float>& GpuEngine::forward(const std::vector<Chunk>& chunks) {

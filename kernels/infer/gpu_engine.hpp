@@ -18,8 +18,13 @@
 // Embedding, norms, attention, the KV cache and the LM head stay in bf16. Needs sm_89 or newer
 // (cuBLASLt's fp8) and fp8_dims_error(spec) empty; the activation type must be bf16.
 //
-// For CUDA graphs: prepare(chunks) copies the step's inputs, then enqueue() queues the device
-// work alone (what a graph captures), and fetch_logits() copies the result back.
+// A serving step (prepare, enqueue, fetch_tokens: bench/suites/infer/runner.hpp's serving_step)
+// as a serving engine runs it: the step's inputs packed on the host
+// into pinned memory and copied in one transfer (prepare), the forward and greedy sampling on
+// the device (enqueue: argmax of each chunk's logits), each chunk's next token copied back into
+// pinned memory, the stream synchronised (fetch_tokens). forward() returns the fp32 logits
+// instead (verification). For CUDA graphs: enqueue() is the device work alone, what a graph
+// captures.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -52,10 +57,11 @@ class GpuEngine {
   PageTable& table() { return table_; }
   std::int64_t device_bytes() const { return allocated_; }
 
-  const std::vector<float>& forward(const std::vector<Chunk>& chunks);
+  const std::vector<float>& forward(const std::vector<Chunk>& chunks);             // logits, synchronises
   void prepare(const std::vector<Chunk>& chunks);  // inputs to the device (queued on the stream)
   void enqueue();                                  // the step's device work for the last prepare()
   const std::vector<float>& fetch_logits();        // waits for the stream
+  const std::vector<std::int32_t>& fetch_tokens(); // each chunk's greedy next token; waits
 
  private:
   struct Impl;

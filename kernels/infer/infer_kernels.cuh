@@ -37,17 +37,30 @@ cudaError_t launch_rope_and_cache(DType t, void* qkv, const std::int32_t* row_se
                                   bool rotate, const CacheView& cache, cudaStream_t s);
 // att[r, h*d:(h+1)*d] = softmax over keys j <= row_pos[r] of (q . k_j / sqrt(d)) applied to v_j,
 // q head h reading KV head h / (hq / hk), keys and values gathered through the page table.
-// One block of 4 warps per (row, head): each warp an online softmax over every 4th key, the
-// four combined at the end. d a multiple of 32, at most 256.
+// Flash-decoding: `split.splits` blocks of 4 warps per (row, head), each an online softmax over
+// split.keys_per_split consecutive keys (each warp every 4th of them, lanes reading their head
+// dims with vector loads), the partials (split.partials: rows x hq x splits x (d + 2) floats)
+// combined by a second kernel; one split: every key in one block, no partials. model.hpp's
+// attention_split chooses the split, attention_partial / combine_partials are its CPU
+// reference. d a multiple of 32, at most 256.
+struct AttentionSplitArgs {
+  std::int64_t splits = 1, keys_per_split = 0;
+  float* partials = nullptr;
+};
 cudaError_t launch_paged_attention(DType t, const void* qkv, void* att, const std::int32_t* row_seq,
                                    const std::int32_t* row_pos, std::int64_t rows, std::int64_t hq, std::int64_t hk,
-                                   std::int64_t d, const CacheView& cache, cudaStream_t s);
+                                   std::int64_t d, const CacheView& cache, const AttentionSplitArgs& split,
+                                   cudaStream_t s);
 // out[r, i] = silu(gu[r, i]) * gu[r, f + i].
 cudaError_t launch_swiglu(DType t, const void* gu, void* out, std::int64_t rows, std::int64_t f, cudaStream_t s);
 // dst[i] = shift + scale * uniform_value(seed, offset + i) for i < n, in double, then rounded to
 // float and to the element type: the host's random_weights<float> rounded the same way.
 cudaError_t launch_fill_weights(DType t, void* dst, std::int64_t n, std::uint64_t seed, std::int64_t offset,
                                 double scale, double shift, cudaStream_t s);
+// out[r] = the index of the largest of logits[r, 0..vocab) (fp32), the first on ties: greedy
+// sampling on the device (argmax_rows in model.hpp is its CPU twin). One block per row.
+cudaError_t launch_argmax_rows(const float* logits, std::int32_t* out, std::int64_t rows, std::int64_t vocab,
+                               cudaStream_t s);
 // y[i, :] = x[index[i], :], n rows of c.
 cudaError_t launch_gather_rows(DType t, const void* x, const std::int32_t* index, void* y, std::int64_t n,
                                std::int64_t c, cudaStream_t s);

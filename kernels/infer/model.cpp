@@ -497,6 +497,89 @@ std::vector<double> reference_logits(const ModelSpec& s, const std::vector<doubl
   return logits;
 }
 
+StepShape pack_step(const std::vector<Chunk>& chunks, const PageTable& pages, const StepLayout& l, std::int32_t* out) {
+  StepShape shape;
+  for (const Chunk& c : chunks) {
+    if (c.seq < 0 || c.seq >= l.max_sequences) throw std::invalid_argument("engine step: sequence id beyond max_sequences");
+    if (c.n < 1) throw std::invalid_argument("engine step: an empty chunk");
+    if (shape.rows + c.n > l.max_rows) throw std::invalid_argument("engine step: more rows than its buffers hold");
+    for (idx i = 0; i < c.n; ++i) {
+      out[l.tokens() + shape.rows] = c.tokens[i];
+      out[l.seq() + shape.rows] = c.seq;
+      out[l.pos() + shape.rows] = static_cast<std::int32_t>(c.start + i);
+      ++shape.rows;
+    }
+    if (shape.outs >= l.max_sequences) throw std::invalid_argument("engine step: more chunks than max_sequences");
+    out[l.last() + shape.outs++] = static_cast<std::int32_t>(shape.rows - 1);
+  }
+  if (pages.sequences() > l.max_sequences) throw std::invalid_argument("engine step: more sequences than max_sequences");
+  std::fill(out + l.table(), out + l.total(), 0);
+  for (int q = 0; q < pages.sequences(); ++q) {
+    const std::vector<std::int32_t>& p = pages.pages(q);
+    if (static_cast<idx>(p.size()) > l.max_pages) throw std::invalid_argument("engine step: a sequence beyond max_pages");
+    std::copy(p.begin(), p.end(), out + l.table() + q * l.max_pages);
+  }
+  return shape;
+}
+
+AttentionSplit attention_split(idx units, idx max_keys, int sms) {
+  AttentionSplit a;
+  const idx want = kSplitWaveBlocks * std::max(sms, 1);
+  if (units <= 0 || units >= want || max_keys < 2 * kMinKeysPerSplit) return a;
+  const idx by_blocks = (want + units - 1) / units;
+  const idx by_keys = max_keys / kMinKeysPerSplit;
+  const idx splits = std::min({by_blocks, by_keys, kMaxSplits});
+  if (splits < 2) return a;
+  a.keys_per_split = (max_keys + splits - 1) / splits;
+  a.splits = (max_keys + a.keys_per_split - 1) / a.keys_per_split;  // no split left empty for the longest row
+  return a;
+}
+
+idx attention_split_slots(idx max_units, int sms) {
+  // A split step has units < want blocks and splits <= ceil(want / units): fewer than
+  // want + units < 2 want slots.
+  const idx want = kSplitWaveBlocks * std::max(sms, 1);
+  return std::min(std::max<idx>(max_units, 1) * kMaxSplits, 2 * want);
+}
+
+SoftmaxPartial attention_partial(const std::vector<double>& q, const std::vector<std::vector<double>>& keys,
+                                 const std::vector<std::vector<double>>& values, idx j0, idx j1, double scale) {
+  SoftmaxPartial p;
+  p.acc.assign(q.size(), 0.0);
+  for (idx j = j0; j < j1; ++j) {
+    const std::vector<double>& k = keys[sz(j)];
+    const std::vector<double>& v = values[sz(j)];
+    double dot = 0;
+    for (std::size_t i = 0; i < q.size(); ++i) dot += q[i] * k[i];
+    const double s = dot * scale, m = std::max(p.m, s);
+    const double old = std::exp(p.m - m), e = std::exp(s - m);
+    p.l = p.l * old + e;
+    for (std::size_t i = 0; i < q.size(); ++i) p.acc[i] = p.acc[i] * old + e * v[i];
+    p.m = m;
+  }
+  return p;
+}
+
+std::vector<double> combine_partials(const std::vector<SoftmaxPartial>& parts) {
+  double big = -std::numeric_limits<double>::infinity();
+  std::size_t d = 0;
+  for (const SoftmaxPartial& p : parts) {
+    big = std::max(big, p.m);
+    d = std::max(d, p.acc.size());
+  }
+  if (big == -std::numeric_limits<double>::infinity()) throw std::invalid_argument("combine_partials: every split is empty");
+  std::vector<double> out(d, 0.0);
+  double total = 0;
+  for (const SoftmaxPartial& p : parts) {
+    if (p.m == -std::numeric_limits<double>::infinity()) continue;
+    const double w = std::exp(p.m - big);
+    total += p.l * w;
+    for (std::size_t i = 0; i < p.acc.size(); ++i) out[i] += p.acc[i] * w;
+  }
+  for (double& o : out) o /= total;
+  return out;
+}
+
 template <class T>
 std::vector<std::int32_t> argmax_rows(const std::vector<T>& logits, idx rows, idx vocab) {
   std::vector<std::int32_t> out(sz(rows));

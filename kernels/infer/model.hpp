@@ -19,6 +19,7 @@
 // partial outputs are not run, so a shard is a model of its own (hidden size unchanged).
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -211,6 +212,59 @@ struct Chunk {
   const std::int32_t* tokens = nullptr;
   idx n = 0;
 };
+
+// One engine step's inputs as a device engine reads them, packed into one int32 array so that a
+// step costs one host-to-device copy (from pinned memory, as a serving engine's): tokens
+// [max_rows], row_seq [max_rows], row_pos [max_rows], last_rows [max_sequences] (each chunk's
+// last row) and the page table [max_sequences][max_pages]. Offsets in elements, fixed for the
+// buffers' sizes, so the device pointers are set once.
+struct StepLayout {
+  idx max_rows = 0, max_sequences = 0, max_pages = 0;
+  idx tokens() const { return 0; }
+  idx seq() const { return max_rows; }
+  idx pos() const { return 2 * max_rows; }
+  idx last() const { return 3 * max_rows; }
+  idx table() const { return 3 * max_rows + max_sequences; }
+  idx total() const { return table() + max_sequences * max_pages; }
+};
+struct StepShape {
+  idx rows = 0, outs = 0;  // tokens in the step; chunks (logits rows)
+};
+// Writes the step of `chunks` over `pages` into out[0, layout.total()) (table entries past a
+// sequence's pages are 0); std::invalid_argument when the step or the table exceeds the layout.
+StepShape pack_step(const std::vector<Chunk>& chunks, const PageTable& pages, const StepLayout& layout,
+                    std::int32_t* out);
+
+// Flash-decoding (the paged attention kernel, infer_kernels.cuh): with few (row, head) units, as
+// in decode, one block per unit leaves most SMs idle and runs each unit's keys as one serial
+// chain; the keys are then split over `splits` blocks per unit, each an online softmax over
+// `keys_per_split` consecutive keys, combined after. attention_split: splits = 1 while the
+// units alone make kSplitWaveBlocks blocks per SM or the keys are fewer than 2 splits of
+// kMinKeysPerSplit; otherwise the fewest splits (at most kMaxSplits, each of at least
+// kMinKeysPerSplit keys) that make that many blocks. Pure, unit-tested.
+inline constexpr idx kSplitWaveBlocks = 2, kMinKeysPerSplit = 64, kMaxSplits = 64;
+struct AttentionSplit {
+  idx splits = 1;
+  idx keys_per_split = 0;  // 0 with one split: every key
+};
+AttentionSplit attention_split(idx units, idx max_keys, int sms);
+// The blocks' partial slots the split needs at most (units x splits, 0 with one split), for a
+// step of at most `max_units` units on `sms` SMs: the workspace the engine allocates once.
+idx attention_split_slots(idx max_units, int sms);
+
+// One split's online softmax over keys [j0, j1) of one query (the CPU reference of a block's
+// partial): m the largest score, l = sum e^(s_j - m), acc = sum e^(s_j - m) v_j, s_j = q . k_j
+// scale. An empty range leaves m = -inf, l = 0, acc = 0 (as the kernel's empty splits).
+struct SoftmaxPartial {
+  double m = -std::numeric_limits<double>::infinity();
+  double l = 0;
+  std::vector<double> acc;
+};
+SoftmaxPartial attention_partial(const std::vector<double>& q, const std::vector<std::vector<double>>& keys,
+                                 const std::vector<std::vector<double>>& values, idx j0, idx j1, double scale);
+// The combine step: M = max m_s, out = sum acc_s e^(m_s - M) / sum l_s e^(m_s - M), empty
+// partials skipped (std::invalid_argument when every one is empty).
+std::vector<double> combine_partials(const std::vector<SoftmaxPartial>& parts);
 
 // Runs f(t) for t < threads (a thread pool; empty: a loop on the calling thread).
 using Parallel = std::function<void(int threads, const std::function<void(int)>& f)>;

@@ -96,6 +96,23 @@ class SteadyClock final : public Clock {
   std::int64_t start_ns_ = 0;
 };
 
+// A steady clock that skips idle waits: steps take their real time, waiting for an arrival takes
+// none. An untimed warm-up pass on it forms the batches a steady-clock pass of the same trace
+// will (the step times being the same) without the trace's idle gaps.
+class IdleSkippingClock final : public Clock {
+ public:
+  double now() override { return steady_.now() + skipped_; }
+  void wait_until(double t) override {
+    const double n = now();
+    if (t > n) skipped_ += t - n;
+  }
+  double skipped() const { return skipped_; }
+
+ private:
+  SteadyClock steady_;
+  double skipped_ = 0;
+};
+
 // What happened to one request (seconds since the trace's start).
 struct RequestRecord {
   Request request;

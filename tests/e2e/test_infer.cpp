@@ -45,6 +45,16 @@ TEST_F(Infer, QuickPresetAndServingWithValidation) {
       EXPECT_GE(s["summary"]["ttft_ms"]["p99"].get<double>(), s["summary"]["ttft_ms"]["p50"].get<double>());
       EXPECT_GT(m["output_tokens_per_s"].get<double>(), 0);
       EXPECT_EQ(g["measurement"]["headline"]["statistic"], "single run");
+      // The untimed warm-up pass of the same trace ran first: the timed pass's steps have shapes
+      // it already ran (on the CPU, batching is the same in both passes but for timing).
+      const auto& w = s["warmup"];
+      ASSERT_TRUE(w.is_object()) << s.dump();
+      EXPECT_GT(w["steps"].get<int>(), 0);
+      EXPECT_GT(w["shapes"].get<int>(), 0);
+      EXPECT_LE(w["shapes"].get<int>(), w["steps"].get<int>());
+      EXPECT_GT(w["timed_steps"].get<int>(), 0);
+      EXPECT_LE(w["timed_steps_of_a_new_shape"].get<int>(), w["timed_steps"].get<int>());
+      EXPECT_TRUE(w["method"].get<std::string>().find("untimed pass") != std::string::npos);
     }
   }
   EXPECT_EQ(prefill, 12);

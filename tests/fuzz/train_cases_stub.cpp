@@ -10,7 +10,7 @@ std::unique_ptr<Case> make_cpu_case(const ModelConfig&, double) { throw std::log
 std::unique_ptr<Case> make_cpu_dp_case(const ModelConfig&, DpMode, double) {
   throw std::logic_error("fuzz build: no train cases");
 }
-std::unique_ptr<Case> make_cuda_case(const DeviceInfo&, const ModelConfig&, Precision, bool, double) {
+std::unique_ptr<Case> make_cuda_case(const DeviceInfo&, const ModelConfig&, Precision, bool, double, bool) {
   throw std::logic_error("fuzz build: no train cases");
 }
 std::unique_ptr<Case> make_cuda_dp_case(const DeviceInfo&, const ModelConfig&, Precision, DpMode, double) {

@@ -4,12 +4,14 @@
 // scattered paged cache against the contiguous one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench/suites/attention/attention.hpp"
@@ -135,6 +137,39 @@ Outs run(ka::Algorithm a, const ka::Shape& s, const std::vector<float>& q, const
 }
 
 // ---- counting ----
+
+// Verification's units: the first and the last always (a long fp8 forward, whose reference
+// is over the budget, is still checked on two units of its 32), more spread between them within
+// the budget, never one twice.
+TEST(AttentionVerify, ReferenceUnitsAreFirstLastAndSpreadWithinTheBudget) {
+  using suites::attention::kMaxReferenceUnits;
+  using suites::attention::kReferenceWorkBudget;
+  using suites::attention::reference_units;
+  using U = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  EXPECT_EQ(reference_units(1, 1, 1e12), (U{{0, 0}}));
+  EXPECT_EQ(reference_units(4, 8, 3.4e10), (U{{0, 0}, {3, 7}}));  // b 4, 8 KV heads, s 8192 hd 128
+  EXPECT_EQ(reference_units(4, 8, 1e6), (U{{0, 0}, {3, 7}, {1, 2}, {2, 4}}));
+  EXPECT_EQ(reference_units(1, 3, 1e6), (U{{0, 0}, {0, 2}, {0, 1}}));
+  EXPECT_EQ(reference_units(2, 1, 1e6), (U{{0, 0}, {1, 0}}));
+  EXPECT_EQ(reference_units(4, 8, kReferenceWorkBudget / 3.5).size(), 3u);
+  for (std::int64_t b = 1; b <= 5; ++b) {
+    for (std::int64_t h = 1; h <= 9; ++h) {
+      for (const double w : {1e3, 1e9, 3e9, 1e11}) {
+        const U u = reference_units(b, h, w);
+        ASSERT_GE(u.size(), std::min<std::size_t>(2, static_cast<std::size_t>(b * h)));
+        ASSERT_LE(u.size(), kMaxReferenceUnits);
+        const std::set<std::pair<std::int64_t, std::int64_t>> distinct(u.begin(), u.end());
+        ASSERT_EQ(distinct.size(), u.size());
+        for (const auto& [ub, uh] : u) {
+          ASSERT_TRUE(ub >= 0 && ub < b && uh >= 0 && uh < h);
+        }
+        if (u.size() > 2) {
+          ASSERT_LE(static_cast<double>(u.size()) * w, kReferenceWorkBudget);
+        }
+      }
+    }
+  }
+}
 
 TEST(AttentionCounts, FlopsAsFlashAttentionCountsThem) {
   // 2 * b * h * sq * skv * (d + d_v): b=2, h=4, s=128, d=64 -> 2*2*4*128*128*128 = 33,554,432.

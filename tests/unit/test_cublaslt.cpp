@@ -30,6 +30,19 @@ TEST(Cublaslt, ScalePointersMustBeSixteenByteAligned) {
   EXPECT_TRUE(lt_scale_pointer_aligned(scales + 64));  // the gemm suite's B scale (256 bytes on)
 }
 
+// The heuristic's alignment preferences come from the real pointers: a bf16 expert whose A
+// starts 64 elements (128 bytes) into a 256-byte aligned buffer is 128-byte aligned, not 256.
+TEST(Cublaslt, PointerAlignmentFromTheAddress) {
+  alignas(256) static unsigned char buf[1024];
+  EXPECT_EQ(lt_pointer_alignment(buf), 256u);
+  EXPECT_EQ(lt_pointer_alignment(buf + 512), 256u);  // capped at what cuBLASLt assumes by default
+  EXPECT_EQ(lt_pointer_alignment(buf + 64 * 2), 128u);
+  EXPECT_EQ(lt_pointer_alignment(buf + 48), 16u);
+  EXPECT_EQ(lt_pointer_alignment(buf + 6), 2u);
+  EXPECT_EQ(lt_pointer_alignment(buf + 7), 1u);
+  EXPECT_EQ(lt_pointer_alignment(nullptr), 256u);
+}
+
 TEST(Cublaslt, TypesPerPrecision) {
   auto t = lt_types(LtPrecision::FP64);
   EXPECT_EQ(t.a, CUDA_R_64F);

@@ -432,3 +432,34 @@ TEST(InferFp8, PlannedOnSm89AndNewerWithDimensionsOf16) {
   ASSERT_TRUE(dims.has_value());
   EXPECT_NE(dims->find("FFN width (14344)"), std::string::npos) << *dims;
 }
+
+namespace {
+
+// How the GPU step cases check the benchmark engine's own batched step: small models against
+// the double reference, large ones (and fp8, whose scales span the whole batch) against each
+// chunk run alone, at twice the tolerance; always the first and the last chunk.
+TEST(InferBatchedStep, SmallModelsAgainstTheReferenceLargeOnesAgainstTheChunkAlone) {
+  namespace si = gpubench::suites::infer;
+  const ki::ModelSpec small = *ki::named_model("llama-small");
+  const ki::ModelSpec big = *ki::named_model("llama3-8b");
+
+  const si::BatchedStepCheck s = si::batched_step_check(small, "bf16", 8, 65, 8e-2);
+  EXPECT_TRUE(s.reference);
+  EXPECT_EQ(s.chunks, (std::vector<std::int64_t>{0, 7}));
+  EXPECT_DOUBLE_EQ(s.tolerance, 8e-2);
+
+  const si::BatchedStepCheck b = si::batched_step_check(big, "bf16", 16, 4097, 8e-2);
+  EXPECT_FALSE(b.reference);  // 8e9 weights: no host reference
+  EXPECT_EQ(b.chunks, (std::vector<std::int64_t>{0, 15}));
+  EXPECT_DOUBLE_EQ(b.tolerance, 2 * 8e-2);
+
+  EXPECT_FALSE(si::batched_step_check(small, "fp8", 8, 65, 0.15).reference);
+  // A small model's long prefill: over the reference budget.
+  EXPECT_FALSE(si::batched_step_check(small, "bf16", 2, 1 << 20, 8e-2).reference);
+
+  const si::BatchedStepCheck one = si::batched_step_check(small, "fp16", 1, 33, 2e-2);
+  EXPECT_EQ(one.chunks, (std::vector<std::int64_t>{0}));
+  EXPECT_TRUE(si::batched_step_check(small, "bf16", 0, 33, 8e-2).chunks.empty());
+}
+
+}  // namespace

@@ -228,6 +228,13 @@ TEST(TrainMetrics, StepMetricsAndDerivedRates) {
   EXPECT_EQ(m.peak_key, "bf16_tensor");
   EXPECT_EQ(m.flops, 3 * 2928);                   // the causal attention pairs (FlopFormulaByHand)
   EXPECT_EQ(m.hardware_flops, 3 * (2976 + 256));  // unfused: all T x T, and fc1 again
+  EXPECT_FALSE(m.extra.contains("mfu_peak"));
+  // fp8: the MFU's peak is fp8's for every FLOP, and the metrics say attention and the head are bf16.
+  const Metrics f = step_metrics(c, Precision::FP8);
+  EXPECT_EQ(f.peak_key, "fp8_tensor");
+  ASSERT_TRUE(f.extra.contains("mfu_peak"));
+  EXPECT_NE(f.extra["mfu_peak"].get<std::string>().find("attention's products and the LM head run in bf16"),
+            std::string::npos);
   Metrics d;
   d.flops = 2e12;
   d.hardware_flops = 3e12;
@@ -299,6 +306,114 @@ TEST(TrainSuite, Fp8ToleranceHoldsTheFp8ErrorAndCatchesAWrongScale) {
       for (double& g : got) g *= wrong;
       EXPECT_FALSE(compare_gradients(got, fp8.grads(), fp8.layout(), grad_tolerance(Precision::FP8)).passed) << wrong;
     }
+  }
+}
+
+// Fused attention on CUDA is cuDNN's SDPA, whose engines are tested from head dimension 32 up:
+// its verification keeps the benchmark's own head dimension and 32 tokens (the tiny model's
+// 16 / 2 = 8 and seq 8 may have no engine at all), fp8's dimensions still hold; the unfused and
+// CPU tiny models are unchanged.
+TEST(TrainSuite, FusedAttentionIsVerifiedAtTheBenchmarksHeadDimension) {
+  for (const std::int64_t d : {16, 64, 128}) {
+    ModelConfig c;
+    c.layers = 4;
+    c.heads = 8;
+    c.hidden = 8 * d;
+    c.seq = 1024;
+    c.attention = kernels::train::Attention::Fused;
+    for (const Precision p : {Precision::BF16Amp, Precision::FP16Amp, Precision::FP8}) {
+      const ModelConfig t = tiny_config(c, p);
+      EXPECT_EQ(t.head_dim(), d);
+      EXPECT_EQ(t.heads, 2);
+      EXPECT_EQ(t.seq, kFusedVerifySeq);
+      EXPECT_GE(t.seq, 32);
+      EXPECT_EQ(t.attention, kernels::train::Attention::Fused);
+      EXPECT_FALSE(kernels::train::config_error(t).has_value());
+      if (p == Precision::FP8) {
+        EXPECT_FALSE(kernels::train::fp8_dims_error(t).has_value()) << d;
+      }
+    }
+    c.attention = kernels::train::Attention::Unfused;
+    EXPECT_EQ(tiny_config(c, Precision::BF16Amp).hidden, 16);
+    EXPECT_EQ(tiny_config(c, Precision::BF16Amp).seq, 8);
+  }
+}
+
+// A fused graph cuDNN refuses at run time: a point that left attention to the preset or default
+// runs unfused and its note says why; an explicit attention=fused is a skip with cuDNN's reason.
+TEST(TrainSuite, ARefusedDefaultFusedGraphFallsBackAndAnExplicitOneIsSkipped) {
+  const std::string why = "attention=fused: cuDNN has no engine for this graph";
+  const FusedRefusal by_default = on_fused_refused(false, why);
+  EXPECT_TRUE(by_default.fall_back);
+  EXPECT_NE(by_default.note.find(why), std::string::npos) << by_default.note;
+  EXPECT_NE(by_default.note.find("attention=unfused"), std::string::npos) << by_default.note;
+  const FusedRefusal explicit_fused = on_fused_refused(true, why);
+  EXPECT_FALSE(explicit_fused.fall_back);
+  EXPECT_EQ(explicit_fused.note, why);
+}
+
+// The fp8 tolerance at the fused verification shape (head dimension 64, 32 tokens): the whole
+// fp8 error still fits, as on the small tiny model.
+TEST(TrainSuite, Fp8ToleranceHoldsAtTheFusedVerificationShape) {
+  ModelConfig c;
+  c.layers = 2;
+  c.heads = 8;
+  c.hidden = 512;
+  c.vocab = 512;
+  c.accum = 2;
+  c.attention = kernels::train::Attention::Fused;
+  const ModelConfig t = tiny_config(c, Precision::FP8);
+  ASSERT_EQ(t.head_dim(), 64);
+  std::vector<kernels::train::Batch> micro = {kernels::train::make_batch(t, 1), kernels::train::make_batch(t, 2)};
+  kernels::train::ReferenceModel<double> exact(t, kModelSeed), fp8(t, kModelSeed);
+  const double loss_exact = exact.train_step(micro, {});
+  double loss_fp8 = 0;
+  {
+    kernels::train::ScopedLinearInputs emulate(reference_linear_inputs(Precision::FP8));
+    loss_fp8 = fp8.train_step(micro, {});
+  }
+  const Verification v = compare_gradients(exact.grads(), fp8.grads(), fp8.layout(), grad_tolerance(Precision::FP8));
+  EXPECT_TRUE(v.passed) << v.detail;
+  std::printf("fused shape: the whole fp8 error uses %.2f of the fp8 tolerance\n", v.max_error);
+  EXPECT_LE(std::abs(loss_fp8 - loss_exact), loss_tolerance(Precision::FP8) * (1 + std::abs(loss_exact)));
+}
+
+// An fp8 step that silently ran in bf16 passes the fp8 tolerance; it fails the distinctness
+// check. Calibrated here: the fp8 emulation moves the gradients of both tiny models (and of the
+// fused verification shape) from bf16's by well over kFp8DistinctFloor, while bf16's own
+// rounding (the bf16 emulation against the exact step) stays well under it.
+TEST(TrainSuite, Fp8StepMustDifferFromTheBf16Step) {
+  ModelConfig fused;
+  fused.heads = 8;
+  fused.hidden = 512;
+  fused.attention = kernels::train::Attention::Fused;
+  ModelConfig mlp;
+  mlp.kind = kernels::train::ModelKind::Mlp;
+  for (ModelConfig c : {ModelConfig{}, mlp, fused}) {
+    c.layers = 2;
+    c.vocab = 512;
+    c.accum = 2;
+    const ModelConfig t = tiny_config(c, Precision::FP8);
+    const std::vector<kernels::train::Batch> micro = {kernels::train::make_batch(t, 1), kernels::train::make_batch(t, 2)};
+    auto grads = [&](kernels::train::LinearInputs mode) {
+      kernels::train::ReferenceModel<double> m(t, kModelSeed);
+      kernels::train::ScopedLinearInputs emulate(mode);
+      (void)m.train_step(micro, {});
+      return std::make_pair(m.grads(), m.layout());
+    };
+    const auto [g8, layout] = grads(kernels::train::LinearInputs::Fp8);
+    const auto [g16, layout16] = grads(kernels::train::LinearInputs::Bf16);
+    const auto [exact, layout_exact] = grads(kernels::train::LinearInputs::Exact);
+    const double fp8_vs_bf16 = normalized_distance(g8, g16, layout);
+    const double bf16_vs_exact = normalized_distance(g16, exact, layout);
+    std::printf("%s (d %lld): fp8 vs bf16 %.3g, bf16 vs exact %.3g (floor %g)\n", kernels::train::to_string(t.kind).c_str(),
+                static_cast<long long>(t.head_dim()), fp8_vs_bf16, bf16_vs_exact, kFp8DistinctFloor);
+    EXPECT_GE(fp8_vs_bf16, 3 * kFp8DistinctFloor);
+    EXPECT_LE(bf16_vs_exact, kFp8DistinctFloor / 3);
+    EXPECT_TRUE(fp8_differs_from_bf16(g8, g16, layout).passed);
+    const Verification same = fp8_differs_from_bf16(g16, g16, layout);  // "fp8" that ran in bf16
+    EXPECT_FALSE(same.passed);
+    EXPECT_NE(same.detail.find("did the step run in fp8"), std::string::npos) << same.detail;
   }
 }
 

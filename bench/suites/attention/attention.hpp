@@ -3,10 +3,12 @@
 // decode (one query token per sequence over a contiguous or paged KV cache). On the CPU the
 // `flash` (tiled, online softmax) and `naive` (materialised scores) providers in fp32; every
 // case is verified against a double-precision reference first. docs/suite-attention.md.
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/core/case.hpp"
@@ -40,8 +42,17 @@ double run_flops(const AttentionSpec& s, kernels::attention::Mask mask);
 inline constexpr float kQueryGain = 4.0f;
 void fill_inputs(const AttentionSpec& s, float* q, float* k, float* v, float* dout);
 
-// Checks a case's outputs against kernels::attention's naive kernels in double on up to two
-// (batch, KV head) units (the first and the last, each with all its query heads): forward O and
+// The (batch, KV head) units verify_against_reference checks, in order: the first and the last
+// always (one unit only when there is one), then units spread evenly between them while the
+// reference's work stays within kReferenceWorkBudget FLOPs in all, at most kMaxReferenceUnits.
+// `work` is one unit's reference FLOPs. Pure, unit-tested.
+inline constexpr double kReferenceWorkBudget = 8e9;
+inline constexpr std::size_t kMaxReferenceUnits = 4;
+std::vector<std::pair<std::int64_t, std::int64_t>> reference_units(std::int64_t batch, std::int64_t kv_heads,
+                                                                   double work);
+
+// Checks a case's outputs against kernels::attention's naive kernels in double on the
+// reference_units (batch, KV head) units (each with all its query heads): forward O and
 // LSE; backward dQ, dK and dV (from the reference's own forward). `q`, `k`, `v`, `dout` are the
 // inputs (K and V as page pools with `page_table` when paged); `tolerance` is relative to
 // |reference| + the unit's RMS of that tensor (with `o_row_rms`, O's against the RMS of each

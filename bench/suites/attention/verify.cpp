@@ -47,6 +47,30 @@ std::vector<double> widen(const float* p, std::int64_t n) { return std::vector<d
 
 }  // namespace
 
+std::vector<std::pair<std::int64_t, std::int64_t>> reference_units(std::int64_t batch, std::int64_t kv_heads,
+                                                                   double work) {
+  const std::int64_t n = batch * kv_heads;
+  std::vector<std::pair<std::int64_t, std::int64_t>> units;
+  auto add = [&](std::int64_t i) {
+    const std::pair<std::int64_t, std::int64_t> u{i / kv_heads, i % kv_heads};
+    if (std::find(units.begin(), units.end(), u) == units.end()) units.push_back(u);
+  };
+  if (n <= 0) return units;
+  add(0);
+  add(n - 1);
+  // Evenly spread middle units, as many as the budget and the cap allow.
+  std::size_t want = units.size();
+  while (want < kMaxReferenceUnits && want < static_cast<std::size_t>(n) &&
+         static_cast<double>(want + 1) * work <= kReferenceWorkBudget) {
+    ++want;
+  }
+  const std::size_t middle = want - units.size();
+  for (std::size_t m = 1; m <= middle; ++m) {
+    add(static_cast<std::int64_t>(m) * (n - 1) / static_cast<std::int64_t>(middle + 1));
+  }
+  return units;
+}
+
 Verification verify_against_reference(const AttentionSpec& s, const float* q, const float* k, const float* v,
                                       const float* dout, const std::int32_t* page_table, const Outputs& got,
                                       double tolerance, bool o_row_rms) {
@@ -56,13 +80,12 @@ Verification verify_against_reference(const AttentionSpec& s, const float* q, co
   const bool fwd = s.direction != Direction::Backward, bwd = s.direction != Direction::Forward;
   Verification result;
   result.passed = true;
-  result.method = fmt::format("naive attention in double (OpenBLAS dgemm) on {} of (batch, KV head) units: {}",
-                              "the first and last", bwd ? "dQ, dK, dV" : "O and LSE");
-  // The first and the last unit; one only when the reference would take long (over ~4 GFLOP).
-  std::vector<std::pair<std::int64_t, std::int64_t>> units{{sh.batch - 1, sh.kv_heads - 1}};
   const double work = 4.0 * static_cast<double>(G * sq) * static_cast<double>(skv * d) * (bwd ? 3.5 : 1.0);
-  if ((sh.batch > 1 || sh.kv_heads > 1) && work < 4e9) units.insert(units.begin(), {0, 0});
-  if (units.size() == 1) result.method.replace(result.method.find("the first and last"), 18, "the last");
+  const std::vector<std::pair<std::int64_t, std::int64_t>> units = reference_units(sh.batch, sh.kv_heads, work);
+  result.method = fmt::format("naive attention in double (OpenBLAS dgemm) on {} of {} (batch, KV head) units (the first, "
+                              "the last and evenly spread ones within {:g} FLOPs): {}",
+                              units.size(), sh.batch * sh.kv_heads, kReferenceWorkBudget,
+                              bwd ? "dQ, dK, dV" : "O and LSE");
   for (const auto& [b, hk] : units) {
     const std::int64_t h0 = b * sh.heads + hk * G, qo = h0 * sq * d;
     const std::vector<double> qd = widen(q + qo, G * sq * d);

@@ -54,6 +54,9 @@ class CublasLtGroupedCase final : public CudaCase {
         grp.c = c_.as<unsigned char>() + layout_.d_offset[e] * sc;
         grp.d = d_.as<unsigned char>() + layout_.d_offset[e] * sc;
         grp.matmul = std::make_unique<blas::LtMatmul>(*handle_, lt_problem(g, /*fused_epilogue=*/false), ws);
+        // An expert's operands are slices of packed buffers (a bf16 expert's A can sit 128 bytes
+        // into a 256-byte line): the heuristic is told their real alignment.
+        grp.matmul->prefer_alignment(grp.a, grp.b, grp.c, grp.d);
         grp.candidate = first_that_runs(grp);
         groups_.push_back(std::move(grp));
       }

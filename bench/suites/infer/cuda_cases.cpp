@@ -105,7 +105,8 @@ void check_finite(const std::vector<float>& logits, Verification& v) {
 }
 
 // The device's memory ceiling for the decode roofline: a device-to-device cudaMemcpy of 1 GiB
-// (read + write = 2 GiB moved), best of 5, measured once per process and device.
+// (read + write = 2 GiB moved), best of 5, measured once per process and device, by the first
+// decode case's setup before it allocates its engine.
 struct DeviceCeiling {
   double gbps = 0;
   std::string method;
@@ -150,6 +151,9 @@ class GpuStepCase final : public CudaCase {
     const idx page = s_.kv_page > 0 ? s_.kv_page : tokens;
     const idx per_seq = (tokens + page - 1) / page;
     const idx rows = decode ? std::max(s_.batch, s_.context_len) : s_.batch * s_.prompt_len;
+    // The roofline's ceiling before this case allocates anything: its 2 GiB of copy buffers then
+    // find the memory free, and a large engine cannot leave them out ("not measured").
+    if (decode) ceiling_ = &device_memory_ceiling(device().ordinal, stream());
     train::skip_on_oom([&] {
       engine_ = std::make_unique<ki::GpuEngine>(s_.model, t_, nullptr, kWeightSeed, page, per_seq * s_.batch, rows,
                                                 s_.batch, stream(), linear_);
@@ -174,16 +178,23 @@ class GpuStepCase final : public CudaCase {
   Verification verify() override {
     Verification v = train::skip_on_oom([&] { return verify_small(s_.model, s_.dtype, stream()); });
     if (!v.passed) return v;
-    check_finite(engine_->forward(chunks_), v);
+    const std::vector<float> batched = engine_->forward(chunks_);  // a copy: the checks below step again
+    check_finite(batched, v);
+    if (v.passed) check_batched(batched, v);
     if (v.passed && s_.graphs) capture();
     return v;
   }
 
-  // The step's device work for the inputs prepare() copied (verify's forward): every run
-  // rewrites the same cache rows with the same values.
+  // A serving step of the case's chunks as the serve loop runs one (runner.hpp's serving_step:
+  // pinned inputs, the forward, on-device argmax, the tokens back, synchronised); every run
+  // rewrites the same cache rows with the same values. graphs=1: the forward and argmax as the
+  // graph captured them.
   void run() override {
-    if (exec_ != nullptr) GPUBENCH_CUDA_CHECK(cudaGraphLaunch(exec_, stream()));
-    else engine_->enqueue();
+    if (exec_ != nullptr) {
+      (void)serving_step(*engine_, chunks_, [this] { GPUBENCH_CUDA_CHECK(cudaGraphLaunch(exec_, stream())); });
+    } else {
+      (void)serving_step(*engine_, chunks_);
+    }
   }
 
   Metrics metrics() const override {
@@ -191,8 +202,13 @@ class GpuStepCase final : public CudaCase {
     const double kv = ki::kv_elements_per_token(s_.model), b = static_cast<double>(s_.batch);
     if (s_.phase == Phase::Prefill) {
       m.flops = b * ki::forward_flops(s_.model, 0, s_.prompt_len);
-      // fp8: the linear layers' FLOPs run on fp8 Tensor Cores, attention and the head in bf16.
+      // fp8: the linear layers' FLOPs run on fp8 Tensor Cores, attention and the head in bf16;
+      // the MFU counts all of them against the fp8 peak (said in the metrics).
       m.peak_key = fp8() ? "fp8_tensor" : t_ == DType::F16 ? "fp16_tensor" : "bf16_tensor";
+      if (fp8()) {
+        m.extra["mfu_peak"] = "pct_of_peak (MFU) counts every FLOP against the fp8 Tensor Core peak, though "
+                              "attention and the LM head run in bf16 (half that peak): a lower bound on the units' use";
+      }
       m.items = b * static_cast<double>(s_.prompt_len);
       m.bytes = weight_bytes() + m.items * kv * 2;
     } else {
@@ -214,6 +230,7 @@ class GpuStepCase final : public CudaCase {
       }
     }
     m.items_unit = "tokens";
+    m.extra["step_timing"] = kServingStepTiming;
     m.extra["model"] = s_.model.name;
     m.extra["weight_bytes"] = weight_bytes();
     if (fp8()) {
@@ -237,7 +254,8 @@ class GpuStepCase final : public CudaCase {
     }
     m["tpot_ms"] = seconds_per_run * 1e3;
     m["tokens_per_s_per_user"] = 1 / seconds_per_run;
-    const DeviceCeiling& c = device_memory_ceiling(device().ordinal, stream());
+    if (ceiling_ == nullptr) return;
+    const DeviceCeiling& c = *ceiling_;
     m["memory_ceiling_gbps"] = c.gbps;
     m["memory_ceiling_method"] = c.method;
     if (c.gbps > 0) m["pct_of_memory_ceiling"] = step_bytes() / seconds_per_run / 1e9 / c.gbps * 100;
@@ -248,6 +266,40 @@ class GpuStepCase final : public CudaCase {
   // Bytes with the linear layers' weights at 1 byte under fp8 (model.hpp decode_step_bytes).
   double step_bytes() const { return ki::decode_step_bytes(s_.model, s_.batch, s_.context_len, 2, fp8() ? 1 : 2); }
   double weight_bytes() const { return ki::matmul_weight_bytes(s_.model, 2, fp8() ? 1 : 2); }
+
+  // The benchmark engine's own batched step (batched_step_check): its first and last chunks'
+  // logits against the reference model (a model small enough) or against each chunk run alone
+  // through the same engine (a step that rewrites the same cache rows with the same values).
+  void check_batched(const std::vector<float>& batched, Verification& v) {
+    const bool decode = s_.phase == Phase::Decode;
+    const BatchedStepCheck c = batched_step_check(s_.model, s_.dtype, static_cast<std::int64_t>(chunks_.size()),
+                                                  decode ? s_.context_len + 1 : s_.prompt_len, tolerance(s_.dtype));
+    const idx vocab = s_.model.vocab_shard();
+    std::vector<double> wd;
+    if (c.reference) {
+      const std::vector<float> w = device_weights(s_.model, t_);
+      wd.assign(w.begin(), w.end());
+    }
+    for (const std::int64_t b : c.chunks) {
+      const std::size_t i = static_cast<std::size_t>(b);
+      std::vector<double> want;
+      if (c.reference) {
+        std::vector<std::int32_t> tokens = decode ? context_ : prompts_[i];
+        if (decode) tokens.push_back(next_[i]);
+        const std::vector<double> all = ki::reference_logits(s_.model, wd, tokens, nullptr);
+        want.assign(all.end() - vocab, all.end());
+      } else {
+        const std::vector<float> alone = engine_->forward({chunks_[i]});
+        want.assign(alone.begin(), alone.end());
+      }
+      compare_logits(fmt::format("batched step logits of chunk {}", b).c_str(), batched.data() + b * vocab, want.data(),
+                     vocab, c.tolerance, v);
+    }
+    v.method += fmt::format("; the benchmark engine's batched step: chunk {} logits vs {} (tolerance {} x RMS)",
+                            c.chunks.size() > 1 ? "0 and last" : "0",
+                            c.reference ? "the reference model in double" : "the same chunk run alone through it",
+                            c.tolerance);
+  }
 
   void capture() {
     GPUBENCH_CUDA_CHECK(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal));
@@ -271,6 +323,7 @@ class GpuStepCase final : public CudaCase {
   std::vector<std::int32_t> context_, next_;
   std::vector<std::vector<std::int32_t>> prompts_;
   std::vector<ki::Chunk> chunks_;
+  const DeviceCeiling* ceiling_ = nullptr;  // decode: measured in setup, before the engine
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
 };
@@ -306,18 +359,29 @@ class GpuServeCase final : public ServeCaseOf<CudaCase> {
     const std::vector<std::int32_t> tokens = ki::prompt_tokens(s_.model, kPromptSeed, r.id, r.prompt_len);
     check_finite(engine_->forward({{seq, 0, tokens.data(), r.prompt_len}}), v);
     pt.release(seq);
+    if (v.passed) {
+      EngineRunner warm = runner();
+      warm_up(warm);
+    }
     return v;
   }
 
   void run() override {
-    EngineRunner runner(s_.model, engine_->table(), [this](const std::vector<ki::Chunk>& chunks) -> const std::vector<float>& {
-      return engine_->forward(chunks);
-    });
-    ki::SteadyClock clock;
-    last_ = ki::serve(trace_, s_.limits, runner, clock);
+    EngineRunner r = runner();
+    timed(r);
   }
 
  private:
+  // The serve loop's step: runner.hpp's serving_step, the one the step cases time.
+  EngineRunner runner() {
+    return EngineRunner(
+        s_.model, engine_->table(),
+        [this](const std::vector<ki::Chunk>& chunks) -> const std::vector<std::int32_t>& {
+          return serving_step(*engine_, chunks);
+        },
+        &shapes_);
+  }
+
   InferSpec s_;
   DType t_;
   std::unique_ptr<ki::GpuEngine> engine_;

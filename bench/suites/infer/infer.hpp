@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bench/core/case.hpp"
 #include "bench/core/suite.hpp"
@@ -72,6 +73,22 @@ std::optional<std::string> fp8_unsupported(const DeviceInfo& device, const Infer
 
 // Compares `got` (n logits) with `want`: |got - want| <= tol * rms(want); fills `v`.
 void compare_logits(const char* what, const float* got, const double* want, std::int64_t n, double tol, Verification& v);
+
+// How a GPU step case checks the benchmark engine's own batched step (its first step's logits,
+// after the one-layer engine's check): the first and the last chunk's next-token logits against
+// the reference model in double where that is affordable (16-bit weights, at most
+// kBatchedReferenceWeights weights and kBatchedReferenceFlops of reference work for the checked
+// chunks), otherwise against the same chunk run alone through the same engine (a wrong row,
+// sequence, page or split in the batched step shows; both are within the dtype's tolerance of
+// the exact answer, so they are held to twice it). Host-only, unit-tested.
+inline constexpr double kBatchedReferenceWeights = 3e7, kBatchedReferenceFlops = 2e10;
+struct BatchedStepCheck {
+  bool reference = false;
+  std::vector<std::int64_t> chunks;  // the chunks checked
+  double tolerance = 0;              // x RMS of the logits (compare_logits)
+};
+BatchedStepCheck batched_step_check(const kernels::infer::ModelSpec& model, const std::string& dtype,
+                                    std::int64_t chunks, std::int64_t tokens_per_chunk, double dtype_tolerance);
 
 std::unique_ptr<Case> make_cpu_case(const InferSpec& spec);
 // The CUDA path (cuda_cases.cpp; cuda_none.cpp in a build without CUDA): why this point cannot

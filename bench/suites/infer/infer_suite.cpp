@@ -284,6 +284,21 @@ InferSpec spec_from(const Point& point) {
   return s;
 }
 
+BatchedStepCheck batched_step_check(const ki::ModelSpec& model, const std::string& dtype, std::int64_t chunks,
+                                    std::int64_t tokens_per_chunk, double dtype_tolerance) {
+  BatchedStepCheck c;
+  if (chunks < 1) return c;
+  c.chunks.push_back(0);
+  if (chunks > 1) c.chunks.push_back(chunks - 1);
+  const double weights = static_cast<double>(ki::layout(model).total);
+  const double work = static_cast<double>(c.chunks.size()) * ki::forward_flops(model, 0, tokens_per_chunk);
+  // fp8: the engine's activation scales come from the whole batched step, which a reference of
+  // one sequence cannot emulate.
+  c.reference = dtype != "fp8" && weights <= kBatchedReferenceWeights && work <= kBatchedReferenceFlops;
+  c.tolerance = c.reference ? dtype_tolerance : 2 * dtype_tolerance;
+  return c;
+}
+
 std::unique_ptr<Suite> make_suite() { return std::make_unique<InferSuite>(); }
 
 }  // namespace gpubench::suites::infer

@@ -2,9 +2,12 @@
 // The serving scheduler's steps on a model (the CPU engine or the GPU one): a request gets a
 // cache sequence at its prefill (room for its whole prompt and output) and frees it when
 // finished; decode feeds back each request's last token (greedy sampling). Internal to the suite.
+#include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -17,13 +20,54 @@
 
 namespace gpubench::suites::infer {
 
-// One step of the model over the chunks; the logits of each chunk's last token, on the host.
-using StepFn = std::function<const std::vector<float>&(const std::vector<kernels::infer::Chunk>&)>;
+// One serving step of the model over the chunks, as the serve loop runs it: each chunk's next
+// token (greedy: the argmax of its last token's logits), on the host. The GPU step cases time
+// this same call (GpuEngine::step_tokens), so their curves include what the loop pays per step.
+using StepFn = std::function<const std::vector<std::int32_t>&(const std::vector<kernels::infer::Chunk>&)>;
+
+// One serving step over an engine with GpuEngine's step interface (prepare: the inputs packed in
+// pinned memory and copied in one transfer; enqueue: the forward and the on-device argmax;
+// fetch_tokens: the next tokens back into pinned memory, synchronised): what the GPU serve
+// loop runs per step and what the GPU prefill and decode cases time, so the curves a serving
+// projection reads include each step's host work. `launch`, when set, replaces enqueue() (a CUDA
+// graph of it).
+inline constexpr const char* kServingStepTiming =
+    "each run is a serving step as the serve loop runs it: inputs packed on the host and copied from pinned "
+    "memory, the forward, greedy argmax on the device, the next tokens copied back to pinned memory, the "
+    "stream synchronised";
+template <class Engine>
+const std::vector<std::int32_t>& serving_step(Engine& e, const std::vector<kernels::infer::Chunk>& chunks,
+                                              const std::function<void()>& launch = {}) {
+  e.prepare(chunks);
+  if (launch) launch();
+  else e.enqueue();
+  return e.fetch_tokens();
+}
+
+// The shapes of the steps run so far, by (rows, chunks): the keys a GPU engine builds a cuBLASLt
+// descriptor and queries the heuristic for on first use. `cold` counts steps whose shape had not
+// run before (since the last reset_counts()).
+class StepShapes {
+ public:
+  void note(std::int64_t rows, std::int64_t chunks) {
+    ++steps_;
+    if (seen_.insert({rows, chunks}).second) ++cold_;
+  }
+  void reset_counts() { steps_ = cold_ = 0; }
+  std::int64_t steps() const { return steps_; }
+  std::int64_t cold() const { return cold_; }
+  std::size_t shapes() const { return seen_.size(); }
+
+ private:
+  std::set<std::pair<std::int64_t, std::int64_t>> seen_;
+  std::int64_t steps_ = 0, cold_ = 0;
+};
 
 class EngineRunner final : public kernels::infer::StepRunner {
  public:
-  EngineRunner(const kernels::infer::ModelSpec& spec, kernels::infer::PageTable& pages, StepFn step)
-      : spec_(spec), pages_(pages), step_(std::move(step)) {}
+  EngineRunner(const kernels::infer::ModelSpec& spec, kernels::infer::PageTable& pages, StepFn step,
+               StepShapes* shapes = nullptr)
+      : spec_(spec), pages_(pages), step_(std::move(step)), shapes_(shapes) {}
 
   void prefill(const std::vector<const kernels::infer::Request*>& admitted) override {
     std::vector<kernels::infer::Chunk> chunks;
@@ -62,21 +106,53 @@ class EngineRunner final : public kernels::infer::StepRunner {
     std::int32_t last = 0;
   };
   void sample(const std::vector<const kernels::infer::Request*>& rs, const std::vector<kernels::infer::Chunk>& chunks) {
-    const std::vector<float>& logits = step_(chunks);
-    const std::vector<std::int32_t> next =
-        kernels::infer::argmax_rows(logits, static_cast<kernels::infer::idx>(rs.size()), spec_.vocab_shard());
+    if (shapes_ != nullptr) {
+      std::int64_t rows = 0;
+      for (const kernels::infer::Chunk& c : chunks) rows += c.n;
+      shapes_->note(rows, static_cast<std::int64_t>(chunks.size()));
+    }
+    const std::vector<std::int32_t>& next = step_(chunks);
+    if (next.size() != rs.size()) throw std::logic_error("serve: a step returned a token count unlike its chunks'");
     for (std::size_t i = 0; i < rs.size(); ++i) live_[rs[i]->id].last = next[i];
   }
   kernels::infer::ModelSpec spec_;
   kernels::infer::PageTable& pages_;
   StepFn step_;
+  StepShapes* shapes_;
   std::map<int, Live> live_;
 };
 
+// The serve cases' warm-up: one untimed pass of the whole trace through the same scheduler and
+// runner before the timed one, on a clock that skips the trace's idle gaps (IdleSkippingClock:
+// steps take their real time, so it forms the batches the timed pass will, without waiting for
+// arrivals). It builds the engine's per-shape state (cuBLASLt descriptors and heuristic choices
+// for every row count, lazily loaded kernels) outside the percentiles; the timed pass then
+// counts the steps whose shape the warm-up had not run (timing-dependent batching can form a
+// new one), which details.serve.warmup reports.
+struct ServeWarmup {
+  std::int64_t steps = 0;         // steps of the untimed pass
+  std::int64_t shapes = 0;        // distinct (rows, chunks) shapes it ran
+  double seconds = 0;             // its wall time
+  std::int64_t timed_steps = 0;   // steps of the timed pass
+  std::int64_t cold_steps = 0;    // of those, steps whose shape had not run before
+  nlohmann::ordered_json to_json() const;
+};
+inline constexpr const char* kServeWarmupMethod =
+    "one untimed pass of the whole trace first (same scheduler and engine, the trace's idle gaps skipped), so "
+    "per-shape setup (cuBLASLt descriptors and heuristics for each row count, lazy kernel loading) stays out of "
+    "the percentiles";
+// Runs the warm-up pass: `make_runner(shapes)` builds the runner both passes use (with `shapes`
+// noting every step). Returns the pass's counts; call timed_pass_counts after the timed pass.
+ServeWarmup warm_up_serve(const std::vector<kernels::infer::Request>& trace, const kernels::infer::Limits& limits,
+                          kernels::infer::StepRunner& runner, StepShapes& shapes);
+// After the timed pass: its steps and cold steps (shapes.reset_counts() was called by warm_up_serve).
+void timed_pass_counts(ServeWarmup& w, const StepShapes& shapes);
+
 // A serve case's figures from its trace (serve_case.cpp): the latency percentiles and rates as
-// metrics, and details.serve (the trace, the limits, the summary, every request).
+// metrics, and details.serve (the trace, the limits, the summary, every request, the warm-up).
 void annotate_serve(nlohmann::ordered_json& gpubench, const kernels::infer::ServeTrace& trace);
-nlohmann::ordered_json serve_details(const InferSpec& spec, const kernels::infer::ServeTrace& trace);
+nlohmann::ordered_json serve_details(const InferSpec& spec, const kernels::infer::ServeTrace& trace,
+                                     const ServeWarmup* warmup = nullptr);
 
 // What the CPU and GPU serve cases share over their base (a model case): the trace, the single
 // timed run (the whole trace), and the figures of the last run. Derived cases set last_ in run().
@@ -102,7 +178,7 @@ class ServeCaseOf : public Base {
   }
   nlohmann::ordered_json details(std::int64_t measured_runs) override {
     (void)measured_runs;
-    return serve_details(spec_, last_);
+    return serve_details(spec_, last_, warmed_ ? &warmup_ : nullptr);
   }
   SamplingPolicy sampling() const override {
     SamplingPolicy p;
@@ -111,8 +187,24 @@ class ServeCaseOf : public Base {
   }
 
  protected:
+  // Derived verify(): after the checks, the warm-up pass; derived run(): the timed pass through
+  // the same runner (its steps counted against the warm-up's shapes).
+  void warm_up(kernels::infer::StepRunner& runner) {
+    warmup_ = warm_up_serve(trace_, spec_.limits, runner, shapes_);
+    warmed_ = true;
+  }
+  void timed(kernels::infer::StepRunner& runner) {
+    shapes_.reset_counts();
+    kernels::infer::SteadyClock clock;
+    last_ = kernels::infer::serve(trace_, spec_.limits, runner, clock);
+    if (warmed_) timed_pass_counts(warmup_, shapes_);
+  }
+
   std::vector<kernels::infer::Request> trace_;
   kernels::infer::ServeTrace last_;
+  StepShapes shapes_;
+  ServeWarmup warmup_;
+  bool warmed_ = false;
 
  private:
   InferSpec spec_;

@@ -58,16 +58,16 @@ class ServeCase final : public ServeCaseOf<ModelCase> {
       chunk = {seq, static_cast<idx>(tokens.size()) - 1, &tokens.back(), 1};
     }
     cache_->release(seq);
+    if (v.passed) {
+      EngineRunner r = runner();
+      warm_up(r);
+    }
     return v;
   }
 
   void run() override {
-    const ki::Parallel par = parallel();
-    EngineRunner runner(s_.model, cache_->table(), [&](const std::vector<ki::Chunk>& chunks) -> const std::vector<float>& {
-      return engine_->forward(chunks, threads_, par);
-    });
-    ki::SteadyClock clock;
-    last_ = ki::serve(trace_, s_.limits, runner, clock);
+    EngineRunner r = runner();
+    timed(r);
   }
 
   Metrics metrics() const override {
@@ -75,6 +75,21 @@ class ServeCase final : public ServeCaseOf<ModelCase> {
     add_common(m);
     return m;
   }
+
+ private:
+  // The serve loop's step: the forward, then greedy sampling of each chunk's logits on the host.
+  EngineRunner runner() {
+    const ki::Parallel par = parallel();
+    return EngineRunner(
+        s_.model, cache_->table(),
+        [this, par](const std::vector<ki::Chunk>& chunks) -> const std::vector<std::int32_t>& {
+          next_ = ki::argmax_rows(engine_->forward(chunks, threads_, par), static_cast<idx>(chunks.size()),
+                                  s_.model.vocab_shard());
+          return next_;
+        },
+        &shapes_);
+  }
+  std::vector<std::int32_t> next_;
 };
 
 nlohmann::ordered_json percentiles_ms(const ki::Percentiles& p) {
@@ -82,6 +97,29 @@ nlohmann::ordered_json percentiles_ms(const ki::Percentiles& p) {
 }
 
 }  // namespace
+
+nlohmann::ordered_json ServeWarmup::to_json() const {
+  return {{"method", kServeWarmupMethod}, {"steps", steps},           {"shapes", shapes},
+          {"seconds", seconds},           {"timed_steps", timed_steps}, {"timed_steps_of_a_new_shape", cold_steps}};
+}
+
+ServeWarmup warm_up_serve(const std::vector<ki::Request>& trace, const ki::Limits& limits, ki::StepRunner& runner,
+                          StepShapes& shapes) {
+  ServeWarmup w;
+  shapes.reset_counts();
+  ki::IdleSkippingClock clock;
+  const ki::ServeTrace pass = ki::serve(trace, limits, runner, clock);
+  w.steps = pass.prefill_steps + pass.decode_steps;
+  w.shapes = static_cast<std::int64_t>(shapes.shapes());
+  w.seconds = clock.now() - clock.skipped();
+  shapes.reset_counts();
+  return w;
+}
+
+void timed_pass_counts(ServeWarmup& w, const StepShapes& shapes) {
+  w.timed_steps = shapes.steps();
+  w.cold_steps = shapes.cold();
+}
 
 void annotate_serve(nlohmann::ordered_json& g, const kernels::infer::ServeTrace& t) {
   if (t.requests.empty()) return;
@@ -98,7 +136,8 @@ void annotate_serve(nlohmann::ordered_json& g, const kernels::infer::ServeTrace&
   m["output_tokens_per_s_per_user"] = s.output_tokens_per_s_per_user;
 }
 
-nlohmann::ordered_json serve_details(const InferSpec& spec, const kernels::infer::ServeTrace& last) {
+nlohmann::ordered_json serve_details(const InferSpec& spec, const kernels::infer::ServeTrace& last,
+                                     const ServeWarmup* warmup) {
   if (last.requests.empty()) return nlohmann::ordered_json::object();
   const ki::ServeSummary s = ki::summarize(last, {});
   const ki::TraceSpec& t = spec.trace;
@@ -131,6 +170,7 @@ nlohmann::ordered_json serve_details(const InferSpec& spec, const kernels::infer
                         {"e2el_ms", r.e2el_s() * 1e3}});
   }
   serve["requests"] = std::move(requests);
+  if (warmup != nullptr) serve["warmup"] = warmup->to_json();
   return {{"serve", std::move(serve)}};
 }
 

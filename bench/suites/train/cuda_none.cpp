@@ -7,7 +7,7 @@
 
 namespace gpubench::suites::train {
 
-std::unique_ptr<Case> make_cuda_case(const DeviceInfo&, const ModelConfig&, Precision, bool, double) {
+std::unique_ptr<Case> make_cuda_case(const DeviceInfo&, const ModelConfig&, Precision, bool, double, bool) {
   throw CaseSkipped(kNotBuiltWithCuda);
 }
 std::string cublaslt_version() { return kNotBuiltWithCuda; }

@@ -42,17 +42,17 @@ using kernels::train::GpuModel;
 
 class CudaStepCase final : public CudaCase {
  public:
-  CudaStepCase(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search, double bucket_mb)
-      : CudaCase(device), c_(c), p_(p), search_(search), bucket_mb_(bucket_mb) {}
+  CudaStepCase(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search, double bucket_mb,
+               bool attention_given)
+      : CudaCase(device), c_(c), p_(p), search_(search), bucket_mb_(bucket_mb) {
+    fused_.attention_given = attention_given;
+  }
 
   void setup() override {
     if (search_) search_batch();
     skip_when_too_large(c_, device());
     free_before_ = free_bytes();
-    skip_on_oom([&] {
-      model_ = make_gpu_model(c_, p_, stream());
-      model_->upload(rank_batches(c_, 0));
-    });
+    skip_on_oom([&] { build_model(); });
   }
 
   Verification verify() override {
@@ -75,6 +75,11 @@ class CudaStepCase final : public CudaCase {
   }
 
   nlohmann::ordered_json details(std::int64_t) override { return timeline_; }
+
+  // A default fused attention cuDNN refused ran unfused: the point says so.
+  void annotate(nlohmann::ordered_json& g, double) const override {
+    if (!fused_.note.empty()) g["axes"]["attention"] = "unfused";
+  }
 
   void run() override {
     {
@@ -109,6 +114,7 @@ class CudaStepCase final : public CudaCase {
     }
     if (p_ == Precision::FP16Amp) m.extra["loss_scale"] = model_->scaler().scale();
     if (const std::string a = model_->attention_description(); !a.empty()) m.extra["attention_kernel"] = a;
+    if (!fused_.note.empty()) m.extra["attention_fallback"] = fused_.note;
     if (search_) {
       m.extra["largest_micro_batch"] = static_cast<double>(c_.batch);
       m.extra["batch_search_trials"] = static_cast<double>(search_trials_);
@@ -133,7 +139,8 @@ class CudaStepCase final : public CudaCase {
       }
       const std::unique_ptr<void, cudaError_t (*)(void*)> held(spare, &cudaFree);
       try {
-        const std::unique_ptr<GpuModel> m = make_gpu_model(t, p_, stream());
+        const std::unique_ptr<GpuModel> m = make_gpu_model(t, p_, stream(), nullptr, &fused_);
+        note_fallback();
         m->upload(rank_batches(t, 0));
         m->step(AdamW{});
         (void)m->loss();  // waits for the step
@@ -154,8 +161,26 @@ class CudaStepCase final : public CudaCase {
     c_.batch = s.largest;
   }
 
+  // The benchmark's model (a fused attention cuDNN refuses falls back by fused_'s rule).
+  void build_model() {
+    model_.reset();
+    model_ = make_gpu_model(c_, p_, stream(), nullptr, &fused_);
+    note_fallback();
+    model_->upload(rank_batches(c_, 0));
+  }
+  // After a fallback every later model (the tiny one, the next search trial) is unfused too.
+  void note_fallback() {
+    if (!fused_.note.empty()) c_.attention = kernels::train::Attention::Unfused;
+  }
+
   Verification verify_tiny() {
+    const bool was_fused = c_.attention == kernels::train::Attention::Fused;
     const ModelConfig t = tiny_config(c_, p_);
+    const std::unique_ptr<GpuModel> gpu = make_gpu_model(t, p_, stream(), nullptr, &fused_);
+    note_fallback();
+    // cuDNN took the benchmark's graph but not the tiny one's: the fused step cannot be
+    // verified, so the benchmark runs unfused too (what is timed is what was verified).
+    if (was_fused && c_.attention != kernels::train::Attention::Fused) build_model();
     const std::vector<Batch> micro = rank_batches(t, 0);
     kernels::train::ReferenceModel<double> ref(t, kModelSeed);
     double want_loss = 0;
@@ -163,7 +188,6 @@ class CudaStepCase final : public CudaCase {
       kernels::train::ScopedLinearInputs emulate(reference_linear_inputs(p_));
       want_loss = ref.train_step(micro, AdamW{});
     }
-    const std::unique_ptr<GpuModel> gpu = make_gpu_model(t, p_, stream());
     GpuModel& g = *gpu;
     g.upload(micro);
     // fp16: steps skipped for overflow leave the weights alone; compare the first applied one.
@@ -185,6 +209,20 @@ class CudaStepCase final : public CudaCase {
     if (v.passed && !(err <= 1)) {
       v.passed = false;
       v.detail = fmt::format("tiny-configuration loss {} (reference {})", got_loss, want_loss);
+    }
+    if (v.passed && p_ == Precision::FP8) {
+      // The same tiny step in bf16 on the GPU: fp8 must not be it.
+      FusedFallback bf16_fallback{false, {}};
+      const std::unique_ptr<GpuModel> bf16 = make_gpu_model(t, Precision::BF16Amp, stream(), nullptr, &bf16_fallback);
+      bf16->upload(micro);
+      (void)bf16->step(AdamW{});
+      const Verification distinct = fp8_differs_from_bf16(g.gradients(), bf16->gradients(), ref.layout());
+      v.checked += distinct.checked;
+      v.method += "; " + distinct.method;
+      if (!distinct.passed) {
+        v.passed = false;
+        v.detail = distinct.detail;
+      }
     }
     return v;
   }
@@ -284,6 +322,7 @@ class CudaStepCase final : public CudaCase {
   bool search_ = false;
   std::int64_t search_trials_ = 0;
   std::string search_first_error_;  // the first trial that failed other than out of memory
+  FusedFallback fused_;
   std::unique_ptr<GpuModel> model_;
   std::array<double, 3> phase_s_{};
   double bucket_mb_ = kDefaultBucketMb;
@@ -294,8 +333,8 @@ class CudaStepCase final : public CudaCase {
 }  // namespace
 
 std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search_batch,
-                                     double bucket_mb) {
-  return std::make_unique<CudaStepCase>(device, c, p, search_batch, bucket_mb);
+                                     double bucket_mb, bool attention_given) {
+  return std::make_unique<CudaStepCase>(device, c, p, search_batch, bucket_mb, attention_given);
 }
 
 }  // namespace gpubench::suites::train

@@ -27,12 +27,20 @@ GpuPrecision gpu_precision(Precision p) {
 }
 
 std::unique_ptr<GpuModel> make_gpu_model(const ModelConfig& c, Precision p, cudaStream_t stream,
-                                         const kernels::train::ParamLayout* layout) {
+                                         const kernels::train::ParamLayout* layout, FusedFallback* fallback) {
   std::unique_ptr<kernels::train::FusedAttention> fused;
+  ModelConfig built = c;
   if (c.kind == kernels::train::ModelKind::Transformer && c.attention == kernels::train::Attention::Fused) {
-    fused = make_fused_attention(c, p != Precision::FP16Amp, stream);  // bf16 activations but for fp16-amp
+    try {
+      fused = make_fused_attention(c, p != Precision::FP16Amp, stream);  // bf16 activations but for fp16-amp
+    } catch (const CaseSkipped& e) {
+      const FusedRefusal r = on_fused_refused(fallback == nullptr || fallback->attention_given, e.what());
+      if (!r.fall_back) throw CaseSkipped(r.note);
+      fallback->note = r.note;
+      built.attention = kernels::train::Attention::Unfused;
+    }
   }
-  return std::make_unique<GpuModel>(c, gpu_precision(p), kModelSeed, stream, layout, std::move(fused));
+  return std::make_unique<GpuModel>(built, gpu_precision(p), kModelSeed, stream, layout, std::move(fused));
 }
 
 std::vector<kernels::train::Batch> rank_batches(const ModelConfig& c, int rank) {

@@ -22,9 +22,19 @@ kernels::train::GpuPrecision gpu_precision(Precision p);
 // loaded or cuDNN has no engine for the shape.
 std::unique_ptr<kernels::train::FusedAttention> make_fused_attention(const ModelConfig& c, bool bf16,
                                                                      cudaStream_t stream);
-// The step's model at `p`, with the fused attention its configuration asks for.
+// What a step does when cuDNN refuses its fused graph at run time (verify.hpp's
+// on_fused_refused): `attention_given` says whether --axis attention=fused was explicit; once a
+// model fell back, `note` holds why (and the step runs attention=unfused from then on).
+struct FusedFallback {
+  bool attention_given = true;
+  std::string note;
+};
+// The step's model at `p`, with the fused attention its configuration asks for. cuDNN refusing
+// the fused graph (CaseSkipped) is a skip when `fallback` is null or the attention was given;
+// otherwise the model is built unfused and fallback->note says why.
 std::unique_ptr<kernels::train::GpuModel> make_gpu_model(const ModelConfig& c, Precision p, cudaStream_t stream,
-                                                         const kernels::train::ParamLayout* layout = nullptr);
+                                                         const kernels::train::ParamLayout* layout = nullptr,
+                                                         FusedFallback* fallback = nullptr);
 
 // Rank r's micro-batches: seeds after the ranks before it, so rank 0 trains on the single-device
 // step's data and the global batch is every rank's in rank order.

@@ -12,6 +12,7 @@
 #include "bench/suites/train/cuda_step_common.hpp"
 #include "kernels/attention/sdpa_plan.hpp"
 #include "kernels/common/device_buffer.hpp"
+#include "kernels/common/unique_handle.hpp"
 
 namespace gpubench::suites::train {
 namespace {
@@ -20,6 +21,8 @@ namespace fe = cudnn_frontend;
 namespace ka = kernels::attention;
 using attention::build_graph;
 using attention::check;
+
+cudnnStatus_t destroy_handle(cudnnHandle_t h) { return fe::detail::destroy_handle(h); }
 
 class CudnnFusedAttention final : public kernels::train::FusedAttention {
  public:
@@ -31,13 +34,18 @@ class CudnnFusedAttention final : public kernels::train::FusedAttention {
     shape.seq_q = shape.seq_kv = c.seq;
     shape.head_dim = c.head_dim();
     shape.causal = true;
-    if (fe::detail::create_handle(&handle_) != CUDNN_STATUS_SUCCESS) throw std::runtime_error("cudnnCreate failed");
-    if (fe::detail::set_stream(handle_, stream) != CUDNN_STATUS_SUCCESS) throw std::runtime_error("cudnnSetStream failed");
+    // Owned from here: a throw below (a refused graph, a workspace out of memory) releases it.
+    if (fe::detail::create_handle(handle_.reset_and_get()) != CUDNN_STATUS_SUCCESS) {
+      throw std::runtime_error("cudnnCreate failed");
+    }
+    if (fe::detail::set_stream(handle_.get(), stream) != CUDNN_STATUS_SUCCESS) {
+      throw std::runtime_error("cudnnSetStream failed");
+    }
     forward_plan_ = ka::sdpa_forward_plan(shape);
     backward_plan_ = ka::sdpa_backward_plan(shape);
     try {  // a shape or GPU cuDNN has no engine for is a skip with cuDNN's reason
-      forward_ = build_graph(forward_plan_, bf16 ? attention::Io::BF16 : attention::Io::F16, handle_);
-      backward_ = build_graph(backward_plan_, bf16 ? attention::Io::BF16 : attention::Io::F16, handle_);
+      forward_ = build_graph(forward_plan_, bf16 ? attention::Io::BF16 : attention::Io::F16, handle_.get());
+      backward_ = build_graph(backward_plan_, bf16 ? attention::Io::BF16 : attention::Io::F16, handle_.get());
     } catch (const std::runtime_error& e) {
       throw CaseSkipped(std::string("attention=fused: ") + e.what());
     }
@@ -51,9 +59,6 @@ class CudnnFusedAttention final : public kernels::train::FusedAttention {
     const std::size_t v = fe::detail::get_backend_version();
     description_ = fmt::format("cuDNN {}.{}.{} SDPA, plans {} + {}", v / 10000, v / 100 % 100, v % 100, f, b);
   }
-  ~CudnnFusedAttention() override {
-    if (handle_ != nullptr) (void)fe::detail::destroy_handle(handle_);
-  }
   CudnnFusedAttention(const CudnnFusedAttention&) = delete;
   CudnnFusedAttention& operator=(const CudnnFusedAttention&) = delete;
 
@@ -63,7 +68,7 @@ class CudnnFusedAttention final : public kernels::train::FusedAttention {
                                                     {ka::kUidV, const_cast<void*>(v)},
                                                     {ka::kUidO, o},
                                                     {ka::kUidStats, stats}};
-    check(forward_->execute(handle_, pack, workspace_.get()), "execute (forward)");
+    check(forward_->execute(handle_.get(), pack, workspace_.get()), "execute (forward)");
   }
   void backward(const void* q, const void* k, const void* v, const void* o, const void* d_o, const float* stats,
                 void* dq, void* dk, void* dv) override {
@@ -73,13 +78,14 @@ class CudnnFusedAttention final : public kernels::train::FusedAttention {
         {ka::kUidDO, const_cast<void*>(d_o)}, {ka::kUidStats, const_cast<float*>(stats)},
         {ka::kUidDQ, dq},                   {ka::kUidDK, dk},
         {ka::kUidDV, dv}};
-    check(backward_->execute(handle_, pack, workspace_.get()), "execute (backward)");
+    check(backward_->execute(handle_.get(), pack, workspace_.get()), "execute (backward)");
   }
   std::int64_t memory_bytes() const override { return allocated_; }
   std::string description() const override { return description_; }
 
  private:
-  cudnnHandle_t handle_ = nullptr;
+  // First, so it is released last: the graphs and plans below go before the handle they use.
+  kernels::UniqueHandle<cudnnHandle_t, destroy_handle> handle_;
   ka::SdpaPlan forward_plan_, backward_plan_;
   std::shared_ptr<fe::graph::Graph> forward_, backward_;
   std::int64_t allocated_ = 0;

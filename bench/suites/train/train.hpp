@@ -41,6 +41,12 @@ Metrics step_metrics(const ModelConfig& c, Precision p);
 // details.step_split: a transformer step's time in attention, in the dense products and in
 // everything else, per step, from `steps` steps timed apart (totals in seconds) and how it was
 // measured; the fractions sum to 1. The split ml-engineering's "when to upgrade" uses.
+// precision=fp8: what the MFU is measured against (metrics.mfu_peak), the fp8 peak for every
+// FLOP though attention's products and the LM head run in bf16: a lower bound on how well the
+// step uses the units it runs on.
+inline constexpr const char* kFp8MfuPeakNote =
+    "pct_of_peak (MFU) counts every FLOP against the fp8 Tensor Core peak, though only the linear layers' GEMMs run "
+    "in fp8 (attention's products and the LM head run in bf16, at half that peak): a lower bound on the units' use";
 nlohmann::ordered_json step_split(double attention_s, double dense_s, double total_s, int steps, const std::string& source);
 
 std::unique_ptr<Suite> make_suite();
@@ -53,9 +59,11 @@ std::unique_ptr<Case> make_cpu_case(const ModelConfig& c, double bucket_mb);
 // The data-parallel CPU step (dp_cpu.cpp): ddp or zero1 across the ranks of the MPI session.
 enum class DpMode;
 std::unique_ptr<Case> make_cpu_dp_case(const ModelConfig& c, DpMode mode, double bucket_mb);
-// The single-GPU step; `bucket_mb` only shapes the gradient bucket timeline it writes.
+// The single-GPU step; `bucket_mb` only shapes the gradient bucket timeline it writes;
+// `attention_given`: --axis attention was explicit (a fused graph cuDNN refuses is then a skip,
+// otherwise the step falls back to unfused and says so: verify.hpp's on_fused_refused).
 std::unique_ptr<Case> make_cuda_case(const DeviceInfo& device, const ModelConfig& c, Precision p, bool search_batch,
-                                     double bucket_mb);
+                                     double bucket_mb, bool attention_given);
 // The data-parallel GPU step over NCCL (cuda_dp_step.cpp; dp_gpu_none.cpp without NCCL).
 std::unique_ptr<Case> make_cuda_dp_case(const DeviceInfo& device, const ModelConfig& c, Precision p, DpMode mode,
                                         double bucket_mb);

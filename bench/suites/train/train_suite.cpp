@@ -100,7 +100,7 @@ class TrainSuite final : public Suite {
     if (device.is_cuda()) {
       const Precision p = parse_precision(point.text("precision"));
       if (mode != DpMode::None) return make_cuda_dp_case(device, config_from(point), p, mode, bucket_mb(point));
-      return make_cuda_case(device, config_from(point), p, searches_batch(point), bucket_mb(point));
+      return make_cuda_case(device, config_from(point), p, searches_batch(point), bucket_mb(point), point.given("attention"));
     }
     if (mode != DpMode::None) return make_cpu_dp_case(config_from(point), mode, bucket_mb(point));
     return make_cpu_case(config_from(point), bucket_mb(point));
@@ -112,7 +112,7 @@ class TrainSuite final : public Suite {
   static bool fused_takes(const std::string& precision) { return precision != "fp32" && precision != "tf32"; }
 
   // attention=fused on CUDA: cuDNN's SDPA, for the benchmark's head dimension (the tiny
-  // verification model's is always hidden 16 / heads 2 = 8, which it takes).
+  // verification model keeps it: verify.hpp's tiny_config).
   static std::optional<std::string> fused_unsupported(const ModelConfig& c) {
     if (!attention::cudnn_built()) {
       return "attention=fused on CUDA devices runs cuDNN's fused SDPA, and " + *attention::cudnn_unavailable() +
@@ -247,6 +247,7 @@ Metrics step_metrics(const ModelConfig& c, Precision p) {
   m.peak_key = peak_key(p);
   m.items = static_cast<double>(c.accum * c.rows());
   m.items_unit = c.kind == ModelKind::Transformer ? "tokens" : "samples";
+  if (p == Precision::FP8) m.extra["mfu_peak"] = kFp8MfuPeakNote;
   return m;
 }
 

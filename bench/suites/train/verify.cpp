@@ -84,6 +84,37 @@ Verification compare_gradients(const std::vector<double>& got, const std::vector
   return v;
 }
 
+double normalized_distance(const std::vector<double>& got, const std::vector<double>& other,
+                           const kernels::train::ParamLayout& layout) {
+  double worst = 0;
+  for (const kernels::train::ParamTensor& t : layout.tensors) {
+    double scale = 0, diff = 0;
+    for (std::int64_t i = 0; i < t.size; ++i) {
+      const std::size_t k = static_cast<std::size_t>(t.offset + i);
+      scale = std::max(scale, std::abs(other[k]));
+      diff = std::max(diff, std::abs(got[k] - other[k]));
+    }
+    if (scale > 0) worst = std::max(worst, diff / scale);
+  }
+  return worst;
+}
+
+Verification fp8_differs_from_bf16(const std::vector<double>& fp8, const std::vector<double>& bf16,
+                                   const kernels::train::ParamLayout& layout) {
+  Verification v;
+  v.checked = layout.count;
+  const double d = normalized_distance(fp8, bf16, layout);
+  v.passed = d >= kFp8DistinctFloor;
+  v.method = fmt::format("the fp8 step's gradients differ from the bf16 step's by >= {} of each tensor's scale",
+                         kFp8DistinctFloor);
+  if (!v.passed) {
+    v.detail = fmt::format("the fp8 step's gradients are within {:.3g} of the bf16 step's (at least {} expected): "
+                           "did the step run in fp8?",
+                           d, kFp8DistinctFloor);
+  }
+  return v;
+}
+
 Verification verify_tiny_step_cpu(const ModelConfig& c) {
   const ModelConfig t = tiny_config(c);
   kernels::train::ReferenceModel<float> f(t, kModelSeed);

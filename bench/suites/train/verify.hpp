@@ -44,8 +44,22 @@ double loss_tolerance(Precision p);
 // same recompute): layers <= 2, hidden 16, 2 heads, ffn_mult <= 4, seq 8, micro-batch 2,
 // vocab <= 64.
 kernels::train::ModelConfig tiny_config(const kernels::train::ModelConfig& c);
-// The tiny configuration a step of precision `p` is verified on (fp8: rows in multiples of 16).
+// The tiny configuration a GPU step of precision `p` is verified on (fp8: rows in multiples of
+// 16). A transformer with fused attention (cuDNN's SDPA, whose engines are tested from head
+// dimension 32 up) keeps the benchmark's own head dimension, two heads of it (hidden
+// 2 x head_dim), and kFusedVerifySeq tokens.
+inline constexpr std::int64_t kFusedVerifySeq = 32;
 kernels::train::ModelConfig tiny_config(const kernels::train::ModelConfig& c, Precision p);
+
+// cuDNN refused a step's fused attention graph at run time (`why`, its reason). A point whose
+// attention was left to the preset or default falls back to unfused and says so in the point
+// (fall_back, with the note for the results); an explicit --axis attention=fused is a skip with
+// the reason (note). As resolve() does for what is known at planning time.
+struct FusedRefusal {
+  bool fall_back = false;
+  std::string note;
+};
+FusedRefusal on_fused_refused(bool attention_given, const std::string& why);
 // How the reference emulates the GEMM inputs of a step of precision `p` (Fp8 for fp8, whose
 // recipe is part of the answer; Exact otherwise, the other precisions being held to the exact
 // step with their tolerance). Apply with kernels::train::ScopedLinearInputs.
@@ -58,6 +72,20 @@ double estimated_bytes(const kernels::train::ModelConfig& c, std::size_t element
 // Compares gradients tensor by tensor; the detail names the first bad tensor and entry.
 Verification compare_gradients(const std::vector<double>& got, const std::vector<double>& want,
                                const kernels::train::ParamLayout& layout, const GradTolerance& tol);
+
+// The largest |got - other| over each tensor's largest |other| (each tensor at its own scale),
+// over every tensor of `layout`.
+double normalized_distance(const std::vector<double>& got, const std::vector<double>& other,
+                           const kernels::train::ParamLayout& layout);
+// An fp8 step that silently ran in bf16 would pass the fp8 tolerance too: the fp8 step's
+// gradients must also differ from the bf16 step's (same model, same batches) by at least
+// kFp8DistinctFloor of each tensor's scale. Calibrated on the CPU (test_train_suite.cpp): the
+// fp8 emulation moves the tiny models' gradients 0.15-0.19 from the bf16 emulation's, while the
+// whole of bf16's rounding (the bf16 emulation against the exact step, far more than two bf16
+// GPU steps differ by) moves them 0.006-0.008.
+inline constexpr double kFp8DistinctFloor = 3e-2;
+Verification fp8_differs_from_bf16(const std::vector<double>& fp8, const std::vector<double>& bf16,
+                                   const kernels::train::ParamLayout& layout);
 
 // One step of the tiny configuration of `c` in float against double: loss and every gradient.
 Verification verify_tiny_step_cpu(const kernels::train::ModelConfig& c);
