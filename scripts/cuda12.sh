@@ -4,7 +4,7 @@
 #   scripts/cuda12.sh build [DIR [-DVAR=VALUE...]]  configure and build in DIR (default build/cuda12-release,
 #                                                   every default architecture); prints DIR
 #   scripts/cuda12.sh test                          CI's CUDA 12 stage: Release, sm_90 (and sm_90a's
-#                                                   wgmma) with the tests, in build/cuda12; runs ctest
+#                                                   wgmma) in build/cuda12; runs the tests of what CUDA 12 changes
 # GPUBENCH_JOBS sets the parallel jobs (default: every core). /usr/local/include and /usr/local/lib*
 # link into /usr/local/cuda-13.0 on machines set up by NVIDIA's installer, so the compiler and linker
 # would silently take CUDA 13's headers and libraries: the build runs in a private mount namespace
