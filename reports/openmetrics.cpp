@@ -105,7 +105,8 @@ class Writer {
       group.push_back(out.size());
       out.push_back(s);
     }
-    for (const auto& [key, group] : by_key) {
+    for (const auto& entry : by_key) {
+      const std::vector<std::size_t>& group = entry.second;  // (a structured binding cannot be captured before clang 16)
       if (group.size() < 2) continue;
       auto all_differ = [&](std::string Sample::*field) {
         std::set<std::string> seen;

@@ -82,55 +82,6 @@ void swiglu(const T* gate_up, T* out, idx rows, idx f) {
 
 // ---- Weights ----
 
-const Tensor& Layout::at(const std::string& name) const {
-  for (const Tensor& t : tensors)
-    if (t.name == name) return t;
-  throw std::out_of_range("infer model: no tensor " + name);
-}
-
-std::string layer_tensor(idx layer, const char* what) {
-  std::string name = "l";
-  name += std::to_string(layer);
-  name += '.';
-  name += what;
-  return name;
-}
-
-Layout layout(const ModelSpec& s) {
-  Layout l;
-  auto add = [&](std::string name, idx rows, idx cols) {
-    l.tensors.push_back({std::move(name), l.total, rows, cols});
-    l.total += rows * cols;
-  };
-  const idx c = s.hidden, f = s.ffn_shard();
-  const bool gpt = s.arch == Arch::Gpt;
-  add("wte", s.vocab, c);
-  if (gpt) add("wpe", s.max_positions, c);
-  for (idx i = 0; i < s.layers; ++i) {
-    add(layer_tensor(i, "norm1.g"), c, 1);
-    if (gpt) add(layer_tensor(i, "norm1.b"), c, 1);
-    add(layer_tensor(i, "wqkv"), c, s.qkv_dim());
-    if (gpt) add(layer_tensor(i, "bqkv"), s.qkv_dim(), 1);
-    add(layer_tensor(i, "wo"), s.q_dim(), c);
-    if (gpt) add(layer_tensor(i, "bo"), c, 1);
-    add(layer_tensor(i, "norm2.g"), c, 1);
-    if (gpt) add(layer_tensor(i, "norm2.b"), c, 1);
-    if (gpt) {
-      add(layer_tensor(i, "w1"), c, f);
-      add(layer_tensor(i, "b1"), f, 1);
-      add(layer_tensor(i, "w2"), f, c);
-      add(layer_tensor(i, "b2"), c, 1);
-    } else {
-      add(layer_tensor(i, "wgu"), c, 2 * f);  // gate | up
-      add(layer_tensor(i, "wd"), f, c);
-    }
-  }
-  add("normf.g", c, 1);
-  if (gpt) add("normf.b", c, 1);
-  if (!gpt) add("wlm", c, s.vocab_shard());  // gpt: tied to wte's first vocab_shard rows
-  return l;
-}
-
 WeightInit weight_init(const Tensor& t) {
   const std::string& n = t.name;
   const auto ends = [&](const char* suffix) {
