@@ -182,6 +182,7 @@ TEST_F(ReportCli, HtmlRendersInHeadlessChromium) {
       {fmt::format("report {} {} --price H100=2.5 --train-tokens 1e9", (kReports / "machine_a.json").string(),
                    (kReports / "machine_b.json").string())},
       {"report " + (kReports / "hostile.json").string()},
+      {"report " + (kReports / "one_run_cpu.json").string()},  // one run: the lead, no scorecard
       {"history " + (kReports / "history").string()},
       {fmt::format("compare {} {}", (kReports / "compare_base.json").string(), (kReports / "compare_new.json").string())},
   };
@@ -202,6 +203,11 @@ TEST_F(ReportCli, HtmlRendersInHeadlessChromium) {
     EXPECT_EQ(count(dom.out, "<iframe"), 0u) << pages[i].args;
     // Every chart the file holds is an element of the rendered page, with drawn content.
     EXPECT_EQ(std::to_string(count(dom.out, "<svg class=\"chart")), expected_charts) << pages[i].args;
+    if (i == 2) {  // the one-run lead, rendered: its heading and the CPU's missing peak said, not blank
+      EXPECT_TRUE(contains(dom.out, "What the run measured")) << dom.out.substr(0, 2000);
+      EXPECT_TRUE(contains(dom.out, "no CPU peak recorded"));
+      EXPECT_FALSE(contains(dom.out, "Scorecard"));
+    }
     if (i != 1) {
       EXPECT_GT(count(dom.out, "<svg class=\"chart"), 0u) << pages[i].args;
     }
