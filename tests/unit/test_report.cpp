@@ -408,6 +408,42 @@ TEST(ReportOutputs, FormatsAndPaths) {
   EXPECT_THROW(resolve_outputs("md,", "x", {"md", "html"}), gpubench::UsageError);
 }
 
+// The output-name rule (docs/report-compare-history.md#output-names): only a format's own
+// extension is replaced; a version, a date or a locale at the end of a name is kept whole.
+TEST(ReportOutputs, OnlyAFormatsOwnExtensionIsReplaced) {
+  for (const char* ext : {".json", ".md", ".html", ".csv", ".prom", ".txt", ".xml", ".JSON", ".Md"}) {
+    EXPECT_TRUE(is_format_extension(ext)) << ext;
+    EXPECT_EQ(derived_output_path(std::string("out/r") + ext, ".html"), "out/r.html") << ext;
+  }
+  for (const char* ext : {".2", ".UTF-8", ".v1", ".05", ".gz", ".htm", ".jsonl", "", "."}) {
+    EXPECT_FALSE(is_format_extension(ext)) << ext;
+  }
+  EXPECT_EQ(derived_output_path("p.v1.2", ".md"), "p.v1.2.md");
+  EXPECT_EQ(derived_output_path("rep_de_DE.UTF-8", ".csv"), "rep_de_DE.UTF-8.csv");
+  EXPECT_EQ(derived_output_path("runs/2026.01.05", ".report.json"), "runs/2026.01.05.report.json");
+  EXPECT_EQ(derived_output_path("results", ".md"), "results.md");
+  EXPECT_EQ(derived_output_path("r.json", ".report.json"), "r.report.json");
+  EXPECT_EQ(derived_output_path("v1.2/r", ".md"), "v1.2/r.md") << "a dot in a folder's name is no extension";
+  EXPECT_EQ(derived_output_path("v1.2/r.json", ".md"), "v1.2/r.md");
+  EXPECT_EQ(derived_output_path(".json", ".md"), ".json.md") << "a hidden file's whole name is its stem";
+  EXPECT_EQ(derived_output_path("r.tar.gz", ".md"), "r.tar.gz.md");
+  EXPECT_EQ(output_stem("a/b.c.json"), "a/b.c");
+  EXPECT_EQ(output_stem("a/b.c"), "a/b.c");
+
+  auto t = resolve_outputs("md,html,csv", "rep_de_DE.UTF-8", {"md", "html", "csv"});
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].path, "rep_de_DE.UTF-8.md");
+  EXPECT_EQ(t[1].path, "rep_de_DE.UTF-8.html");
+  EXPECT_EQ(t[2].path, "rep_de_DE.UTF-8.csv");
+  t = resolve_outputs("md,junit,openmetrics", "out/x.txt", {"md", "junit", "openmetrics"});
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].path, "out/x.md");
+  EXPECT_EQ(t[1].path, "out/x.xml");
+  EXPECT_EQ(t[2].path, "out/x.prom");
+  t = resolve_outputs("md", "p.v1.2", {"md"});
+  EXPECT_EQ(t[0].path, "p.v1.2") << "one format goes to the path itself";
+}
+
 TEST(ReportPrices, AssignmentsAndFiles) {
   PriceList p;
   p.add_assignment("H100=2.5");
