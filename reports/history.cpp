@@ -25,7 +25,7 @@ std::vector<fs::path> expand_history_inputs(const std::vector<std::string>& inpu
         if (e.is_regular_file() && e.path().extension() == ".json") found.push_back(e.path());
       }
       if (ec) throw UsageError(fmt::format("{}: cannot list ({})", in, ec.message()));
-      if (found.empty()) throw UsageError(fmt::format("{}: no .json results files in this directory", in));
+      if (found.empty()) throw UsageError(fmt::format("{}: no .json results files in this folder", in));
       std::sort(found.begin(), found.end());
       out.insert(out.end(), found.begin(), found.end());
     } else {

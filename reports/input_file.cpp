@@ -33,12 +33,16 @@ std::string read_input_file(const std::filesystem::path& path, std::string_view 
     if (text.empty()) throw UsageError(fmt::format("{}: empty path", what));
     // O_NONBLOCK: opening a FIFO with no writer must not wait; cleared below for a regular file.
     fd = ::open(text.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) fail(fmt::format("cannot open ({})", std::strerror(errno)));
+    if (fd < 0) {
+      const int err = errno;
+      // What is there instead of a readable file: nothing, a dangling link, a part that is no folder.
+      if (err == ENOENT || err == ENOTDIR) fail(fmt::format("cannot open: it {}", describe_path(text)));
+      fail(fmt::format("cannot open ({})", std::strerror(err)));
+    }
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      const mode_t mode = st.st_mode;
       ::close(fd);
-      fail(fmt::format("cannot open: it is {}, and inputs are regular files", file_kind(mode)));
+      fail(fmt::format("cannot open: it {}, and inputs are regular files", describe_path(text)));
     }
     if (static_cast<std::uintmax_t>(st.st_size) > max_bytes) {
       ::close(fd);

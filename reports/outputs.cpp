@@ -2,6 +2,7 @@
 #include "reports/outputs.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -24,6 +25,28 @@ const char* extension(const std::string& format) {
 
 }  // namespace
 
+bool is_format_extension(std::string_view extension) {
+  return std::any_of(kFormatExtensions.begin(), kFormatExtensions.end(), [&](std::string_view known) {
+    return known.size() == extension.size() &&
+           std::equal(known.begin(), known.end(), extension.begin(), [](char a, char b) {
+             return a == std::tolower(static_cast<unsigned char>(b));
+           });
+  });
+}
+
+std::string output_stem(const std::string& path) {
+  const std::filesystem::path p(path);
+  // extension() of the file name only: a dot in a folder's name is no extension, nor is the
+  // leading dot of ".json" (a hidden file's whole name).
+  const std::string ext = p.has_filename() ? p.filename().extension().string() : std::string();
+  if (ext.empty() || !is_format_extension(ext)) return path;
+  return path.substr(0, path.size() - ext.size());
+}
+
+std::string derived_output_path(const std::string& path, std::string_view extension) {
+  return output_stem(path) + std::string(extension);
+}
+
 std::vector<OutputTarget> resolve_outputs(const std::string& formats, const std::string& out,
                                           const std::vector<std::string>& allowed) {
   std::vector<std::string> list;
@@ -45,7 +68,7 @@ std::vector<OutputTarget> resolve_outputs(const std::string& formats, const std:
   std::vector<OutputTarget> targets;
   for (const auto& f : list) {
     std::string path = out;
-    if (list.size() > 1) path = std::filesystem::path(out).replace_extension(extension(f)).string();
+    if (list.size() > 1) path = derived_output_path(out, extension(f));
     targets.push_back({f, path});
   }
   return targets;

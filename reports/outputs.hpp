@@ -1,12 +1,34 @@
 #pragma once
-// --format LIST and --out PATH, shared by report, compare and history: which formats to write
-// and where. One format: PATH itself (stdout without --out). Several: PATH with its extension
-// replaced by each format's (.md .html .csv .json .xml); they need --out.
+// --format LIST and --out PATH, shared by report, compare, history, scaling and serving: which
+// formats to write and where. One format: PATH itself (stdout without --out). Several: each
+// format's extension on PATH's stem (derived_output_path); they need --out.
+//
+// Output names (docs/report-compare-history.md, "Output names"), the one rule of every path
+// gpubench derives from another (these outputs, `run --report`, `run --trace-dir`): a name's
+// extension is dropped only when it is one of the formats' own (kFormatExtensions, any case);
+// any other ending is part of the name and kept ("p.v1.2" -> "p.v1.2.md", "r.json" -> "r.md").
+#include <array>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace gpubench::reports {
+
+// The extensions of the formats gpubench reads and writes: results and JSON reports, Markdown,
+// HTML, CSV, OpenMetrics (.prom for node_exporter's textfile collector; .txt as plain text),
+// JUnit XML.
+inline constexpr std::array<std::string_view, 7> kFormatExtensions = {".json", ".md", ".html", ".csv",
+                                                                       ".prom", ".txt", ".xml"};
+
+// Whether `extension` (with its dot) is one of kFormatExtensions, ignoring case.
+bool is_format_extension(std::string_view extension);
+// `path` without its file name's extension when that is a format's own, else `path` whole:
+// "out/r.json" -> "out/r", "p.v1.2" -> "p.v1.2", "rep_de_DE.UTF-8" -> "rep_de_DE.UTF-8".
+std::string output_stem(const std::string& path);
+// The path of an output named after `path`: output_stem(path) + `extension` (".md",
+// ".report.json", ".trace.json").
+std::string derived_output_path(const std::string& path, std::string_view extension);
 
 struct OutputTarget {
   std::string format;  // "md", "html", "csv", "json", "junit"

@@ -338,15 +338,19 @@ std::string varying_label(const ResultEntry& e, const std::vector<std::string>& 
 
 // ---------------------------------------------------------------- sections
 
+bool cpu_column(const Model& m, std::size_t c) { return m.j.columns[c].device.rfind("cpu", 0) == 0; }
+
 void notes(Document& doc, const Model& m) {
   doc.paragraph(
       "Each case is joined across results files by its suite and axis values (not its name), so the same case "
       "measured on several devices sits on one row. Values are the median over repetitions of the case's headline "
       "metric (higher is better; runs/s where a case reports only a time). Rates use decimal units: "
       "1 TFLOP/s = 1e12 FLOP/s, 1 GB/s = 1e9 B/s. % of peak compares with the dense datasheet figure (a vendor "
-      "claim); % of ceiling with the ceiling the memory suite measured on the same device. Ratios are against the "
-      "baseline run; geomeans are geometric means of per-case ratios.");
-  if (!m.j.columns.empty()) doc.paragraph("Baseline: " + m.j.columns[m.baseline].label + ".");
+      "claim); % of ceiling with the ceiling the memory suite measured on the same device." +
+      std::string(m.j.columns.size() > 1 ? " Ratios are against the baseline run; geomeans are geometric means of "
+                                           "per-case ratios."
+                                         : ""));
+  if (m.j.columns.size() > 1) doc.paragraph("Baseline: " + m.j.columns[m.baseline].label + ".");
 }
 
 void scorecard(Document& doc, const Model& m) {
@@ -378,7 +382,7 @@ void scorecard(Document& doc, const Model& m) {
     for (std::size_t i = 0; i < m.j.cases.size(); ++i) {
       if (m.cells[i][c].pct_peak) pcts.push_back(*m.cells[i][c].pct_peak);
     }
-    row.push_back(pct(geomean(pcts)));
+    row.push_back(pcts.empty() ? (cpu_column(m, c) ? std::string("no CPU peak recorded") : std::string()) : pct(geomean(pcts)));
     row.push_back(times(m.geomean_ratio(all, c, [](const Cell& x) { return x.per_w; }).first));
     row.push_back(m.price[c] ? decimal(*m.price[c], 2) : std::string());
     row.push_back(times(m.geomean_ratio(all, c, [](const Cell& x) { return x.per_dollar; }).first));
@@ -389,6 +393,224 @@ void scorecard(Document& doc, const Model& m) {
   if (m.j.columns.size() > 1 && !bars.values.empty()) doc.chart(std::move(bars));
   if (m.opt.prices.prices.empty()) {
     doc.paragraph("No prices given: perf per dollar-hour needs --prices FILE or --price NAME=USD_PER_HOUR.");
+  }
+}
+
+// ---------------------------------------------------------------- one run: what it measured
+
+// A suite's cases on one device: how many ran and how they came out. Repetitions of one case
+// count once (by case identity).
+struct SuiteCounts {
+  std::size_t ok = 0, noisy = 0, suspect = 0, throttled = 0, failed = 0, skipped = 0;
+  std::string first_failure, first_skip, first_suspect;
+};
+
+SuiteCounts suite_counts(const Model& m, std::size_t c, const std::string& suite) {
+  SuiteCounts n;
+  for (std::size_t i : m.suite_cases(suite)) {
+    if (m.j.cases[i].by_column[c].empty()) continue;
+    const Cell& x = m.cells[i][c];
+    ++n.ok;
+    n.noisy += x.noisy ? 1 : 0;
+    n.throttled += x.throttled ? 1 : 0;
+    if (!x.suspect.empty()) {
+      ++n.suspect;
+      if (n.first_suspect.empty()) n.first_suspect = x.suspect.front();
+    }
+  }
+  const RunColumn& col = m.j.columns[c];
+  std::set<std::string> failed, skipped;
+  for (const ResultEntry& e : m.files[col.file].entries) {
+    if (!is_iteration(e) || e.device != col.device || e.suite != suite) continue;
+    if (e.status == "failed" && failed.insert(case_identity(e)).second && n.first_failure.empty()) n.first_failure = e.reason;
+    if (e.status == "skipped" && skipped.insert(case_identity(e)).second && n.first_skip.empty()) n.first_skip = e.reason;
+  }
+  n.failed = failed.size();
+  n.skipped = skipped.size();
+  return n;
+}
+
+// The verdict of a suite's cases: the worst that holds, with the first reason.
+std::string suite_verdict(const SuiteCounts& n) {
+  std::vector<std::string> parts;
+  if (n.failed > 0) parts.push_back(fmt::format("{} failed ({})", n.failed, n.first_failure));
+  if (n.suspect > 0) parts.push_back(fmt::format("{} suspect ({})", n.suspect, n.first_suspect));
+  if (n.noisy > 0) parts.push_back(fmt::format("{} noisy: rerun before acting on {}", n.noisy, n.noisy == 1 ? "it" : "them"));
+  if (n.throttled > 0) parts.push_back(fmt::format("{} throttled", n.throttled));
+  if (n.ok == 0 && n.failed == 0) {
+    parts.push_back(n.skipped > 0 ? fmt::format("nothing ran: {}", n.first_skip) : std::string("nothing ran"));
+  }
+  if (parts.empty()) return "ok: every case verified and within --max-noise";
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+// What "% of datasheet peak" says where there is no figure: a CPU has no datasheet in
+// data/gpus.json (a CPU peak recorded at run time lands in the cases' metrics.peak), a GPU may
+// be missing from the sheet, and some figures (tokens/s, runs/s) have no peak at all.
+std::string no_peak_text(const Model& m, std::size_t c, const std::string& peak_key) {
+  if (peak_key.empty()) return "no peak for this figure";
+  if (cpu_column(m, c)) return "no CPU peak recorded";
+  if (m.spec[c] == nullptr) return "not in the spec sheet";
+  return fmt::format("no datasheet {} figure", peak_key);
+}
+
+// With one results file, the report leads with what the run says about each of its devices
+// (a ratio of the run to itself says nothing): per suite the counts and the verdict, the best
+// figure of each headline metric against the measured ceiling, the datasheet peak and the
+// published figure, and the measured ceilings against the datasheet.
+void run_lead(Document& doc, const Model& m) {
+  doc.heading("What the run measured");
+  const std::size_t ncol = m.j.columns.size();
+  const bool several = ncol > 1;
+  Table status;
+  if (several) status.add_column("device");
+  status.add_column("suite");
+  for (const char* c : {"ok", "noisy", "suspect", "failed", "skipped"}) status.add_column(c, true);
+  status.add_column("verdict");
+  std::size_t all_ok = 0, all_noisy = 0, all_suspect = 0, all_failed = 0, all_skipped = 0;
+  for (std::size_t c = 0; c < ncol; ++c) {
+    for (const std::string& suite : m.j.suites) {
+      const SuiteCounts n = suite_counts(m, c, suite);
+      if (n.ok + n.failed + n.skipped == 0) continue;
+      std::vector<std::string> row;
+      if (several) row.push_back(m.j.columns[c].label);
+      row.push_back(suite.empty() ? "(no suite)" : suite);
+      for (std::size_t v : {n.ok, n.noisy, n.suspect, n.failed, n.skipped}) row.push_back(std::to_string(v));
+      row.push_back(suite_verdict(n));
+      status.rows.push_back(std::move(row));
+      all_ok += n.ok, all_noisy += n.noisy, all_suspect += n.suspect, all_failed += n.failed, all_skipped += n.skipped;
+    }
+  }
+  std::string overall = fmt::format("{}: {} case{} ok ({} noisy, {} suspect), {} failed, {} skipped.",
+                                    several ? fmt::format("{} devices", ncol) : m.j.columns[0].label, all_ok,
+                                    all_ok == 1 ? "" : "s", all_noisy, all_suspect, all_failed, all_skipped);
+  if (all_failed > 0) {
+    overall += " Failed cases measured nothing: see Skipped and failed.";
+  } else if (all_suspect > 0) {
+    overall += " Suspect figures are above a datasheet peak or a measured ceiling: see Findings.";
+  } else if (all_ok > 0 && all_noisy == 0) {
+    overall += " Every case that ran was verified and measured within --max-noise.";
+  }
+  doc.paragraph(overall);
+  doc.table(std::move(status));
+
+  // The headline figures: per suite and metric (the most measured first, at most three), the
+  // best case, against what the device can do.
+  Table figures;
+  if (several) figures.add_column("device");
+  for (const char* c : {"suite", "figure", "best", "case"}) figures.add_column(c, std::string(c) == "best");
+  figures.add_column("% of measured ceiling", true);
+  figures.add_column("% of peak", true);
+  bool any_published = false;
+  for (const auto& row : m.cells) {
+    for (const Cell& x : row) any_published = any_published || x.published.has_value();
+  }
+  if (any_published) figures.add_column("% of published", true);
+  for (std::size_t c = 0; c < ncol; ++c) {
+    for (const std::string& suite : m.j.suites) {
+      std::vector<std::pair<std::string, std::vector<std::size_t>>> by_metric;  // metric -> cases
+      for (std::size_t i : m.suite_cases(suite)) {
+        const Cell& x = m.cells[i][c];
+        if (!x.perf) continue;
+        auto it = std::find_if(by_metric.begin(), by_metric.end(), [&](const auto& b) { return b.first == x.perf->metric; });
+        if (it == by_metric.end()) {
+          by_metric.emplace_back(x.perf->metric, std::vector<std::size_t>{});
+          it = std::prev(by_metric.end());
+        }
+        it->second.push_back(i);
+      }
+      std::stable_sort(by_metric.begin(), by_metric.end(),
+                       [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+      if (by_metric.size() > 3) by_metric.resize(3);
+      const std::vector<std::size_t> suite_all = m.suite_cases(suite);
+      const AxisSplit split = split_axes(m, suite_all);
+      for (const auto& [metric, cases] : by_metric) {
+        std::size_t best = cases.front();
+        for (std::size_t i : cases) {
+          if (m.cells[i][c].perf->value > m.cells[best][c].perf->value) best = i;
+        }
+        const Cell& x = m.cells[best][c];
+        const ResultEntry& e = *m.j.cases[best].by_column[c].front();
+        const std::string peak_key = string_at(e.metrics, {"peak_key"});
+        std::vector<std::string> row;
+        if (several) row.push_back(m.j.columns[c].label);
+        row.push_back(suite.empty() ? "(no suite)" : suite);
+        row.push_back(fmt::format("{} ({} case{})", x.perf->unit, cases.size(), cases.size() == 1 ? "" : "s"));
+        std::string value = fmt::format("{} {}", sig3(x.perf->value), x.perf->unit);
+        if (x.noisy) value += " (noisy)";
+        if (x.throttled) value += " (throttled)";
+        if (!x.suspect.empty()) value += " (suspect)";
+        row.push_back(value);
+        row.push_back(split.varying.empty() ? axes_label(e) : varying_label(e, split.varying));
+        const bool rated = !peak_key.empty() && (x.perf->metric == "tflops" || x.perf->metric == "gbps");
+        row.push_back(x.pct_ceiling ? pct(x.pct_ceiling)
+                      : rated       ? std::string("no ceiling measured")
+                                    : std::string("no ceiling for this figure"));
+        row.push_back(x.pct_peak ? pct(x.pct_peak) : no_peak_text(m, c, rated ? peak_key : std::string()));
+        if (any_published) {
+          // The best case's published figure, else the suite's case of this metric that has one.
+          const Cell* with = x.published ? &x : nullptr;
+          std::size_t at = best;
+          for (std::size_t i : cases) {
+            if (with == nullptr && m.cells[i][c].published) with = &m.cells[i][c], at = i;
+          }
+          std::string text = cpu_column(m, c) ? "no published CPU figure" : "no published figure";
+          if (with != nullptr) {
+            text = fmt::format("{} of {:g} {} ({})", pct(with->published->pct), with->published->row->value,
+                               with->published->row->unit, with->published->row->short_source());
+            if (at != best) text += " at " + varying_label(*m.j.cases[at].first, split.varying);
+            if (!with->published->differs.empty()) text += "; differs: " + with->published->differs;
+          }
+          row.push_back(text);
+        }
+        figures.rows.push_back(std::move(row));
+      }
+    }
+  }
+  if (!figures.rows.empty()) {
+    doc.paragraph("Headline figures: the best case of each metric a suite measured (the median over its repetitions; "
+                  "higher is better), against the ceiling the memory suite measured on the same device, the peak (a "
+                  "GPU's datasheet figure in data/gpus.json; a CPU's, where the run recorded one) and, where "
+                  "data/reference.json has one, the published figure of the same measurement.");
+    doc.table(std::move(figures));
+  }
+
+  // The measured ceilings (the memory suite's summary) against the datasheet.
+  Table ceilings;
+  if (several) ceilings.add_column("device");
+  for (const char* c : {"ceiling", "measured", "by", "datasheet", "% of datasheet"}) {
+    ceilings.add_column(c, std::string(c) == "measured" || std::string(c) == "datasheet" || std::string(c) == "% of datasheet");
+  }
+  for (std::size_t c = 0; c < ncol; ++c) {
+    const json* s = m.device_summary(c);
+    if (s == nullptr) continue;
+    auto add = [&](const std::string& key, const json* ceiling, double value, const std::string& unit) {
+      std::vector<std::string> row;
+      if (several) row.push_back(m.j.columns[c].label);
+      row.push_back(key == "memory_bandwidth" ? std::string("memory bandwidth") : key);
+      std::string measured = fmt::format("{} {}", sig3(value), unit);
+      if (m.ceiling_suspect(c, key) != nullptr) measured += " (suspect)";
+      row.push_back(measured);
+      const std::string test = ceiling ? string_at(*ceiling, {"test"}) : std::string();
+      row.push_back(test.empty() ? std::string() : "test=" + test);
+      const auto sheet = m.sheet_peak(c, key);
+      row.push_back(sheet ? fmt::format("{} {}", sig3(*sheet), unit) : no_peak_text(m, c, key));
+      row.push_back(sheet && *sheet > 0 ? pct(100 * value / *sheet) : std::string("-"));
+      ceilings.rows.push_back(std::move(row));
+    };
+    if (auto bw = number_at(*s, {"memory_bandwidth", "gbps"})) add("memory_bandwidth", json_at(*s, {"memory_bandwidth"}), *bw, "GB/s");
+    if (const json* peaks = json_at(*s, {"peak"}); peaks != nullptr && peaks->is_object()) {
+      for (const auto& [key, v] : peaks->items()) {
+        if (auto t = number_at(v, {"tflops"})) add(key, &v, *t, key.rfind("int", 0) == 0 ? "TOP/s" : "TFLOP/s");
+      }
+    }
+  }
+  if (!ceilings.rows.empty()) {
+    doc.paragraph("Measured ceilings (the memory suite's best copy and peak loops), against the datasheet:");
+    doc.table(std::move(ceilings));
+  } else {
+    doc.paragraph("No measured ceilings in this file: the memory suite's summary gives them, from its bandwidth tests "
+                  "at sizes beyond the caches and its peak loops (the quick preset runs both).");
   }
 }
 
@@ -1115,7 +1337,11 @@ ordered build_summary(const Model& m) {
       auto [g, n] = m.geomean_ratio(m.suite_cases(su), c, [](const Cell& x) {
         return x.perf ? std::optional<double>(x.perf->value) : std::nullopt;
       });
-      suites[su] = {{"geomean_ratio", opt_num(g)}, {"cases", n}};
+      const SuiteCounts counts = suite_counts(m, c, su);
+      suites[su] = {{"geomean_ratio", opt_num(g)}, {"cases", n},
+                    {"counts", {{"ok", counts.ok}, {"noisy", counts.noisy}, {"suspect", counts.suspect},
+                                {"failed", counts.failed}, {"skipped", counts.skipped}}},
+                    {"verdict", suite_verdict(counts)}};
       if (g) means.push_back(*g);
     }
     r["suites"] = std::move(suites);
@@ -1178,7 +1404,10 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   }
   tuning_section(body, files);  // reports/tuning.cpp: files written by `gpubench tune train|dataload`
   mamf_section(body, files);
-  scorecard(body, m);
+  // One results file: what the run says about its devices first. The ratio scorecard needs two
+  // columns (runs, or devices of one run); one column's ratios would all be 1.00x, itself.
+  if (files.size() == 1 || m.j.columns.size() == 1) run_lead(body, m);
+  if (m.j.columns.size() > 1) scorecard(body, m);
   for (const auto& s : m.j.suites) suite_section(body, m, s);
   attention_section(body, files);
   infer_section(body, files);

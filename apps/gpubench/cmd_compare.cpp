@@ -36,7 +36,7 @@ CompareOptions parse_compare_options(const std::vector<std::string>& args) {
       ("fail-on-ambiguous", po::bool_switch(&o.fail_on_ambiguous), "an ambiguous case (clock or load) fails too")
       ("contended", po::value(&o.contended_pct)->default_value(o.contended_pct),
        "other processes' CPU use or steal time in % above which a side is contended (0 to 100)")
-      ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension")
+      ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension, in place of an ending that is a format's own (.json .md .html .csv .prom .txt .xml), else appended")
       ("output,o", po::value(&output), "the same as --out")
       ("format,f", po::value(&o.format)->default_value(o.format), "comma list of: md (markdown), html, json, junit")
       ("junit", po::value(&o.junit), "also write JUnit XML to this file")

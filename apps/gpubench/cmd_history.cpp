@@ -22,7 +22,7 @@ HistoryOptions parse_history_options(const std::vector<std::string>& args) {
       ("alpha", po::value(&o.alpha)->default_value(o.alpha, "0.05"), "significance level of the permutation test")
       ("min-shift", po::value(&o.min_shift_pct)->default_value(o.min_shift_pct), "smallest shift in % that is reported (0 to 1000)")
       ("permutations", po::value(&o.permutations)->default_value(o.permutations), "shuffles per test (100 to 100000)")
-      ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension")
+      ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension, in place of an ending that is a format's own (.json .md .html .csv .prom .txt .xml), else appended")
       ("output,o", po::value(&output), "the same as --out")
       ("format,f", po::value(&o.format)->default_value(o.format), "comma list of: md (markdown), html, json")
       ("help,h", "show this help");

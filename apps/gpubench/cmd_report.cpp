@@ -30,7 +30,7 @@ ReportOptions parse_report_options(const std::vector<std::string>& args) {
       "per watt and per dollar-hour, geomean scorecard, time and cost to train, rooflines, findings and the "
       "environment.\n\nOptions");
   desc.add_options()
-      ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension")
+      ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension, in place of an ending that is a format's own (.json .md .html .csv .prom .txt .xml), else appended")
       ("output,o", po::value(&output), "the same as --out")
       ("format,f", po::value(&o.format)->default_value(o.format),
        "comma list of: md (markdown), html, csv, json, openmetrics (Prometheus/OpenMetrics text for node_exporter's "

@@ -27,6 +27,7 @@
 #include "bench/suites/all_suites.hpp"
 #include "bench/suites/gemm/gemm_tune.hpp"
 #include "profilers/profile.hpp"
+#include "reports/outputs.hpp"
 #include "reports/plausibility.hpp"
 #include "reports/spec_sheet.hpp"
 
@@ -54,12 +55,12 @@ constexpr double kMaxMinTimeS = 3600, kMaxWarmupS = 3600, kMaxBatchTimeS = 60, k
 constexpr double kMaxRankTimeoutS = 86400, kMaxSampleFloorS = 86400;
 constexpr long long kMaxMinSamples = 1000000;
 
-// One trace per run, named after the results file; an --isolate child writes its own.
+// One trace per run, named after the results file (the output-name rule of reports/outputs.hpp:
+// r.json -> r.trace.json, p.v1.2 -> p.v1.2.trace.json); an --isolate child writes its own.
 std::string trace_file_path(const std::string& dir, const std::filesystem::path& out, long isolated_case) {
   validate_output_folder(dir, "--trace-dir");
-  const std::string stem = out.stem().string();
   const std::string name = isolated_case >= 0 ? fmt::format("case{}-{}.trace.json", isolated_case, ::getpid())
-                                              : stem + ".trace.json";
+                                              : reports::derived_output_path(out.filename().string(), ".trace.json");
   const std::filesystem::path path = std::filesystem::path(dir) / name;
   validate_output_file(path, "--trace-dir");
   make_folders(dir, "--trace-dir");
@@ -97,9 +98,9 @@ int dry_run(const RunOptions& o, const reports::SpecSheet& specs) {
   return 0;
 }
 
-// --report FORMATS: each report beside the results file, named after it (results.md, ...;
-// the json report is results.report.json, not the results file itself). UsageError for a
-// format `report` does not write.
+// --report FORMATS: each report beside the results file, named after it by the output-name rule
+// (reports/outputs.hpp: results.json -> results.md, ...; p.v1.2 -> p.v1.2.md; the json report is
+// results.report.json, not the results file itself). UsageError for a format `report` does not write.
 std::vector<std::pair<std::string, std::filesystem::path>> report_paths(const std::string& formats,
                                                                         const std::filesystem::path& results) {
   std::vector<std::pair<std::string, std::filesystem::path>> out;
@@ -112,8 +113,8 @@ std::vector<std::pair<std::string, std::filesystem::path>> report_paths(const st
     if (f != "md" && f != "html" && f != "csv" && f != "json" && f != "openmetrics") {
       throw UsageError(fmt::format("--report '{}': '{}' is not one of md, html, csv, json, openmetrics", formats, f));
     }
-    std::filesystem::path p = results;
-    p.replace_extension(f == "json" ? ".report.json" : f == "openmetrics" ? ".prom" : "." + f);
+    const std::filesystem::path p = reports::derived_output_path(
+        results.string(), f == "json" ? ".report.json" : f == "openmetrics" ? ".prom" : "." + f);
     const bool again = std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.first == f; });
     if (!again) out.emplace_back(f, p);  // md,md: written once
     start = comma + 1;
@@ -134,7 +135,7 @@ std::string summary_line(const RunSummary& s, std::size_t not_applicable, double
     where += fmt::format("; report: {}", fmt::join(reports, ", "));
     if (line.size() + 2 + where.size() > 160) {
       std::vector<std::string> endings;
-      const std::string stem = (results.parent_path() / results.stem()).string();
+      const std::string stem = reports::output_stem(results.string());
       for (const std::string& r : reports) endings.push_back(r.rfind(stem, 0) == 0 ? r.substr(stem.size()) : r);
       where = fmt::format("results: {} (report beside it: {})", results.string(), fmt::join(endings, ", "));
     }

@@ -64,7 +64,7 @@ ScalingCli parse_scaling_options(const std::vector<std::string>& args) {
       ("train-samples", po::value<double>(), "workload for time and cost to train, in samples")
       ("train-filter", po::value(&o.model.train_filter), "only train cases whose axes contain this text (e.g. model=mlp)")
       ("train-case", po::value(&train_case), "the same as --train-filter (report's name)")
-      ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension")
+      ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension, in place of an ending that is a format's own (.json .md .html .csv .prom .txt .xml), else appended")
       ("output,o", po::value(&output), "the same as --out")
       ("format,f", po::value(&o.format)->default_value(o.format), "comma list of: md (markdown, the default), html, json")
       ("help,h", "show this help");

@@ -79,7 +79,7 @@ ServingCli parse_serving_options(const std::vector<std::string>& args) {
       ("max-batch", po::value<long long>(), "requests decoding at once (default: the files' serve case, else 16)")
       ("requests", po::value<long long>(), "requests in the trace (default: the files' serve case, else 64)")
       ("seed", po::value<long long>(), "seed of the trace (default 1)")
-      ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension")
+      ("out", po::value(&o.out), "output path (stdout when absent); with several formats each gets its extension, in place of an ending that is a format's own (.json .md .html .csv .prom .txt .xml), else appended")
       ("output,o", po::value(&output), "the same as --out")
       ("format,f", po::value(&o.format)->default_value(o.format), "comma list of: md (markdown, the default), html, json")
       ("help,h", "show this help");

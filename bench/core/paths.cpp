@@ -84,14 +84,18 @@ void check_folder(const fs::path& dir, std::string_view option, const std::strin
   fs::path existing = dir.empty() ? fs::path(".") : dir;
   struct stat st {};
   while (::stat(existing.c_str(), &st) != 0) {
-    if (errno == ENOTDIR) refuse(option, shown, "a part of the path is a file, not a folder");
-    if (errno != ENOENT) refuse(option, shown, fmt::format("{}: {}", printable_path(existing.string()), std::strerror(errno)));
+    // ENOTDIR: a part above is no folder; walking up finds it, and the check below names it.
+    if (errno != ENOENT && errno != ENOTDIR) {  // a folder above that may not be searched
+      refuse(option, shown, fmt::format("{} {}", printable_path(existing.string()), describe_path(existing.string())));
+    }
     fs::path parent = existing.parent_path();
     if (parent.empty()) parent = existing.is_absolute() ? fs::path("/") : fs::path(".");
     if (parent == existing) refuse(option, shown, "no folder of the path exists");
     existing = parent;
   }
-  if (!S_ISDIR(st.st_mode)) refuse(option, shown, fmt::format("{} is {}, not a folder", printable_path(existing.string()), file_kind(st.st_mode)));
+  if (!S_ISDIR(st.st_mode)) {
+    refuse(option, shown, fmt::format("{} {}, not a folder", printable_path(existing.string()), describe_path(existing.string())));
+  }
   if (::access(existing.c_str(), W_OK | X_OK) != 0) {
     refuse(option, shown, fmt::format("folder {} is not writable: {}", printable_path(existing.string()), std::strerror(errno)));
   }
@@ -119,16 +123,16 @@ void validate_output_file(const fs::path& path, std::string_view option) {
   }
   struct stat st {};
   if (::stat(text.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) refuse(option, text, "is a folder");
+    if (S_ISDIR(st.st_mode)) refuse(option, text, describe_path(text) + "; give a file name");
     if (!S_ISREG(st.st_mode)) {
-      refuse(option, text, fmt::format("exists and is {}; gpubench writes only regular files (it replaces them whole)",
-                                       file_kind(st.st_mode)));
+      refuse(option, text, fmt::format("exists and {}; gpubench writes only regular files (it replaces them whole)",
+                                       describe_path(text)));
     }
-    if (::access(text.c_str(), W_OK) != 0) refuse(option, text, fmt::format("file is not writable: {}", std::strerror(errno)));
-  } else if (errno == ENOTDIR) {
-    refuse(option, text, "a part of the path is a file, not a folder");
-  } else if (errno != ENOENT) {
-    refuse(option, text, std::strerror(errno));
+    if (::access(text.c_str(), W_OK) != 0) {
+      refuse(option, text, fmt::format("{}, not writable: {}", describe_path(text), std::strerror(errno)));
+    }
+  } else if (errno != ENOENT && errno != ENOTDIR) {  // ENOTDIR: check_folder names the part that is no folder
+    refuse(option, text, describe_path(text));
   }
   check_folder(path.has_parent_path() ? path.parent_path() : fs::path("."), option, text);
 }
@@ -144,7 +148,8 @@ void make_folders(const fs::path& dir, std::string_view option) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
-    refuse(option, dir.string(), fmt::format("cannot create the folder: {}", ec ? ec.message() : "not a folder"));
+    refuse(option, dir.string(),
+           fmt::format("cannot create the folder: {}", ec ? ec.message() : "it " + describe_path(dir.string())));
   }
 }
 
@@ -235,11 +240,11 @@ fs::path temp_folder() {
   const std::string name = from_env ? fmt::format("TMPDIR '{}'", printable_path(dir)) : std::string("/tmp");
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
-    throw UsageError(fmt::format("{}: {}; temporary files need a writable folder (set TMPDIR to one)", name,
-                                 std::strerror(errno)));
+    throw UsageError(fmt::format("{}: {} ({}); temporary files need a writable folder (set TMPDIR to one)", name,
+                                 describe_path(dir), std::strerror(errno)));
   }
   if (!S_ISDIR(st.st_mode)) {
-    throw UsageError(fmt::format("{}: is {}, not a folder (set TMPDIR to a writable folder)", name, file_kind(st.st_mode)));
+    throw UsageError(fmt::format("{}: {}, not a folder (set TMPDIR to a writable folder)", name, describe_path(dir)));
   }
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
     throw UsageError(fmt::format("{}: not writable: {} (set TMPDIR to a writable folder)", name, std::strerror(errno)));

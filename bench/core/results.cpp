@@ -14,6 +14,7 @@
 
 #include "errors.hpp"
 #include "interrupt.hpp"
+#include "path_text.hpp"
 #include "paths.hpp"
 
 namespace gpubench {
@@ -48,7 +49,8 @@ void write_file_atomically(const fs::path& path, const std::string& text) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     ::unlink(tmp.c_str());
-    throw std::runtime_error(fmt::format("{}: exists and is not a regular file; not replaced", path.string()));
+    throw std::runtime_error(fmt::format("{}: exists and {}, not a regular file; not replaced", path.string(),
+                                         describe_path(path.string())));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;

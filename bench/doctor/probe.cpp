@@ -16,6 +16,7 @@
 
 #include "bench/core/device.hpp"
 #include "bench/core/nvml.hpp"
+#include "bench/core/path_text.hpp"
 #include "gpubench/version.hpp"
 
 namespace gpubench::doctor {
@@ -189,7 +190,7 @@ DiskView probe_disk(const std::string& results_dir) {
   while (!fs::exists(p, ec) && p.has_parent_path() && p != p.parent_path()) p = p.parent_path();
   if (fs::exists(p, ec) && !fs::is_directory(p, ec)) {
     d.checked_dir = p.string();
-    d.error = fmt::format("{} is not a folder", p.string());
+    d.error = fmt::format("{} {}, not a folder", p.string(), describe_path(p.string()));
     return d;
   }
   d.checked_dir = p == start ? results_dir : p.string();

@@ -8,11 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -123,6 +125,41 @@ TEST_F(Cli, SuitesThatCannotRunHereAreOneLine) {
   Output only = gpubench("run --suite collectives --device cpu -o " + (dir / "c.json").string());
   EXPECT_EQ(only.code, 0) << only.err;
   EXPECT_NE(only.err.find("not run here"), std::string::npos) << only.err;
+}
+
+// run --report names its reports by the output-name rule (docs/report-compare-history.md#output-names):
+// a results file named p.v1.2 gets p.v1.2.md, not p.v1.md; r.json gets r.md and r.report.json.
+TEST_F(Cli, RunReportsKeepTheWholeNameOfTheResultsFile) {
+  for (const auto& [results, reports] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"p.v1.2", {"p.v1.2.md", "p.v1.2.html", "p.v1.2.report.json", "p.v1.2.prom"}},
+           {"r.json", {"r.md", "r.html", "r.report.json", "r.prom"}}}) {
+    const fs::path folder = dir / results;
+    fs::create_directories(folder);
+    const fs::path out = folder / results;
+    Output r = gpubench(fmt::format("run --device cpu --suite memory -a test=copy -a size=1M --min-time 0.02 --warmup 0.005 "
+                                    "--min-samples 3 -q --report md,html,json,openmetrics --out {}",
+                                    out.string()));
+    ASSERT_EQ(r.code, 0) << r.err;
+    std::vector<std::string> found;
+    for (const auto& e : fs::directory_iterator(folder)) found.push_back(e.path().filename().string());
+    std::vector<std::string> expected = reports;
+    expected.push_back(results);
+    std::sort(found.begin(), found.end());
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(found, expected) << r.err;
+    // The closing line names them as written: in full, or by what follows the results file's stem.
+    const bool full = r.err.find("report: " + (folder / reports[0]).string()) != std::string::npos;
+    const bool compact = r.err.find("(report beside it: " + reports[0].substr(reports[0].size() - 3)) != std::string::npos;
+    EXPECT_TRUE(full || compact) << r.err;
+    // The report of one run (scripts/run.sh's) leads with what the run measured, not a scorecard
+    // of the run against itself (issue 49).
+    std::ifstream md(folder / reports[0]);
+    const std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("## What the run measured"), std::string::npos) << text.substr(0, 2000);
+    EXPECT_NE(text.find("| memory | 1 | "), std::string::npos) << text.substr(0, 2000);
+    EXPECT_EQ(text.find("## Scorecard"), std::string::npos);
+    EXPECT_EQ(text.find("1.00x"), std::string::npos);
+  }
 }
 
 // The default console: one table per suite (varying axes as columns, constant ones above),

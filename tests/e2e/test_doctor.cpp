@@ -174,7 +174,7 @@ TEST_F(Doctor, UnusableResultsFolderIsAnErrorAndExits1) {
   const nlohmann::json* disk = find(doc, "disk");
   ASSERT_NE(disk, nullptr);
   EXPECT_EQ((*disk)["severity"], "error");
-  EXPECT_NE((*disk)["message"].get<std::string>().find("is not a folder"), std::string::npos) << disk->dump();
+  EXPECT_NE((*disk)["message"].get<std::string>().find("is a regular file, not a folder"), std::string::npos) << disk->dump();
 }
 
 TEST_F(Doctor, HelpAndUsageErrors) {

@@ -2,6 +2,8 @@
 // synthetic fixtures (tests/fixtures/reports): formats and paths, CI exit codes, input errors,
 // and the HTML report rendered by headless Chromium (skipped when chromium is not installed;
 // CI installs it, scripts/lib.sh GPUBENCH_TEST_PACKAGES).
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.hpp"
@@ -38,6 +40,43 @@ TEST_F(ReportCli, WritesEveryFormatNextToOutPath) {
   // CSV: a header and one row per case and device (24 completed cases on each of 2 devices).
   const std::string csv = slurp(dir / "r" / "report.csv");
   EXPECT_EQ(count(csv, "\r\n"), 1u + 2 * 24);
+}
+
+// The output-name rule (docs/report-compare-history.md#output-names) in every command that
+// derives a path: a name whose end is no format's extension keeps it, and gets each format's
+// appended; a format's own extension is replaced.
+TEST_F(ReportCli, OutputNamesKeepAnEndThatIsNoFormatsExtension) {
+  const std::string a = (kReports / "machine_a.json").string(), b = (kReports / "machine_b.json").string();
+  const std::string scaling = (kFixtures / "scaling" / "cpu_dp.json").string();
+  const std::string serving = (kFixtures / "serving" / "infer_cpu.json").string();
+  struct Case {
+    std::string args, out;
+    std::vector<std::string> written;
+  };
+  const std::vector<Case> cases = {
+      {"report " + a + " --format md,html,csv", "rep_de_DE.UTF-8",
+       {"rep_de_DE.UTF-8.md", "rep_de_DE.UTF-8.html", "rep_de_DE.UTF-8.csv"}},
+      {"report " + a + " --format md,json,openmetrics", "r.v2.json", {"r.v2.md", "r.v2.json", "r.v2.prom"}},
+      {fmt::format("compare {} {} --format md,junit", (kReports / "compare_base.json").string(),
+                   (kReports / "compare_new.json").string()),
+       "cmp.2026.01.05",
+       {"cmp.2026.01.05.md", "cmp.2026.01.05.xml"}},
+      {"history " + a + " " + b + " --format md,html", "h.TXT", {"h.md", "h.html"}},
+      {"scaling " + scaling + " --format md,json", "s.v1", {"s.v1.md", "s.v1.json"}},
+      {"serving " + serving + " --rate 1 --format md,json", "sv.final.html", {"sv.final.md", "sv.final.json"}},
+  };
+  for (const Case& c : cases) {
+    const fs::path folder = dir / fmt::format("c{}", &c - cases.data());
+    fs::create_directories(folder);
+    const Output r = gpubench(fmt::format("{} --out {}", c.args, (folder / c.out).string()));
+    ASSERT_LE(r.code, 1) << c.args << ": " << r.err;
+    std::vector<std::string> found;
+    for (const auto& e : fs::directory_iterator(folder)) found.push_back(e.path().filename().string());
+    std::sort(found.begin(), found.end());
+    std::vector<std::string> expected = c.written;
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(found, expected) << c.args << " --out " << c.out;
+  }
 }
 
 TEST_F(ReportCli, UsageAndInputErrorsExit2WithOneLine) {
@@ -182,6 +221,7 @@ TEST_F(ReportCli, HtmlRendersInHeadlessChromium) {
       {fmt::format("report {} {} --price H100=2.5 --train-tokens 1e9", (kReports / "machine_a.json").string(),
                    (kReports / "machine_b.json").string())},
       {"report " + (kReports / "hostile.json").string()},
+      {"report " + (kReports / "one_run_cpu.json").string()},  // one run: the lead, no scorecard
       {"history " + (kReports / "history").string()},
       {fmt::format("compare {} {}", (kReports / "compare_base.json").string(), (kReports / "compare_new.json").string())},
   };
@@ -202,6 +242,11 @@ TEST_F(ReportCli, HtmlRendersInHeadlessChromium) {
     EXPECT_EQ(count(dom.out, "<iframe"), 0u) << pages[i].args;
     // Every chart the file holds is an element of the rendered page, with drawn content.
     EXPECT_EQ(std::to_string(count(dom.out, "<svg class=\"chart")), expected_charts) << pages[i].args;
+    if (i == 2) {  // the one-run lead, rendered: its heading and the CPU's missing peak said, not blank
+      EXPECT_TRUE(contains(dom.out, "What the run measured")) << dom.out.substr(0, 2000);
+      EXPECT_TRUE(contains(dom.out, "no CPU peak recorded"));
+      EXPECT_FALSE(contains(dom.out, "Scorecard"));
+    }
     if (i != 1) {
       EXPECT_GT(count(dom.out, "<svg class=\"chart"), 0u) << pages[i].args;
     }

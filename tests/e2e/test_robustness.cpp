@@ -17,6 +17,7 @@
 #include <fstream>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -279,14 +280,71 @@ TEST_F(Robustness, UnwritablePathsAreUsageErrorsForAnUnprivilegedUser) {
   const fs::path r = small_results();
   fs::permissions(r, fs::perms::owner_read | fs::perms::owner_write | fs::perms::others_read);
   const std::string nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups";
-  for (const auto& [args, option] : std::vector<std::pair<std::string, std::string>>{
-           {fmt::format("run {} -o {}/r.json", kQuick, locked.string()), "--out"},
-           {fmt::format("run {} -o {}/sub/r.json", kQuick, locked.string()), "--out"},
-           {fmt::format("compare {} {} --junit {}/j.xml", r.string(), r.string(), locked.string()), "--junit"},
-           {fmt::format("report {} --out {}/r.md", r.string(), locked.string()), "--out"}}) {
+  // A folder nobody may look into, and one nobody may write to, each said as what it is (not
+  // "missing", not "a file").
+  const fs::path readonly = dir / "readonly";
+  fs::create_directories(readonly);
+  fs::permissions(readonly, fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);  // 0705
+  const std::string unsearchable = "folder " + locked.string() + " may not be searched";
+  const std::string unwritable = "folder " + readonly.string() + " is not writable";
+  for (const auto& [args, option, says] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {fmt::format("run {} -o {}/r.json", kQuick, locked.string()), "--out", unsearchable},
+           {fmt::format("run {} -o {}/sub/r.json", kQuick, locked.string()), "--out", unsearchable},
+           {fmt::format("compare {} {} --junit {}/j.xml", r.string(), r.string(), locked.string()), "--junit", unsearchable},
+           {fmt::format("report {} --out {}/r.md", r.string(), locked.string()), "--out", unsearchable},
+           {fmt::format("run {} -o {}/r.json", kQuick, readonly.string()), "--out", unwritable},
+           {fmt::format("report {} --out {}/sub/r.md", r.string(), readonly.string()), "--out", unwritable},
+           {fmt::format("datagen --out {}/d --count 1", readonly.string()), "--out", unwritable}}) {
     SCOPED_TRACE(args);
-    expect_usage_error(sh(fmt::format("{} {} {}", nobody, GPUBENCH_BINARY, args)), option);
+    const Output o = sh(fmt::format("{} {} {}", nobody, GPUBENCH_BINARY, args));
+    expect_usage_error(o, option);
+    EXPECT_NE(o.err.find(says), std::string::npos) << o.err;
   }
+}
+
+// What a message says a path is, it is: one case per kind (regular file, folder, FIFO, device,
+// symbolic links, missing, a path under a regular file), for outputs, output folders and inputs.
+// (Unwritable, which root cannot be refused, is the test above, as the nobody user.)
+TEST_F(Robustness, PathMessagesSayWhatThePathIs) {
+  const fs::path r = small_results();
+  const std::string d = dir.string();
+  std::ofstream(dir / "base.json") << "{}";
+  fs::create_directories(dir / "folder");
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0644), 0);
+  fs::create_symlink(dir / "fifo", dir / "to-fifo");
+  fs::create_symlink(dir / "gone", dir / "dangling");
+  struct Case {
+    std::string kind, args, says;
+  };
+  const std::vector<Case> cases = {
+      // datagen --out names a folder: a regular file there is a regular file (it once said "is not a regular file").
+      {"regular file as a folder", fmt::format("datagen --out {}/base.json --count 1", d), "base.json is a regular file, not a folder"},
+      {"regular file as a folder", fmt::format("run {} --trace-dir {}/base.json -o {}/t.json", kQuick, d, d),
+       "base.json is a regular file, not a folder"},
+      {"regular file on the way", fmt::format("run {} -o {}/base.json/r.json", kQuick, d), "base.json is a regular file, not a folder"},
+      {"regular file on the way", fmt::format("report {}/base.json/r.json", d), "does not exist: " + d + "/base.json is a regular file, not a folder"},
+      {"folder as a file", fmt::format("report {} --out {}/folder", r.string(), d), "is a folder; give a file name"},
+      {"folder as an input", fmt::format("report {}/folder", d), "cannot open: it is a folder, and inputs are regular files"},
+      {"FIFO as an output", fmt::format("run {} -o {}/fifo", kQuick, d), "exists and is a FIFO;"},
+      {"FIFO as a folder", fmt::format("datagen --out {}/fifo --count 1", d), "fifo is a FIFO, not a folder"},
+      {"FIFO as an input", fmt::format("report {}/fifo", d), "cannot open: it is a FIFO, and inputs are regular files"},
+      {"symbolic link to a FIFO", fmt::format("report {}/to-fifo", d), "it is a symbolic link to a FIFO"},
+      {"symbolic link to a FIFO", fmt::format("report {} --out {}/to-fifo", r.string(), d), "exists and is a symbolic link to a FIFO"},
+      {"dangling symbolic link", fmt::format("report {}/dangling", d), "it is a symbolic link to nothing"},
+      {"character device as an output", fmt::format("report {} --out /dev/null", r.string()), "exists and is a character device"},
+      {"character device as a folder", fmt::format("datagen --out /dev/null --count 1"), "/dev/null is a character device, not a folder"},
+      {"character device as an input", "report /dev/zero", "cannot open: it is a character device"},
+      {"missing input", fmt::format("report {}/missing.json", d), "missing.json: cannot open: it does not exist"},
+      {"missing input", fmt::format("report {} --prices {}/missing.json", r.string(), d), "cannot open: it does not exist"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.kind + ": " + c.args);
+    const Output o = gpubench(c.args);
+    expect_usage_error(o, c.says);
+    // No message calls a regular file anything but one, nor anything else a regular file.
+    EXPECT_EQ(o.err.find("is not a regular file, not a folder"), std::string::npos) << o.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "t.json"));
 }
 
 // ---- 9. Messages name the right thing.

@@ -2,6 +2,7 @@
 // corruption, the augmentation against its plain reference, the bounded queue and pipeline
 // back-pressure, and the stall and summary arithmetic on synthetic timelines and entries.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -162,6 +163,26 @@ TEST(DataloadShard, TokenShardsRoundTripAndShortBodies) {
   fs::resize_file(d.path / "t16.bin", kTokensHeaderBytes + 2 * 600 + 1);
   EXPECT_EQ(read_tokens_header(d.path / "t16.bin").present, 600u);
   EXPECT_NE(usage_error([&] { read_tokens_header(d.path / "none.bin"); }).find("none.bin"), std::string::npos);
+}
+
+// What the dataset reader says is at a path, it is (issue 49): a regular file where the dataset
+// folder goes, a folder or a FIFO where a token shard goes (a FIFO read would wait for a writer).
+TEST(DataloadDataset, PathMessagesSayWhatThePathIs) {
+  TempDir d("kinds");
+  fs::create_directories(d.path);
+  std::ofstream(d.path / "plain") << "x";
+  fs::create_directories(d.path / "folder.bin");
+  ASSERT_EQ(::mkfifo((d.path / "fifo.bin").c_str(), 0644), 0);
+  EXPECT_EQ(usage_error([&] { open_dataset(d.path / "plain"); }),
+            "dataset " + (d.path / "plain").string() + ": it is a regular file, not a folder");
+  EXPECT_EQ(usage_error([&] { open_dataset(d.path / "missing"); }),
+            "dataset " + (d.path / "missing").string() + ": it does not exist (no such folder)");
+  EXPECT_EQ(usage_error([&] { read_tokens_header(d.path / "folder.bin"); }),
+            "token shard " + (d.path / "folder.bin").string() + ": it is a folder, not a regular file");
+  EXPECT_EQ(usage_error([&] { read_tokens_header(d.path / "fifo.bin"); }),
+            "token shard " + (d.path / "fifo.bin").string() + ": it is a FIFO, not a regular file");
+  EXPECT_EQ(usage_error([&] { read_tokens_header(d.path / "none.bin"); }),
+            "token shard " + (d.path / "none.bin").string() + ": it does not exist");
 }
 
 TEST(DataloadDataset, MissingOrEmptyFolderNamesThePath) {

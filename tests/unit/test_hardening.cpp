@@ -3,10 +3,13 @@
 // flag checks, resource exhaustion, and the harness's "checked nothing is never ok".
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -63,6 +66,64 @@ TEST(OutputPaths, RefusesWhatIsNotARegularFileAndCreatesNothing) {
   EXPECT_THROW(validate_output_folder(t.path / "plain", "--trace-dir"), UsageError);
   EXPECT_NO_THROW(check_output_path(t.path / "a" / "b" / "r.json"));
   EXPECT_TRUE(fs::is_directory(t.path / "a" / "b")) << "check_output_path creates the folders once valid";
+}
+
+// describe_path, behind every message that says what a path is: one case per kind.
+TEST(PathMessages, EachKindIsSaidAsWhatItIs) {
+  TempDir t;
+  const std::string d = t.path.string();
+  std::ofstream(t.path / "plain") << "x";
+  fs::create_directories(t.path / "folder");
+  ASSERT_EQ(::mkfifo((t.path / "fifo").c_str(), 0644), 0);
+  fs::create_symlink(t.path / "fifo", t.path / "to-fifo");
+  fs::create_symlink(t.path / "gone", t.path / "dangling");
+  fs::create_symlink(t.path / "folder", t.path / "to-folder");
+  const int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(sock, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string sock_path = d + "/sock";
+  ASSERT_LT(sock_path.size(), sizeof addr.sun_path);
+  std::strcpy(addr.sun_path, sock_path.c_str());
+  ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  EXPECT_EQ(describe_path(d + "/plain"), "is a regular file");
+  EXPECT_EQ(describe_path(d + "/folder"), "is a folder");
+  EXPECT_EQ(describe_path(d + "/fifo"), "is a FIFO");
+  EXPECT_EQ(describe_path(sock_path), "is a socket");
+  EXPECT_EQ(describe_path("/dev/null"), "is a character device");
+  EXPECT_EQ(describe_path(d + "/to-fifo"), "is a symbolic link to a FIFO");
+  EXPECT_EQ(describe_path(d + "/to-folder"), "is a symbolic link to a folder");
+  EXPECT_EQ(describe_path(d + "/dangling"), "is a symbolic link to nothing (its target does not exist)");
+  EXPECT_EQ(describe_path(d + "/missing"), "does not exist");
+  EXPECT_EQ(describe_path(d + "/plain/r.json"), "does not exist: " + d + "/plain is a regular file, not a folder");
+  EXPECT_EQ(describe_path(d + "/plain/a/b/r.json"), "does not exist: " + d + "/plain is a regular file, not a folder");
+  EXPECT_EQ(describe_path(d + "/fifo/r.json"), "does not exist: " + d + "/fifo is a FIFO, not a folder");
+  EXPECT_EQ(file_kind(S_IFREG | 0644), "a regular file");
+  ::close(sock);
+
+  // The validator's messages, per kind: what is there, never "not a regular file" for a regular one.
+  auto out_file = [&](const std::string& p) { return usage_message([&] { validate_output_file(p, "--out"); }); };
+  auto out_folder = [&](const std::string& p) { return usage_message([&] { validate_output_folder(p, "--out"); }); };
+  EXPECT_EQ(out_folder(d + "/plain"), "--out '" + d + "/plain': " + d + "/plain is a regular file, not a folder");
+  EXPECT_EQ(out_folder(d + "/fifo"), "--out '" + d + "/fifo': " + d + "/fifo is a FIFO, not a folder");
+  EXPECT_EQ(out_folder("/dev/null"), "--out '/dev/null': /dev/null is a character device, not a folder");
+  EXPECT_EQ(out_folder(d + "/plain/sub"), "--out '" + d + "/plain/sub': " + d + "/plain is a regular file, not a folder");
+  EXPECT_EQ(out_folder(d + "/missing/sub"), "") << "a missing folder is created later";
+  EXPECT_EQ(out_file(d + "/folder"), "--out '" + d + "/folder': is a folder; give a file name");
+  EXPECT_EQ(out_file(d + "/fifo"),
+            "--out '" + d + "/fifo': exists and is a FIFO; gpubench writes only regular files (it replaces them whole)");
+  EXPECT_NE(out_file(d + "/to-fifo").find("exists and is a symbolic link to a FIFO"), std::string::npos);
+  EXPECT_NE(out_file("/dev/null").find("exists and is a character device"), std::string::npos);
+  EXPECT_EQ(out_file(d + "/plain/r.json"), "--out '" + d + "/plain/r.json': " + d + "/plain is a regular file, not a folder");
+  EXPECT_EQ(out_file(d + "/plain"), "") << "an existing regular file is replaced";
+  EXPECT_EQ(out_file(d + "/dangling"), "") << "a dangling link is replaced by the output";
+  // Unwritable: root writes everywhere, so only as another user (the e2e test runs as nobody too).
+  if (::geteuid() != 0) {
+    fs::create_directories(t.path / "ro");
+    fs::permissions(t.path / "ro", fs::perms::owner_read | fs::perms::owner_exec);
+    EXPECT_NE(out_file(d + "/ro/r.json").find("folder " + d + "/ro is not writable"), std::string::npos);
+    fs::permissions(t.path / "ro", fs::perms::owner_all);
+  }
 }
 
 TEST(OutputPaths, MessagesShortenAndEscapePaths) {

@@ -100,6 +100,83 @@ TEST(Report, JoinsCasesAcrossFilesAndComputesRatiosAndPeaks) {
   EXPECT_TRUE(contains(md, "> **Warning:** run #2 (node-b): 1 case(s) ran throttled."));
 }
 
+// One results file: the report leads with what the run says about its device (issue 49), not a
+// scorecard of the run against itself (1.00x everywhere).
+TEST(Report, OneRunLeadsWithWhatItMeasuredOnACpu) {
+  const Report r = build_report({fixture("one_run_cpu.json")}, SpecSheet::builtin(), {});
+  const std::string md = to_markdown(r.doc);
+  EXPECT_TRUE(contains(md, "## What the run measured")) << md;
+  EXPECT_FALSE(contains(md, "## Scorecard")) << md;
+  EXPECT_FALSE(contains(md, "1.00x")) << md;
+  EXPECT_FALSE(contains(md, "Baseline:")) << md;
+  // Counts per suite (a case's repetitions once): gemm 4 ok (one noisy, one suspect: above the
+  // measured fp32 ceiling), 1 skipped; memory 4 ok, 1 failed, and its fp32 ceiling suspect (the
+  // gemm case beats it); each with its verdict and first reason.
+  EXPECT_TRUE(contains(md, "Synthetic CPU @ laptop: 8 cases ok (1 noisy, 2 suspect), 1 failed, 1 skipped. "
+                           "Failed cases measured nothing: see Skipped and failed."))
+      << md;
+  const std::string gemm = line_with(md, "| gemm | 4 |");
+  EXPECT_EQ(gemm.rfind("| gemm | 4 | 1 | 1 | 0 | 1 | 1 suspect (", 0), 0u) << md;
+  EXPECT_TRUE(contains(gemm, "1 noisy: rerun before acting on it")) << gemm;
+  EXPECT_TRUE(contains(line_with(md, "| memory | 4 |"),
+                       "| memory | 4 | 0 | 1 | 1 | 0 | 1 failed (verification failed: dot 1.5e7 against 1.6e7); 1 suspect (suspect ceiling: "))
+      << md;
+  // Headline figures against the measured ceilings; no datasheet knows the CPU and it recorded no
+  // peak: said, not an empty cell.
+  EXPECT_EQ(line_with(md, "| gemm | TFLOP/s (4 cases) |"),
+            "| gemm | TFLOP/s (4 cases) | 0.150 TFLOP/s (suspect) | m=2048 n=2048 k=2048 | 150.0% | no CPU peak recorded |")
+      << md;
+  EXPECT_EQ(line_with(md, "| memory | GB/s (3 cases) |"),
+            "| memory | GB/s (3 cases) | 21.0 GB/s | test=triad size=268435456 | 100.0% | no CPU peak recorded |")
+      << md;
+  EXPECT_TRUE(contains(md, "| memory bandwidth | 21.0 GB/s | test=triad | no CPU peak recorded | - |")) << md;
+  EXPECT_FALSE(contains(md, "% of published")) << "no published figure applies to a CPU";
+  // The same lead in HTML, and the counts and verdicts in the JSON summary.
+  const std::string html = to_html(r.doc);
+  EXPECT_TRUE(contains(html, "What the run measured")) << html;
+  EXPECT_TRUE(contains(html, "no CPU peak recorded"));
+  EXPECT_FALSE(contains(html, "Scorecard"));
+  const auto& gemm_json = r.summary["runs"][0]["suites"]["gemm"];
+  EXPECT_EQ(gemm_json["counts"]["ok"], 4);
+  EXPECT_EQ(gemm_json["counts"]["noisy"], 1);
+  EXPECT_EQ(gemm_json["counts"]["suspect"], 1);
+  EXPECT_EQ(gemm_json["counts"]["skipped"], 1);
+  EXPECT_EQ(r.summary["runs"][0]["suites"]["memory"]["counts"]["failed"], 1);
+  EXPECT_TRUE(contains(gemm_json["verdict"].get<std::string>(), "1 suspect"));
+
+  // A CPU peak recorded at run time (metrics.peak): the % of peak is shown.
+  ResultsFile with_peak = fixture("one_run_cpu.json");
+  for (ResultEntry& e : with_peak.entries) {
+    if (e.suite == "gemm" && e.status == "ok") e.metrics["peak"] = 0.2;
+  }
+  const std::string md2 = to_markdown(build_report({with_peak}, SpecSheet::builtin(), {}).doc);
+  EXPECT_TRUE(contains(line_with(md2, "| gemm | TFLOP/s (4 cases) |"), "| 150.0% | 75.0% |")) << md2;
+}
+
+TEST(Report, OneRunOnAGpuLeadsWithCeilingsDatasheetAndPublished) {
+  const Report r = build_report({fixture("machine_a.json")}, SpecSheet::builtin(), {});
+  const std::string md = to_markdown(r.doc);
+  EXPECT_FALSE(contains(md, "## Scorecard")) << md;
+  EXPECT_FALSE(contains(md, "1.00x")) << md;
+  // 8192^3 bf16 cublaslt-tuned: 721 TFLOP/s (700 x 1.03): 94.9% of the measured 760, 72.9% of the
+  // datasheet's 989.5, 90.7% of the published MAMF 794.5.
+  const std::string gemm = line_with(md, "| gemm | TFLOP/s (12 cases) |");
+  EXPECT_TRUE(contains(gemm, "| 721 TFLOP/s | m=8192 n=8192 k=8192 dtype=bf16 provider=cublaslt-tuned | 94.9% | 72.9% | 90.7% of 794.5 TFLOP/s"))
+      << md;
+  // The measured ceilings against the datasheet: 3082 of 3350 GB/s, 760 of 989.5 TFLOP/s.
+  EXPECT_TRUE(contains(md, "| memory bandwidth | 3082 GB/s | test=triad | 3350 GB/s | 92.0% |")) << md;
+  EXPECT_TRUE(contains(md, "| bf16\\_tensor | 760 TFLOP/s | test=mma\\_bf16 | 990 TFLOP/s | 76.8% |")) << md;
+  EXPECT_TRUE(contains(md, "NVIDIA H100 80GB HBM3 @ node-a: 24 cases ok (0 noisy, 0 suspect), 0 failed, 1 skipped."))
+      << md;
+}
+
+TEST(Report, TwoRunsKeepTheRatioScorecard) {
+  const std::string md = to_markdown(ab_report().doc);
+  EXPECT_TRUE(contains(md, "## Scorecard"));
+  EXPECT_FALSE(contains(md, "## What the run measured"));
+  EXPECT_TRUE(contains(md, "Baseline: "));
+}
+
 TEST(Report, BaselineChoiceAndErrors) {
   ReportOptions o = ab_options();
   o.baseline = "A100";
@@ -329,6 +406,42 @@ TEST(ReportOutputs, FormatsAndPaths) {
   EXPECT_THROW(resolve_outputs("md,html", "", {"md", "html"}), gpubench::UsageError);
   EXPECT_THROW(resolve_outputs("pdf", "", {"md", "html"}), gpubench::UsageError);
   EXPECT_THROW(resolve_outputs("md,", "x", {"md", "html"}), gpubench::UsageError);
+}
+
+// The output-name rule (docs/report-compare-history.md#output-names): only a format's own
+// extension is replaced; a version, a date or a locale at the end of a name is kept whole.
+TEST(ReportOutputs, OnlyAFormatsOwnExtensionIsReplaced) {
+  for (const char* ext : {".json", ".md", ".html", ".csv", ".prom", ".txt", ".xml", ".JSON", ".Md"}) {
+    EXPECT_TRUE(is_format_extension(ext)) << ext;
+    EXPECT_EQ(derived_output_path(std::string("out/r") + ext, ".html"), "out/r.html") << ext;
+  }
+  for (const char* ext : {".2", ".UTF-8", ".v1", ".05", ".gz", ".htm", ".jsonl", "", "."}) {
+    EXPECT_FALSE(is_format_extension(ext)) << ext;
+  }
+  EXPECT_EQ(derived_output_path("p.v1.2", ".md"), "p.v1.2.md");
+  EXPECT_EQ(derived_output_path("rep_de_DE.UTF-8", ".csv"), "rep_de_DE.UTF-8.csv");
+  EXPECT_EQ(derived_output_path("runs/2026.01.05", ".report.json"), "runs/2026.01.05.report.json");
+  EXPECT_EQ(derived_output_path("results", ".md"), "results.md");
+  EXPECT_EQ(derived_output_path("r.json", ".report.json"), "r.report.json");
+  EXPECT_EQ(derived_output_path("v1.2/r", ".md"), "v1.2/r.md") << "a dot in a folder's name is no extension";
+  EXPECT_EQ(derived_output_path("v1.2/r.json", ".md"), "v1.2/r.md");
+  EXPECT_EQ(derived_output_path(".json", ".md"), ".json.md") << "a hidden file's whole name is its stem";
+  EXPECT_EQ(derived_output_path("r.tar.gz", ".md"), "r.tar.gz.md");
+  EXPECT_EQ(output_stem("a/b.c.json"), "a/b.c");
+  EXPECT_EQ(output_stem("a/b.c"), "a/b.c");
+
+  auto t = resolve_outputs("md,html,csv", "rep_de_DE.UTF-8", {"md", "html", "csv"});
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].path, "rep_de_DE.UTF-8.md");
+  EXPECT_EQ(t[1].path, "rep_de_DE.UTF-8.html");
+  EXPECT_EQ(t[2].path, "rep_de_DE.UTF-8.csv");
+  t = resolve_outputs("md,junit,openmetrics", "out/x.txt", {"md", "junit", "openmetrics"});
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].path, "out/x.md");
+  EXPECT_EQ(t[1].path, "out/x.xml");
+  EXPECT_EQ(t[2].path, "out/x.prom");
+  t = resolve_outputs("md", "p.v1.2", {"md"});
+  EXPECT_EQ(t[0].path, "p.v1.2") << "one format goes to the path itself";
 }
 
 TEST(ReportPrices, AssignmentsAndFiles) {

@@ -82,7 +82,7 @@ TEST(ResultsReader, ReadsTheSmallFixture) {
 
 TEST(ResultsReader, MissingFile) {
   const auto path = kFixtures / "no_such_results.json";
-  EXPECT_EQ(read_error(path), path.string() + ": cannot open (No such file or directory)");
+  EXPECT_EQ(read_error(path), path.string() + ": cannot open: it does not exist");
 }
 
 TEST(ResultsReader, DirectoryCannotBeOpened) {

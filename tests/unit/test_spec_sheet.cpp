@@ -311,7 +311,7 @@ TEST(SpecSheet, FromFileReadsAndNamesTheFile) {
 
   const auto missing = dir / "gpubench_no_such_sheet.json";
   EXPECT_EQ(usage_error([&] { SpecSheet::from_file(missing); }),
-            "spec sheet " + missing.string() + ": cannot open (No such file or directory)");
+            "spec sheet " + missing.string() + ": cannot open: it does not exist");
   std::filesystem::remove(good);
 }
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench/suites/gemm/gemm_tune.hpp"
@@ -125,6 +126,27 @@ TEST(TuningCache, MalformedFilesAreClearErrors) {
   } catch (const TuningCacheError& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/dir/cache.json: cannot be read"), std::string::npos);
   }
+}
+
+// What the cache reader says is at the path, it is (issue 49): a folder, a FIFO (never opened:
+// a read would wait for a writer), nothing.
+TEST(TuningCache, PathMessagesSayWhatThePathIs) {
+  const std::string folder = temp_path("cache_folder"), fifo = temp_path("cache_fifo"), none = temp_path("cache_none");
+  std::filesystem::create_directories(folder);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  auto message = [](const std::string& path) -> std::string {
+    try {
+      TuningCache::load(path);
+    } catch (const TuningCacheError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(message(folder), "tuning cache " + folder + ": cannot be read: it is a folder");
+  EXPECT_EQ(message(fifo), "tuning cache " + fifo + ": cannot be read: it is a FIFO");
+  EXPECT_EQ(message(none), "tuning cache " + none + ": cannot be read: it does not exist");
+  std::filesystem::remove(folder);
+  std::filesystem::remove(fifo);
 }
 
 TEST(TuningCache, EmptyCacheIsValid) {

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "bench/core/errors.hpp"
+#include "bench/core/path_text.hpp"
 #include "kernels/common/random.hpp"
 
 namespace gpubench::suites::dataload {
@@ -33,6 +34,11 @@ T get(const std::string& in, std::size_t at) {
 
 std::uint64_t file_size_or_throw(const fs::path& p, const char* what) {
   std::error_code ec;
+  // A folder or a FIFO in place of the file: say what is there, not the errno of file_size.
+  if (!fs::is_regular_file(p, ec)) {
+    const std::string is = describe_path(p.string());
+    throw UsageError(fmt::format("{} {}: it {}{}", what, p.string(), is, is.rfind("is ", 0) == 0 ? ", not a regular file" : ""));
+  }
   const auto size = fs::file_size(p, ec);
   if (ec) throw UsageError(fmt::format("{} {}: {}", what, p.string(), ec.message()));
   return size;
@@ -203,8 +209,12 @@ TokenShard read_tokens_header(const fs::path& path) {
 
 Dataset open_dataset(const fs::path& dir) {
   std::error_code ec;
-  if (!fs::exists(dir, ec)) throw UsageError(fmt::format("dataset {}: no such folder", dir.string()));
-  if (!fs::is_directory(dir, ec)) throw UsageError(fmt::format("dataset {}: not a folder", dir.string()));
+  if (!fs::is_directory(dir, ec)) {
+    // "does not exist", or what is there instead of a folder ("is a regular file, not a folder").
+    const std::string what = describe_path(dir.string());
+    throw UsageError(fmt::format("dataset {}: it {}{}", dir.string(), what,
+                                 what.rfind("is ", 0) == 0 ? ", not a folder" : " (no such folder)"));
+  }
   Dataset d;
   d.dir = dir;
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);

@@ -1,10 +1,14 @@
 #include "bench/suites/gemm/tuning_cache.hpp"
 
 #include "bench/suites/gemm/gemm_tune.hpp"
+#include "bench/core/path_text.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -125,8 +129,13 @@ TuningCache TuningCache::parse(const std::string& text, const std::string& path)
 }
 
 TuningCache TuningCache::load(const std::string& path) {
+  // A folder opens as a stream whose reads fail, a FIFO would wait for a writer: say what is there.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw TuningCacheError(fmt::format("tuning cache {}: cannot be read: it {}", path, describe_path(path)));
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw TuningCacheError(fmt::format("tuning cache {}: cannot be read", path));
+  if (!in) throw TuningCacheError(fmt::format("tuning cache {}: cannot be read: {}", path, std::strerror(errno)));
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw TuningCacheError(fmt::format("tuning cache {}: read error", path));
