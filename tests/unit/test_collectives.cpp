@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 #include "bench/core/harness.hpp"
 #include "bench/core/launch.hpp"
@@ -708,6 +709,30 @@ TEST(CollectivesExchange, UnevenCountsAreSeededUnevenAndSumExactly) {
   const Exchange e = make_exchange(8, uneven_counts(1 << 20, 8, kExchangeSeed));
   EXPECT_NE(e.received(0), e.received(1));
   EXPECT_NE(uneven_counts(1000, 4, kExchangeSeed), uneven_counts(1000, 4, kExchangeSeed + 1));
+}
+
+// Planning takes moe_dispatch's counts without the per-token table: the same counts,
+// displacements and totals as the whole exchange, and nothing per token held.
+TEST(CollectivesExchange, MoeCountsForPlanningAreTheWholeExchangesCounts) {
+  for (const auto& [tokens, hidden, n] : {std::tuple<std::int64_t, std::int64_t, int>{1000, 3, 4}, {1, 4096, 8}, {4097, 7, 3}}) {
+    const Exchange whole = moe_exchange(tokens, hidden, n, kExchangeSeed);
+    const Exchange plan = moe_exchange_counts(tokens, hidden, n, kExchangeSeed);
+    EXPECT_EQ(plan.count, whole.count);
+    EXPECT_EQ(plan.send_displ, whole.send_displ);
+    EXPECT_EQ(plan.recv_displ, whole.recv_displ);
+    EXPECT_EQ(plan.max_sent(), whole.max_sent());
+    EXPECT_EQ(plan.max_received(), whole.max_received());
+    EXPECT_EQ(plan.tokens, tokens);
+    EXPECT_TRUE(plan.dest.empty() && plan.packed.empty());
+  }
+  const CountArgs planning{std::int64_t{1000} * 64, 4, 64, /*routing=*/false};
+  const Counts c = moe_dispatch_op().counts(planning);
+  const Counts run = moe_dispatch_op().counts(CountArgs{std::int64_t{1000} * 64, 4, 64});
+  EXPECT_EQ(c.send, run.send);
+  EXPECT_EQ(c.recv, run.recv);
+  EXPECT_EQ(c.bus_elements, run.bus_elements);
+  EXPECT_TRUE(c.exchange->packed.empty());
+  EXPECT_EQ(run.exchange->packed.size(), std::size_t{4000});
 }
 
 TEST(CollectivesExchange, MoeRoutingPacksEveryTokenOnceByDestination) {

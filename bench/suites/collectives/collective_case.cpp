@@ -45,8 +45,9 @@ double collective_timeout_s() {
   return 300;
 }
 
-Counts counts_for(const Operation& op, std::int64_t size_bytes, Dtype t, int ranks, std::int64_t hidden) {
-  return op.counts(CountArgs{size_bytes / info(t).bytes, ranks, hidden});
+Counts counts_for(const Operation& op, std::int64_t size_bytes, Dtype t, int ranks, std::int64_t hidden,
+                  bool routing) {
+  return op.counts(CountArgs{size_bytes / info(t).bytes, ranks, hidden, routing});
 }
 
 std::optional<std::string> size_unsupported(const Operation& op, std::int64_t size_bytes, Dtype t, int ranks,
@@ -55,7 +56,7 @@ std::optional<std::string> size_unsupported(const Operation& op, std::int64_t si
   if (size_bytes % bytes != 0) {
     return fmt::format("size {} is not a whole number of {} elements ({} bytes)", size_bytes, info(t).name, bytes);
   }
-  const Counts c = counts_for(op, size_bytes, t, ranks, hidden);
+  const Counts c = counts_for(op, size_bytes, t, ranks, hidden, /*routing=*/false);
   if (&op == &moe_dispatch_op() && c.param > kMaxMoeTokens) {
     return fmt::format("moe_dispatch of {} bytes: more than {} tokens of {} elements per rank (raise hidden)",
                        size_bytes, kMaxMoeTokens, hidden);

@@ -95,6 +95,9 @@ std::vector<std::int64_t> uneven_counts(std::int64_t per_rank, int ranks, std::u
 // seed, rank and token), as a balanced router's expectation; the draw makes the blocks uneven.
 int moe_route(std::uint64_t seed, int rank, std::int64_t token, int ranks);
 Exchange moe_exchange(std::int64_t tokens, std::int64_t hidden, int ranks, std::uint64_t seed);
+// The same exchange's counts and displacements without the per-token table (dest and packed stay
+// empty): what planning needs (sizes, footprints), at no cost in memory.
+Exchange moe_exchange_counts(std::int64_t tokens, std::int64_t hidden, int ranks, std::uint64_t seed);
 constexpr std::uint64_t kExchangeSeed = 31;
 // moe_dispatch's routing table is held in memory for the check: at most this many tokens a rank.
 constexpr std::int64_t kMaxMoeTokens = std::int64_t{1} << 22;
@@ -115,6 +118,10 @@ struct CountArgs {
   std::int64_t elements = 0;  // the size axis in elements
   int ranks = 1;
   std::int64_t hidden = 0;
+  // false: the plan's counts only. moe_dispatch then leaves out its per-token routing table,
+  // which a full preset on eight GPUs would otherwise build (up to 8 x 4M tokens) for each
+  // applies() check of each case.
+  bool routing = true;
 };
 
 struct Operation {
@@ -163,7 +170,8 @@ struct CaseConfig {
   std::int64_t hidden = 0;     // moe_dispatch: elements per token
 };
 // The counts of `op` for a size in bytes (a whole number of `t`).
-Counts counts_for(const Operation& op, std::int64_t size_bytes, Dtype t, int ranks, std::int64_t hidden);
+Counts counts_for(const Operation& op, std::int64_t size_bytes, Dtype t, int ranks, std::int64_t hidden,
+                  bool routing = true);
 // Why `size_bytes` cannot give this operation a non-empty buffer on `ranks` ranks, or nullopt.
 std::optional<std::string> size_unsupported(const Operation& op, std::int64_t size_bytes, Dtype t, int ranks,
                                             std::int64_t hidden);

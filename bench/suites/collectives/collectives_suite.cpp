@@ -167,7 +167,8 @@ class CollectivesSuite final : public Suite {
     }
     if (auto why = size_unsupported(op, p.integer("size"), dtype, ranks, p.integer_or("hidden", kDefaultHidden))) return why;
     if (device.is_cuda() && device.memory_bytes > 0) {
-      const Counts c = counts_for(op, p.integer("size"), dtype, ranks, p.integer_or("hidden", kDefaultHidden));
+      const Counts c = counts_for(op, p.integer("size"), dtype, ranks, p.integer_or("hidden", kDefaultHidden),
+                                  /*routing=*/false);
       // moe_dispatch stages the packed and the returned tokens too.
       const std::int64_t staging = c.exchange && c.exchange->tokens > 0 ? 2 * c.send : 0;
       const double footprint = static_cast<double>(c.send + c.recv + staging) * info(dtype).bytes;

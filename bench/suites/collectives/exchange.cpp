@@ -97,6 +97,20 @@ int moe_route(std::uint64_t seed, int rank, std::int64_t token, int ranks) {
   return static_cast<int>(draw % static_cast<std::uint64_t>(std::max(ranks, 1)));
 }
 
+Exchange moe_exchange_counts(std::int64_t tokens, std::int64_t hidden, int ranks, std::uint64_t seed) {
+  const auto n = static_cast<std::size_t>(ranks);
+  std::vector<std::int64_t> count(n * n, 0);
+  for (std::size_t r = 0; r < n; ++r) {
+    for (std::int64_t t = 0; t < tokens; ++t) {
+      count[r * n + static_cast<std::size_t>(moe_route(seed, static_cast<int>(r), t, ranks))] += hidden;
+    }
+  }
+  Exchange e = make_exchange(ranks, std::move(count));
+  e.tokens = tokens;
+  e.hidden = hidden;
+  return e;
+}
+
 Exchange moe_exchange(std::int64_t tokens, std::int64_t hidden, int ranks, std::uint64_t seed) {
   const auto n = static_cast<std::size_t>(ranks);
   const auto t_count = static_cast<std::size_t>(tokens);

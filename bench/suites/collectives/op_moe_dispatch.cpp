@@ -32,7 +32,8 @@ const Operation& moe_dispatch_op() {
         const std::int64_t hidden = std::min(a.hidden, a.elements);
         c.param = hidden > 0 ? a.elements / hidden : 0;
         if (c.param <= 0 || c.param > kMaxMoeTokens) return c;
-        auto e = std::make_shared<Exchange>(moe_exchange(c.param, hidden, a.ranks, kExchangeSeed));
+        auto e = std::make_shared<Exchange>(a.routing ? moe_exchange(c.param, hidden, a.ranks, kExchangeSeed)
+                                                       : moe_exchange_counts(c.param, hidden, a.ranks, kExchangeSeed));
         c.send = c.param * hidden;
         c.recv = e->max_received() + c.send;
         c.bus_elements = 2 * std::max(e->max_sent(), e->max_received());
