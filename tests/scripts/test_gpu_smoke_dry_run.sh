@@ -33,13 +33,28 @@ else
 fi
 # Each part fits its call: the recipe's --time-limit for it, read from docs/gpu-hosts.md.
 doc="$root/docs/gpu-hosts.md"
+# Where libcudnn does not load (CI's CUDA 12.4 stage hides it), the cuDNN steps plan as skips and
+# the totals differ from the docs', which are for a build where it loads (as on a GPU host).
+cudnn_here=1
+grep -Eq '^attention-fp8 +run +0 cases' <<<"$out" && cudnn_here=0
+[ $cudnn_here = 1 ] || echo "note: libcudnn does not load here: the cuDNN allowances and the docs' part totals are not checked"
 for p in 1 2; do
   limit=$(sed -n "s/.*gpu-smoke.sh --part $p .*--time-limit \([0-9]*\).*/\1/p" "$doc" | head -n1)
   [ -n "$limit" ] || { fail "docs/gpu-hosts.md has no call running --part $p with a --time-limit"; continue; }
   line=$(grep "^part $p: " <<<"$out")
   if [[ "$line" =~ ^part\ $p:\ [0-9]+\ steps,\ [0-9]+\ cases,\ about\ ([0-9]+)\ s$ ]]; then
     [ "${BASH_REMATCH[1]}" -le "$limit" ] || fail "part $p plans ${BASH_REMATCH[1]} s, over its call's --time-limit $limit"
-    grep -q "part $p.*${BASH_REMATCH[1]} s" "$doc" || fail "docs/gpu-hosts.md does not state part $p's planned ${BASH_REMATCH[1]} s"
+    # The docs' figure is the CUDA 13 build's; another toolkit plans a few steps otherwise
+    # (block-scaled GEMM needs 12.8), so it must agree within 5% (at least 10 s).
+    planned=${BASH_REMATCH[1]}
+    stated=$(grep -o "part $p plans about [0-9]* s" "$doc" | grep -o '[0-9]* s$' | grep -o '[0-9]*' | head -n1)
+    if [ $cudnn_here = 1 ]; then
+      if [ -z "$stated" ]; then
+        fail "docs/gpu-hosts.md does not say what part $p plans ('part $p plans about N s')"
+      elif [ $(( (planned > stated ? planned - stated : stated - planned) * 20 )) -gt $(( planned > 200 ? planned : 200 )) ]; then
+        fail "docs/gpu-hosts.md says part $p plans about $stated s; it plans $planned s"
+      fi
+    fi
   else
     fail "no 'part $p: N steps, M cases, about S s' line: $line"
   fi
@@ -49,8 +64,10 @@ grep -Eq '^infer-fp8 .*\+[0-9.]+ s: .*4 x Llama 3 fp8 verification \(80.0 s\)' <
   fail "infer-fp8 plans no fp8 verification allowance: $(grep '^infer-fp8 ' <<<"$out")"
 grep -Eq '^infer-8b-layer .*8 x Llama 3 verification' <<<"$out" || fail "infer-8b-layer: no verification allowance"
 grep -Eq '^infer-serve .*1 x serve trace \(3.0 s\)' <<<"$out" || fail "infer-serve: no arrivals allowance (16 requests at 16/s + 2 s)"
-grep -Eq '^attention-fp8 .*2 x cuDNN attention case' <<<"$out" || fail "attention-fp8: no cuDNN graph allowance"
-grep -Eq '^train-paths .*fused train step' <<<"$out" || fail "train-paths: no fused-attention graph allowance"
+if [ $cudnn_here = 1 ]; then
+  grep -Eq '^attention-fp8 .*2 x cuDNN attention case' <<<"$out" || fail "attention-fp8: no cuDNN graph allowance"
+  grep -Eq '^train-paths .*fused train step' <<<"$out" || fail "train-paths: no fused-attention graph allowance"
+fi
 grep -Eq '^train-largest .*largest-batch search' <<<"$out" || fail "train-largest: no search allowance"
 quick=$(grep '^quick ' <<<"$out")
 grep -q 'preset case' <<<"$quick" && grep -q 'serve trace' <<<"$quick" || fail "quick: no preset or serve allowance: $quick"
