@@ -198,20 +198,28 @@ std::vector<std::string> merge_reasons(const std::vector<std::string>& existing,
   return out;
 }
 
-// A number per device of a results file's context (context.gpubench.devices[]): `pick(device)`
-// for each device with an id, where it gives one.
+// `visit(id, device)` for each device with an id of a results file's context
+// (context.gpubench.devices[]).
+template <class J, class Visit>
+void for_each_device(const J& context, Visit&& visit) {
+  if (!context.is_object()) return;
+  auto g = context.find("gpubench");
+  if (g == context.end() || !g->is_object()) return;
+  auto devices = g->find("devices");
+  if (devices == g->end() || !devices->is_array()) return;
+  for (const auto& d : *devices) {
+    const std::string id = text(d, "id");
+    if (!id.empty()) visit(id, d);
+  }
+}
+
+// A number per device: `pick(device)` for each device with an id, where it gives one.
 template <class J, class Pick>
 std::map<std::string, double> per_device(const J& context, Pick&& pick) {
   std::map<std::string, double> out;
-  if (!context.is_object()) return out;
-  auto g = context.find("gpubench");
-  if (g == context.end() || !g->is_object()) return out;
-  auto devices = g->find("devices");
-  if (devices == g->end() || !devices->is_array()) return out;
-  for (const auto& d : *devices) {
-    const std::string id = text(d, "id");
-    if (auto v = pick(d); v && !id.empty()) out[id] = *v;
-  }
+  for_each_device(context, [&](const std::string& id, const auto& d) {
+    if (auto v = pick(d)) out[id] = *v;
+  });
   return out;
 }
 
@@ -236,20 +244,14 @@ std::map<std::string, double> l2_sizes(const nlohmann::json& context) { return l
 template <class J>
 std::map<std::string, std::map<std::string, double>> cpu_peaks_of(const J& context) {
   std::map<std::string, std::map<std::string, double>> out;
-  if (!context.is_object()) return out;
-  auto g = context.find("gpubench");
-  if (g == context.end() || !g->is_object()) return out;
-  auto devices = g->find("devices");
-  if (devices == g->end() || !devices->is_array()) return out;
-  for (const auto& d : *devices) {
-    const std::string id = text(d, "id");
-    if (id.empty() || id.rfind("cuda", 0) == 0 || !d.is_object()) continue;
+  for_each_device(context, [&](const std::string& id, const auto& d) {
+    if (id.rfind("cuda", 0) == 0 || !d.is_object()) return;
     auto peaks = d.find("peak_tflops");
-    if (peaks == d.end() || !peaks->is_object()) continue;
+    if (peaks == d.end() || !peaks->is_object()) return;
     for (auto p = peaks->begin(); p != peaks->end(); ++p) {
       if (p->is_number() && p->template get<double>() > 0) out[id][p.key()] = p->template get<double>();
     }
-  }
+  });
   return out;
 }
 

@@ -72,23 +72,20 @@ def main():
         return 2
     for d in a.build_dirs:
         name = os.path.relpath(d)
-        steps = ninja_steps(d)
-        if steps is None:
-            print(f"[ci] {name}: no .ninja_log (not built here)")
-        else:
-            total = sum(s for s, _ in steps)
-            print(f"[ci] {name}: {len(steps)} build steps, {total:.0f} s of compile and link; slowest {a.top}:")
-            for s, t in steps[: a.top]:
-                print(f"[ci]   {s:7.1f} s  {t}")
-        tests = ctest_times(d)
-        if tests is None:
-            print(f"[ci] {name}: no ctest log")
-        else:
-            total = sum(s for s, _ in tests)
-            print(f"[ci] {name}: {len(tests)} tests, {total:.0f} s in all; slowest {a.top}:")
-            for s, t in tests[: a.top]:
-                print(f"[ci]   {s:7.1f} s  {t}")
+        show(name, ninja_steps(d), a.top, "no .ninja_log (not built here)", "build steps", "of compile and link")
+        show(name, ctest_times(d), a.top, "no ctest log", "tests", "in all")
     return 0
+
+
+def show(name, rows, top, missing, what, total_is):
+    """Prints one build folder's [(seconds, name)] rows: their count and total, then the slowest."""
+    if rows is None:
+        print(f"[ci] {name}: {missing}")
+        return
+    total = sum(s for s, _ in rows)
+    print(f"[ci] {name}: {len(rows)} {what}, {total:.0f} s {total_is}; slowest {top}:")
+    for s, t in rows[:top]:
+        print(f"[ci]   {s:7.1f} s  {t}")
 
 
 if __name__ == "__main__":
