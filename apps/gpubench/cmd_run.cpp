@@ -15,6 +15,7 @@
 #include "apps/gpubench/dry_run.hpp"
 #include "apps/gpubench/options.hpp"
 #include "apps/gpubench/ranks.hpp"
+#include "apps/gpubench/report_output.hpp"
 #include "bench/core/busy.hpp"
 #include "bench/core/context.hpp"
 #include "bench/core/errors.hpp"
@@ -89,37 +90,10 @@ int dry_run(const RunOptions& o, const reports::SpecSheet& specs) {
     fmt::print(stderr, "{} on {}: not run here: {}\n", n.suite->name(), n.device.id(), n.reason);
   }
   print_plan(plan);
-  DryRunSettings s;
-  s.measure = o.measure;
-  s.repetitions = o.benchmark.repetitions;  // validated by parse_benchmark_flags (1 to kMaxRepetitions)
-  s.isolate = o.isolate;
-  s.metrics = o.profile.metrics;
-  fmt::print("{}\n", dry_run_line(estimate_plan(plan, s)));
+  // o.benchmark.repetitions: validated by parse_benchmark_flags (1 to kMaxRepetitions).
+  fmt::print("{}\n", dry_run_line(estimate_run_plan(plan, o.measure, o.benchmark.repetitions, o.isolate,
+                                                      o.profile.metrics, rate_lookup(specs))));
   return 0;
-}
-
-// --report FORMATS: each report beside the results file, named after it by the output-name rule
-// (reports/outputs.hpp: results.json -> results.md, ...; p.v1.2 -> p.v1.2.md; the json report is
-// results.report.json, not the results file itself). UsageError for a format `report` does not write.
-std::vector<std::pair<std::string, std::filesystem::path>> report_paths(const std::string& formats,
-                                                                        const std::filesystem::path& results) {
-  std::vector<std::pair<std::string, std::filesystem::path>> out;
-  if (formats.empty()) return out;
-  std::size_t start = 0;
-  while (start <= formats.size()) {
-    const std::size_t comma = std::min(formats.find(',', start), formats.size());
-    std::string f = formats.substr(start, comma - start);
-    if (f == "markdown") f = "md";
-    if (f != "md" && f != "html" && f != "csv" && f != "json" && f != "openmetrics") {
-      throw UsageError(fmt::format("--report '{}': '{}' is not one of md, html, csv, json, openmetrics", formats, f));
-    }
-    const std::filesystem::path p = reports::derived_output_path(
-        results.string(), f == "json" ? ".report.json" : f == "openmetrics" ? ".prom" : "." + f);
-    const bool again = std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.first == f; });
-    if (!again) out.emplace_back(f, p);  // md,md: written once
-    start = comma + 1;
-  }
-  return out;
 }
 
 // The closing line, also under --quiet: what happened and where it went.
@@ -205,7 +179,8 @@ RunOptions parse_run_options(const std::vector<std::string>& all_args) {
   po::options_description internal;
   internal.add_options()
       ("isolated-case", po::value(&o.isolated_case))
-      ("isolated-out", po::value(&o.isolated_out));
+      ("isolated-out", po::value(&o.isolated_out))
+      ("budget-end", po::value(&o.budget_end));
   po::options_description all;
   all.add(desc).add(internal);
   po::variables_map vm = parse_or_throw(args, all);
@@ -281,6 +256,18 @@ int cmd_run(const std::vector<std::string>& all_args) {
   const reports::SpecSheet specs = spec_sheet.empty() ? reports::SpecSheet::builtin() : reports::SpecSheet::from_file(spec_sheet);
   h.peak = [&specs](const std::string& device, const std::string& key) { return specs.peak(device, key); };
   h.peak_clock = [&specs](const std::string& device, const std::string& key) { return specs.peak_clock(device, key); };
+
+  if (o.budget_end > 0) {  // evaluate's budget: a case that would end past it is not started
+    h.stop_at = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(o.budget_end)));
+    evaluate::EstimateSettings es;
+    es.measure = m;
+    es.repetitions = o.benchmark.repetitions;
+    es.metrics = o.profile.metrics;
+    es.allowances = true;
+    es.rates = rate_lookup(specs);
+    h.case_estimate_s = [es](const PlannedCase& pc) { return evaluate::estimate_case(pc, es).seconds; };
+  }
 
   // Started as one of several ranks (mpirun, srun): join them, or refuse without MPI support
   // rather than run as N independent jobs.

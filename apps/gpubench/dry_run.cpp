@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <memory>
 
+#include "bench/core/cpu_peak.hpp"
 #include "bench/core/errors.hpp"
 
 namespace gpubench::app {
@@ -107,26 +109,26 @@ AssumedNode assumed_inventory(std::string_view model, const reports::SpecSheet& 
   return node;
 }
 
-double estimate_case_seconds(const MeasureOptions& m, int repetitions, const CostModel& costs) {
-  const double timed = std::max(m.min_time_s, static_cast<double>(m.min_samples) * m.batch_s);
-  // Warm-up doubles its batch until warmup_s has passed, so it ends before 2 x warmup_s.
-  return static_cast<double>(std::max(1, repetitions)) * (2 * m.warmup_s + timed + costs.case_setup_s);
+evaluate::RateLookup rate_lookup(const reports::SpecSheet& specs) {
+  // The CPU's peak is derived once per process (it reads /proc/cpuinfo and cpufreq).
+  auto cpu = std::make_shared<std::optional<CpuPeak>>();
+  return [&specs, cpu](const DeviceInfo& d, const std::string& key) -> std::optional<double> {
+    if (d.is_cuda()) return specs.peak(d.name, key);
+    if (!*cpu) *cpu = derive_cpu_peak(read_cpu_report());
+    const auto it = (*cpu)->tflops.find(key);
+    if (it != (*cpu)->tflops.end()) return it->second;
+    return std::nullopt;
+  };
 }
 
-PlanEstimate estimate_plan(const std::vector<PlannedCase>& plan, const DryRunSettings& s) {
-  PlanEstimate e;
-  e.seconds = s.costs.process_start_s;
-  const double per_case = estimate_case_seconds(s.measure, s.repetitions, s.costs) +
-                          (s.metrics ? s.costs.metrics_replay_s : 0) + (s.isolate ? s.costs.process_start_s : 0);
-  for (const PlannedCase& c : plan) {
-    if (c.skip_reason) {
-      ++e.skipped;
-      continue;
-    }
-    ++e.to_run;
-    e.seconds += per_case;
-  }
-  return e;
+PlanEstimate estimate_run_plan(const std::vector<PlannedCase>& plan, const MeasureOptions& measure, int repetitions,
+                               bool isolate, bool metrics, const evaluate::RateLookup& rates) {
+  evaluate::EstimateSettings s;
+  s.measure = measure;
+  s.repetitions = repetitions;
+  s.metrics = metrics;
+  s.rates = rates;
+  return evaluate::estimate_plan(plan, s, isolate);
 }
 
 std::string dry_run_line(const PlanEstimate& e) {

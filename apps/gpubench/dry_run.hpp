@@ -11,6 +11,7 @@
 #include "bench/core/device.hpp"
 #include "bench/core/measure.hpp"
 #include "bench/core/plan.hpp"
+#include "bench/evaluate/estimate.hpp"
 #include "reports/spec_sheet.hpp"
 
 namespace gpubench::app {
@@ -32,39 +33,21 @@ struct AssumedNode {
 };
 AssumedNode assumed_inventory(std::string_view model, const reports::SpecSheet& specs);
 
-// Costs the measurement policy does not determine. These are allowances, not measurements: a
-// real smoke run prints each step's planned and measured seconds side by side, so they can be
-// corrected from a GPU host's numbers.
-struct CostModel {
-  double process_start_s = 2.0;   // a gpubench process: CUDA context, cuBLAS/cuBLASLt handles, NVML
-  double case_setup_s = 0.1;      // per case: allocation, input fill, verification against the reference
-  double metrics_replay_s = 1.0;  // per case with --profile metrics: the range profiler's replay passes
-  double tune_candidate_s = 0.006;  // tune gemm: one algorithm timed (3 batches of ~2 ms, gemm_cublaslt.cpp)
-};
+// The plan's estimate is bench/evaluate/estimate.hpp's (one model for the dry runs and
+// evaluate's budget). The rates it plans runs at: the spec sheet's figures for a GPU, the CPU's
+// derived peak (bench/core/cpu_peak.hpp) for the CPU.
+evaluate::RateLookup rate_lookup(const reports::SpecSheet& specs);
 
-// Wall seconds one case that runs is planned to take: warm-up (doubling batches until
-// warmup_s has passed: under 2 x warmup_s for a fast case), the timed samples (min_time_s, or
-// min_samples batches of batch_s where that is longer; a run slower than a sample makes it
-// longer, which no plan can know), and the setup allowance; times `repetitions`.
-double estimate_case_seconds(const MeasureOptions& m, int repetitions, const CostModel& costs);
-
-struct PlanEstimate {
-  std::size_t to_run = 0, skipped = 0;
-  double seconds = 0;  // one process start, plus every case that runs (and a process per case with --isolate)
-};
-
-struct DryRunSettings {
-  MeasureOptions measure;
-  int repetitions = 1;
-  bool isolate = false;
-  bool metrics = false;
-  CostModel costs;
-};
-
-PlanEstimate estimate_plan(const std::vector<PlannedCase>& plan, const DryRunSettings& settings);
+using evaluate::CostModel;
+using evaluate::PlanEstimate;
 
 // The closing line of every dry run, which scripts read: "dry-run: N to run, K skipped, about S s".
 std::string dry_run_line(const PlanEstimate& e);
+
+// `run --dry-run`'s estimate of a plan: the policy of `measure`, run times from `rates`; without
+// the suites' allowances (the GPU smoke adds them from its own table, scripts/smoke_allowances.awk).
+PlanEstimate estimate_run_plan(const std::vector<PlannedCase>& plan, const MeasureOptions& measure, int repetitions,
+                               bool isolate, bool metrics, const evaluate::RateLookup& rates);
 
 // The plan, one case per line as `gpubench list` prints it, on stdout.
 void print_plan(const std::vector<PlannedCase>& plan);

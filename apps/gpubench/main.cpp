@@ -30,6 +30,7 @@ Commands:
   scaling   project data-parallel training to N GPUs from measured timelines and collectives
   serving   project serving latencies (TTFT, TPOT, ITL, goodput) from measured prefill and decode steps
   soak      sustained load with a time series and a pass/fail verdict (burn-in)
+  evaluate  a node's whole evaluation within a time budget, reported as a node card
 
 `gpubench COMMAND --help` describes each command's options.
 )";
@@ -52,6 +53,7 @@ constexpr Command kCommands[] = {
     {"scaling", gpubench::app::cmd_scaling},
     {"serving", gpubench::app::cmd_serving},
     {"soak", gpubench::app::cmd_soak},
+    {"evaluate", gpubench::app::cmd_evaluate},
 };
 
 }  // namespace
@@ -92,7 +94,7 @@ int dispatch(int argc, char** argv) {
     }
   }
   fmt::print(stderr,
-             "gpubench: unknown command '{}' (commands: run, list, report, compare, history, tune, datagen, scaling, serving, soak, doctor, version; see gpubench --help)\n",
+             "gpubench: unknown command '{}' (commands: run, list, report, compare, history, tune, datagen, scaling, serving, soak, evaluate, doctor, version; see gpubench --help)\n",
              command);
   return 2;
 }

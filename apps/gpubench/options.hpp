@@ -88,6 +88,9 @@ struct RunOptions {
   double rank_timeout_s = 300; // under mpirun/srun: join, agreement and collective timeout
   long isolated_case = -1;     // set in the child processes of --isolate
   std::string isolated_out;
+  // `gpubench evaluate`'s budget: no case starts that would end after this time (seconds since
+  // the epoch; 0: none). Internal, like the isolation options.
+  double budget_end = 0;
   int lt_candidates = 32;      // gemm: cuBLASLt algorithms cublaslt-tuned times
   std::string tuning_cache;    // gemm: --tuning-cache FILE (read by cmd_run, not by the parser)
   bool dry_run = false;        // --dry-run: print the plan and its estimated time, run nothing

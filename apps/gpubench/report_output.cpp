@@ -3,10 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <iostream>
 #include <system_error>
 
+#include "bench/core/errors.hpp"
 #include "bench/core/results.hpp"
 
 namespace gpubench::app {
@@ -64,6 +66,30 @@ void write_outputs(const std::vector<reports::OutputTarget>& targets, const repo
     if (t.format == "html") write_output(t, reports::to_html(doc));
     if (t.format == "json") write_output(t, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
+}
+
+// --report FORMATS: each report beside the results file, named after it by the output-name rule
+// (reports/outputs.hpp: results.json -> results.md, ...; p.v1.2 -> p.v1.2.md; the json report is
+// results.report.json, not the results file itself). UsageError for a format `report` does not write.
+std::vector<std::pair<std::string, std::filesystem::path>> report_paths(const std::string& formats,
+                                                                        const std::filesystem::path& results) {
+  std::vector<std::pair<std::string, std::filesystem::path>> out;
+  if (formats.empty()) return out;
+  std::size_t start = 0;
+  while (start <= formats.size()) {
+    const std::size_t comma = std::min(formats.find(',', start), formats.size());
+    std::string f = formats.substr(start, comma - start);
+    if (f == "markdown") f = "md";
+    if (f != "md" && f != "html" && f != "csv" && f != "json" && f != "openmetrics") {
+      throw UsageError(fmt::format("--report '{}': '{}' is not one of md, html, csv, json, openmetrics", formats, f));
+    }
+    const std::filesystem::path p = reports::derived_output_path(
+        results.string(), f == "json" ? ".report.json" : f == "openmetrics" ? ".prom" : "." + f);
+    const bool again = std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.first == f; });
+    if (!again) out.emplace_back(f, p);  // md,md: written once
+    start = comma + 1;
+  }
+  return out;
 }
 
 }  // namespace gpubench::app

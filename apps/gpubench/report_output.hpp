@@ -1,6 +1,8 @@
 #pragma once
 // Writing the outputs of report, compare and history (reports/outputs.hpp resolves them).
+#include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,5 +30,11 @@ void write_output(const reports::OutputTarget& target, const std::string& text);
 // A projection's outputs (scaling, serving): md and html from the document, json as it is.
 void write_outputs(const std::vector<reports::OutputTarget>& targets, const reports::Document& doc,
                    const nlohmann::ordered_json& json);
+
+// --report FORMATS of run and evaluate: each report beside the results file, named by the
+// output-name rule (results.json -> results.md, results.report.json for json). UsageError for
+// a format `report` does not write.
+std::vector<std::pair<std::string, std::filesystem::path>> report_paths(const std::string& formats,
+                                                                        const std::filesystem::path& results);
 
 }  // namespace gpubench::app

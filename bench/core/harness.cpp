@@ -151,6 +151,16 @@ void run_case_phases(benchmark::State& st, CaseSlot& slot, const HarnessOptions&
   }
   if (pc.skip_reason) return fail(st, slot, "skipped", *pc.skip_reason);
   if (slot.status != "ok") return fail(st, slot, slot.status, slot.reason);  // a later repetition
+  if (!slot.instance && opt.stop_at) {
+    const double left = std::chrono::duration<double>(*opt.stop_at - std::chrono::system_clock::now()).count();
+    const double need = opt.case_estimate_s ? opt.case_estimate_s(pc) : 0;
+    std::string mine;
+    if (left <= 0 || left < need) {
+      mine = fmt::format("skipped: budget spent: {:.0f} s left, the case needs about {:.0f} s", std::max(0.0, left), need);
+    }
+    if (team != nullptr) mine = merge_rank_outcomes(team->all_gather(mine, "budget of " + pc.name()));
+    if (!mine.empty()) return fail_with_outcome(st, slot, mine);
+  }
   if (!slot.instance) {
     std::string outcome = agreed_step(opt, "setup of " + pc.name(), [&] {
       Phase phase("setup");

@@ -1,6 +1,7 @@
 #pragma once
 // The harness registers each planned case with Google Benchmark, drives it through
 // setup -> verify -> warm-up -> measure, and writes every finished case to the results file.
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
@@ -58,6 +59,10 @@ struct HarnessOptions {
   // the slowest), so the command leaves such suites out.
   std::vector<nlohmann::ordered_json> rank_identities;
   std::function<bool(const PlannedCase& planned)> per_rank_figures;
+  // A time budget (`gpubench evaluate`): a case is not started when its estimate would end it
+  // after `stop_at`; it is recorded as skipped ("budget spent: ..."), agreed over the team.
+  std::optional<std::chrono::system_clock::time_point> stop_at;
+  std::function<double(const PlannedCase& planned)> case_estimate_s;  // empty: 0 (start while time is left)
 };
 
 // This process's part of HarnessOptions::rank_identities: the host and the selected devices

@@ -1,0 +1,267 @@
+#include "bench/evaluate/plan.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "bench/core/errors.hpp"
+#include "bench/core/plan.hpp"
+#include "bench/soak/runner.hpp"
+
+namespace gpubench::evaluate {
+namespace {
+
+constexpr double kDoctorS = 2;      // doctor's probe (gpu-smoke's helper-step allowance)
+constexpr double kSoakStartS = 4;   // a soak process past its duration (gpu-smoke's soak allowance)
+constexpr double kMaxBudgetS = 7 * 86400;
+
+using K = Item::Kind;
+
+Item run(std::string part, std::string name, int priority, Where where, std::vector<std::string> suites,
+         std::vector<std::string> axes, std::size_t min_devices = 1) {
+  Item i;
+  i.part = std::move(part);
+  i.name = std::move(name);
+  i.priority = priority;
+  i.kind = K::Run;
+  i.where = where;
+  i.suites = std::move(suites);
+  i.axes = std::move(axes);
+  i.min_devices = min_devices;
+  return i;
+}
+
+// The priority order (lower first), the same on GPUs and the CPU: what a buyer asks first is
+// kept first. 1-3: is each GPU what it should be, and the node's interconnect; 4-6: the
+// inference and training figures a price is judged by; then the rest of each part.
+std::vector<Item> gpu_items(std::size_t gpus, double soak_s) {
+  const std::string peers = fmt::format("peer=0:{}:1", gpus > 0 ? gpus - 1 : 0);
+  // The largest bf16/fp8 GEMMs cuBLASLt runs well (MAMF's plateau on H100/H200 is 4096-8192).
+  const std::vector<std::string> mamf{"provider=cublaslt", "layout=tn", "m=4096,8192", "n=@m", "k=@m"};
+  auto with = [](std::vector<std::string> base, std::initializer_list<std::string> more) {
+    base.insert(base.end(), more);
+    return base;
+  };
+  const std::vector<std::string> llama{"model=llama3-8b", "dtype=bf16", "layers=0", "kv_page=16", "graphs=0", "tp=1"};
+  const std::vector<std::string> train{"model=transformer", "layers=12", "hidden=2048", "heads=16", "ffn_mult=4",
+                                       "seq=1024", "vocab=50257", "accum=1", "recompute=none", "dp=none",
+                                       "attention=fused"};
+  const std::vector<std::string> coll{"dtype=bf16", "redop=sum", "inplace=0", "gpus=0", "graph=0", "timing=batch",
+                                      "size=1M,64M,1G,8G"};
+  std::vector<Item> v;
+  v.push_back(run("screen", "gemm-bf16", 1, Where::EveryGpu, {"gemm"}, with(mamf, {"dtype=bf16"})));
+  v.push_back(run("screen", "hbm-triad", 2, Where::EveryGpu, {"memory"}, {"test=triad", "size=1G", "peer=0"}));
+  v.push_back(run("node", "all-reduce", 3, Where::AllGpus, {"collectives"}, with(coll, {"op=all_reduce"}), 2));
+  v.push_back(run("depth", "infer-decode", 4, Where::OneGpu, {"infer"},
+                  with(llama, {"phase=decode", "batch=1,32", "context_len=2048"})));
+  v.push_back(run("depth", "infer-serve", 5, Where::OneGpu, {"infer"},
+                  with(llama, {"phase=serve", "prompt_len=512", "output_len=128", "rate=4", "requests=64",
+                               "max_batch=32", "kv_budget=0"})));
+  v.push_back(run("depth", "train-bf16", 6, Where::OneGpu, {"train"}, with(train, {"precision=bf16-amp", "micro_batch=8"})));
+  v.push_back(run("screen", "gemm-fp8", 7, Where::EveryGpu, {"gemm"}, with(mamf, {"dtype=fp8-e4m3"})));
+  v.push_back(run("depth", "infer-prefill", 8, Where::OneGpu, {"infer"},
+                  with(llama, {"phase=prefill", "batch=1,8", "prompt_len=2048"})));
+  v.push_back(run("node", "peer-copies", 9, Where::AllGpus, {"memory"}, {"test=p2p,p2p_bidir", "size=256M", peers}, 2));
+  v.push_back(run("depth", "attention-prefill", 10, Where::OneGpu, {"attention"},
+                  {"provider=cudnn", "dtype=bf16", "phase=prefill", "direction=fwd,bwd", "causal=1", "tokens=16384",
+                   "batch=1", "heads=16", "kv_heads=@heads", "seq_q=4096", "seq_kv=@seq_q", "head_dim=128",
+                   "page_size=0"}));
+  Item soak;
+  soak.part = "screen";
+  soak.name = "soak";
+  soak.priority = 11;
+  soak.kind = K::Soak;
+  soak.where = Where::AllGpus;
+  soak.soak_s = soak_s;
+  v.push_back(soak);
+  v.push_back(run("input", "dataload", 12, Where::EveryGpu, {"dataload"},
+                  {"stage=pipeline", "workers=2,4", "order=random", "io=memory", "batch=32", "prefetch=4", "pinned=1",
+                   "aug=cpu,gpu", "step_us=10000", "consumer=spin"}));
+  v.push_back(run("node", "collectives", 13, Where::AllGpus, {"collectives"},
+                  with(coll, {"op=all_gather,reduce_scatter,alltoall"}), 2));
+  v.push_back(run("depth", "train-fp8", 14, Where::OneGpu, {"train"}, with(train, {"precision=fp8", "micro_batch=8"})));
+  v.push_back(run("node", "host-concurrency", 15, Where::AllGpus, {"memory"},
+                  {"test=all_to_host_ce,host_to_all_ce", "size=256M", "peer=0"}, 2));
+  v.push_back(run("depth", "attention-decode", 16, Where::OneGpu, {"attention"},
+                  {"provider=cudnn", "dtype=bf16", "phase=decode", "direction=fwd", "causal=0", "tokens=0", "batch=16",
+                   "heads=32", "kv_heads=8", "seq_q=1", "seq_kv=8192", "head_dim=128", "page_size=16"}));
+  v.push_back(run("depth", "train-largest-batch", 17, Where::OneGpu, {"train"},
+                  with(train, {"precision=bf16-amp", "micro_batch=0"})));
+  // The data-parallel step (dp=ddp) needs one rank per GPU: not yet an item (issue 42, open).
+  return v;
+}
+
+// The same items at sizes a 2-core CPU runs in a few minutes (the quick preset's CPU sizes).
+std::vector<Item> cpu_items(double soak_s) {
+  const std::vector<std::string> small{"model=llama-small", "dtype=fp32", "layers=0", "kv_page=16", "graphs=0", "tp=1",
+                                       "threads=0"};
+  auto with = [](std::vector<std::string> base, std::initializer_list<std::string> more) {
+    base.insert(base.end(), more);
+    return base;
+  };
+  const std::vector<std::string> train{"model=transformer", "layers=2", "hidden=128", "heads=4", "ffn_mult=4", "seq=64",
+                                       "vocab=2048", "accum=1", "recompute=none", "dp=none", "attention=fused"};
+  const std::vector<std::string> attn{"provider=flash", "dtype=fp32", "batch=1", "heads=4", "kv_heads=2", "head_dim=64",
+                                      "tokens=0", "threads=0"};
+  std::vector<Item> v;
+  v.push_back(run("screen", "gemm-bf16", 1, Where::EveryGpu, {"gemm"},
+                  {"provider=openblas", "dtype=fp32", "layout=nn", "m=1024", "n=@m", "k=@m", "threads=0"}));
+  v.push_back(run("screen", "hbm-triad", 2, Where::EveryGpu, {"memory"}, {"test=triad", "size=64M", "peer=0"}));
+  v.push_back(run("depth", "infer-decode", 4, Where::OneGpu, {"infer"}, with(small, {"phase=decode", "batch=1,4", "context_len=256"})));
+  v.push_back(run("depth", "infer-serve", 5, Where::OneGpu, {"infer"},
+                  with(small, {"phase=serve", "prompt_len=128", "output_len=16", "rate=4", "requests=12", "max_batch=8",
+                               "kv_budget=0"})));
+  v.push_back(run("depth", "train-bf16", 6, Where::OneGpu, {"train"}, with(train, {"precision=fp32", "micro_batch=4"})));
+  v.push_back(run("depth", "infer-prefill", 8, Where::OneGpu, {"infer"}, with(small, {"phase=prefill", "batch=1,4", "prompt_len=128"})));
+  v.push_back(run("depth", "attention-prefill", 10, Where::OneGpu, {"attention"},
+                  with(attn, {"phase=prefill", "direction=fwd,bwd", "causal=1", "seq_q=512", "seq_kv=@seq_q", "page_size=0"})));
+  Item soak;
+  soak.part = "screen";
+  soak.name = "soak";
+  soak.priority = 11;
+  soak.kind = K::Soak;
+  soak.where = Where::AllGpus;
+  soak.soak_s = soak_s;
+  v.push_back(soak);
+  v.push_back(run("input", "dataload", 12, Where::EveryGpu, {"dataload"},
+                  {"stage=pipeline", "workers=1,2", "order=random", "io=memory", "batch=8", "prefetch=4", "pinned=0",
+                   "aug=cpu", "step_us=10000", "consumer=spin"}));
+  v.push_back(run("depth", "attention-decode", 16, Where::OneGpu, {"attention"},
+                  with(attn, {"phase=decode", "direction=fwd", "causal=0", "seq_q=1", "seq_kv=512", "page_size=16"})));
+  return v;
+}
+
+std::string seconds_text(double s) { return fmt::format("{:.0f} s", s); }
+
+}  // namespace
+
+std::vector<std::string> Item::arguments() const {
+  switch (kind) {
+    case K::Doctor:
+      return {"doctor"};
+    case K::Soak:
+      return {"soak", "--load", "gemm", "--duration", fmt::format("{:.0f}s", soak_s)};
+    case K::Run:
+      break;
+  }
+  std::vector<std::string> a{"run", "--suite", fmt::format("{}", fmt::join(suites, ","))};
+  for (const std::string& x : axes) {
+    a.push_back("-a");
+    a.push_back(x);
+  }
+  return a;
+}
+
+std::size_t EvaluationPlan::gpus() const {
+  return static_cast<std::size_t>(std::count_if(devices.begin(), devices.end(), [](const DeviceInfo& d) { return d.is_cuda(); }));
+}
+
+std::vector<const Item*> EvaluationPlan::kept() const {
+  std::vector<const Item*> out;
+  for (const Item& i : items)
+    if (i.status == "planned") out.push_back(&i);
+  return out;
+}
+
+std::vector<const Item*> EvaluationPlan::dropped() const {
+  std::vector<const Item*> out;
+  for (const Item& i : items)
+    if (i.status.rfind("dropped", 0) == 0) out.push_back(&i);
+  return out;
+}
+
+std::vector<Item> evaluation_items(const std::vector<DeviceInfo>& devices, double budget_s) {
+  const bool gpu = !devices.empty() && devices.front().is_cuda();
+  const double soak_s = std::clamp(std::floor(budget_s / 10), 10.0, 60.0);
+  Item check;
+  check.part = "check";
+  check.name = "doctor";
+  check.kind = K::Doctor;
+  check.where = Where::Host;
+  std::vector<Item> items{check};
+  for (Item& i : gpu ? gpu_items(devices.size(), soak_s) : cpu_items(soak_s)) items.push_back(std::move(i));
+  return items;
+}
+
+EvaluationPlan plan_evaluation(const std::vector<const Suite*>& suites, const std::vector<DeviceInfo>& devices,
+                               double budget_s, const EstimateSettings& settings) {
+  if (devices.empty()) throw UsageError("evaluate: no device selected");
+  EvaluationPlan plan;
+  plan.budget_s = budget_s;
+  plan.devices = devices;
+  plan.items = evaluation_items(devices, budget_s);
+  const std::vector<DeviceInfo> first{devices.front()};
+  for (Item& item : plan.items) {
+    switch (item.kind) {
+      case K::Doctor:
+        item.planned_s = kDoctorS;
+        continue;
+      case K::Soak:
+        item.planned_s = item.soak_s + kSoakStartS;
+        item.cases = devices.size();
+        continue;
+      case K::Run:
+        break;
+    }
+    if (devices.size() < item.min_devices) {
+      item.status = fmt::format("skipped: needs {} devices, {} selected", item.min_devices, devices.size());
+      continue;
+    }
+    PlanRequest request;
+    request.suites = item.suites;
+    request.preset = "quick";
+    request.axis_overrides = item.axes;
+    // One worker's plan for an item every device runs at once; the node's devices otherwise
+    // (a collective's case drives them all from the first).
+    const std::vector<DeviceInfo>& on = item.where == Where::AllGpus ? devices : first;
+    std::vector<NotApplicable> not_applicable;
+    const std::vector<PlannedCase> cases = make_plan(suites, request, on, &not_applicable);
+    const PlanEstimate e = estimate_plan(cases, settings);
+    item.cases = e.to_run;
+    item.skipped_cases = e.skipped;
+    item.planned_s = e.seconds;
+    if (e.to_run == 0) {
+      std::string why = !not_applicable.empty() ? not_applicable.front().reason
+                        : !cases.empty() && cases.front().skip_reason ? *cases.front().skip_reason
+                                                                     : "no case applies";
+      item.status = "skipped: " + why;
+      item.planned_s = 0;
+    }
+  }
+  // The budget: the check always; then the items by priority while they fit.
+  double total = settings.costs.process_start_s;
+  std::vector<Item*> order;
+  for (Item& i : plan.items) {
+    if (i.kind == K::Doctor) total += i.planned_s;
+    else if (i.status == "planned") order.push_back(&i);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const Item* a, const Item* b) { return a->priority < b->priority; });
+  for (Item* i : order) {
+    if (total + i->planned_s <= budget_s) {
+      total += i->planned_s;
+    } else {
+      i->status = fmt::format("dropped: priority {}, needs {} with {} of the budget left", i->priority,
+                              seconds_text(i->planned_s), seconds_text(std::max(0.0, budget_s - total)));
+    }
+  }
+  plan.planned_s = total;
+  // Run order: part by part (the check, then the screen that picks the depth's GPU), by priority within.
+  auto part_index = [](const std::string& p) {
+    const std::vector<std::string> order{"check", "screen", "depth", "node", "input"};
+    return std::find(order.begin(), order.end(), p) - order.begin();
+  };
+  std::stable_sort(plan.items.begin(), plan.items.end(), [&](const Item& a, const Item& b) {
+    return part_index(a.part) != part_index(b.part) ? part_index(a.part) < part_index(b.part) : a.priority < b.priority;
+  });
+  return plan;
+}
+
+double parse_budget(const std::string& text) {
+  const double s = soak::parse_duration(text, "--budget");
+  if (s > kMaxBudgetS) throw UsageError(fmt::format("--budget '{}': at most 7 days", text));
+  return s;
+}
+
+}  // namespace gpubench::evaluate

@@ -1,0 +1,78 @@
+#pragma once
+// `gpubench evaluate`'s plan: a node's evaluation as parts of ordinary cases (the suites' and
+// soak's: no second harness), fitted to a time budget before anything runs.
+//
+//   check   doctor's findings; an error stops the run (--force goes on)
+//   screen  every GPU at once, one worker per GPU: bf16 and fp8 GEMM at MAMF-style large
+//           shapes, HBM triad, a short verified soak (the fleet rule names an outlier GPU)
+//   depth   one GPU: fused attention prefill/decode, Llama 3 8B prefill/decode/serve, the bf16
+//           and fp8 training steps, the largest micro-batch
+//   node    all GPUs: peer copies, all-to-host concurrency, NCCL collectives up to 8 GiB, the
+//           data-parallel step (2 GPUs or more)
+//   input   the data-loading pipeline on every GPU at once
+//
+// Each part is a list of items; an item is one `gpubench run` (suites and axes) or one soak.
+// The budget keeps items in priority order (kPriority in plan.cpp, docs/evaluate.md): an item
+// that does not fit in what is left is dropped, named with its planned seconds and why.
+#include <string>
+#include <vector>
+
+#include "bench/core/device.hpp"
+#include "bench/core/suite.hpp"
+#include "bench/evaluate/estimate.hpp"
+
+namespace gpubench::evaluate {
+
+// Where an item runs.
+enum class Where {
+  Host,      // the check: no device
+  EveryGpu,  // one worker per selected device, all at once (the time is one worker's)
+  OneGpu,    // the first selected device (the CPU on a CPU run)
+  AllGpus,   // one process over every selected GPU (peer copies, collectives, soak)
+};
+
+struct Item {
+  std::string part;  // check, screen, depth, node, input
+  std::string name;  // gemm-bf16, hbm-triad, ... (stable: the node card reads them)
+  int priority = 0;  // lower is kept first
+  enum class Kind { Doctor, Run, Soak } kind = Kind::Run;
+  Where where = Where::OneGpu;
+  std::vector<std::string> suites;  // Run: the suites, each axis given below
+  std::vector<std::string> axes;    // Run: NAME=VALUES overrides over the quick preset
+  double soak_s = 0;                // Soak: the duration
+  std::size_t min_devices = 1;      // fewer selected devices: skipped, saying so
+  // Filled by the planner:
+  std::size_t cases = 0;            // cases that run (on one worker for EveryGpu)
+  std::size_t skipped_cases = 0;
+  double planned_s = 0;
+  std::string status = "planned";   // planned, "dropped: why", "skipped: why"
+  // The `gpubench` arguments of the item's process (run or soak), without --device and --out.
+  std::vector<std::string> arguments() const;
+};
+
+struct EvaluationPlan {
+  double budget_s = 0;
+  double planned_s = 0;  // the kept items plus the process start
+  std::vector<DeviceInfo> devices;  // the selected devices (cuda:0..N-1, or cpu)
+  std::vector<Item> items;          // every item in run order; dropped and skipped ones keep their status
+  std::size_t gpus() const;
+  std::vector<const Item*> kept() const;
+  std::vector<const Item*> dropped() const;
+};
+
+// The items for these devices (GPU-sized on CUDA devices, CPU-sized on the CPU), before the
+// budget: every item with its priority; `budget_s` sets the soak's length (a tenth of the
+// budget, 10 to 60 s).
+std::vector<Item> evaluation_items(const std::vector<DeviceInfo>& devices, double budget_s);
+
+// Plans every item (make_plan over the suites, estimate_plan over its cases), then keeps items
+// in priority order while they fit: UsageError for an empty device list or a budget under the
+// check's own cost.
+EvaluationPlan plan_evaluation(const std::vector<const Suite*>& suites, const std::vector<DeviceInfo>& devices,
+                               double budget_s, const EstimateSettings& settings);
+
+// "--budget 30m": seconds from a number with s, m or h (a bare number is seconds); UsageError
+// for zero, a negative, an unknown unit or more than 7 days.
+double parse_budget(const std::string& text);
+
+}  // namespace gpubench::evaluate
