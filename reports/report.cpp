@@ -1,5 +1,6 @@
-// `gpubench report` (see report.hpp). The sections, in order: notes, warnings, scorecard, one
-// section per suite, attention, time and cost to train, rooflines, findings, environment, problems.
+// `gpubench report` (see report.hpp). The sections, in order: the node card (evaluate files),
+// notes, warnings, scorecard, one section per suite, attention, time and cost to train,
+// rooflines, findings, environment, problems.
 #include "reports/report.hpp"
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "reports/infer_section.hpp"
 #include "reports/collectives_section.hpp"
 #include "reports/low_precision_section.hpp"
+#include "reports/node_card.hpp"
 #include "reports/scaling_section.hpp"
 #include "reports/stats.hpp"
 #include "reports/tuning.hpp"
@@ -1432,13 +1434,17 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   environment(body, m);
   problems(body, m);
 
-  // Notes and warnings first: the environment section found the warnings.
+  // The node card of `gpubench evaluate` files leads (reports/node_card.hpp); then notes and
+  // warnings (the environment section found the warnings), then the sections.
+  nlohmann::ordered_json card_summary = nlohmann::ordered_json::object();
+  node_card_section(r.doc, files, specs, options, &card_summary);
   notes(r.doc, m);
   for (const auto& w : m.warnings) r.doc.warning(w);
   for (auto& b : body.blocks) r.doc.blocks.push_back(std::move(b));
   r.csv = build_csv(m);
   r.summary = build_summary(m);
   for (auto& [key, value] : fleet_summary.items()) r.summary[key] = value;
+  for (auto& [key, value] : card_summary.items()) r.summary[key] = value;
   return r;
 }
 

@@ -169,6 +169,7 @@ ResultEntry read_entry(const std::filesystem::path& path, const ordered& obj, st
   e.profile = r.object(*gb, "profile");
   e.telemetry = r.object(*gb, "telemetry");
   e.collective = r.object(*gb, "collective");
+  e.evaluate = r.object(*gb, "evaluate");
   e.suspect = r.strings(*gb, "suspect");
   if (auto it = gb->find("ranks"); it != gb->end()) {
     if (!it->is_array()) r.bad("gpubench.ranks", "an array");

@@ -31,6 +31,9 @@ struct ResultEntry {
   // Under mpirun/srun, each rank's own figures for a case that every rank measures on its own
   // device (gpubench.ranks: rank, host, device identity, mean_s, metrics); empty otherwise.
   nlohmann::json ranks = nlohmann::json::array();
+  // `gpubench evaluate`: the part and item the entry was measured for ({"part", "item"});
+  // empty in files of other commands (reports/node_card.hpp reads it).
+  nlohmann::json evaluate = nlohmann::json::object();
   std::optional<std::int64_t> repetition_index;
   std::optional<double> real_time_s;  // mean time per run in seconds, when a time was reported
   std::optional<std::int64_t> iterations;
