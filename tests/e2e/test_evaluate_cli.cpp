@@ -1,0 +1,96 @@
+// End-to-end: `gpubench evaluate` through the real binary: the CLI contract of issue 42 (the
+// per-part dry-run plans fitted to the budget for six GPU models, a CPU evaluation within its
+// budget whose report begins with the node card, two MPI ranks' screen entries, and exit 2 with
+// one line for a bad budget).
+#include <nlohmann/json.hpp>
+
+#include "cli_fixture.hpp"
+
+namespace gpubench::e2e {
+namespace {
+
+using EvaluateCli = CliTest;
+
+double planned_total(const std::string& out) {
+  const std::string key = "evaluate dry-run: ";
+  const auto at = out.rfind(key);
+  if (at == std::string::npos) return -1;
+  const auto about = out.find("about ", at);
+  return about == std::string::npos ? -1 : std::stod(out.substr(about + 6));
+}
+
+TEST_F(EvaluateCli, DryRunFitsEveryModelInItsBudget) {
+  for (const char* model : {"h100-sxm:8", "h200-sxm:8", "b200:8", "a100-sxm-80gb:8", "l40s:8", "rtx-4090:1"}) {
+    for (const auto& [budget, limit] : {std::pair<const char*, double>{"30m", 1800}, {"10m", 600}}) {
+      const Output o = gpubench(fmt::format("evaluate --dry-run --assume {} --budget {}", model, budget));
+      ASSERT_EQ(o.code, 0) << model << ": " << o.err;
+      for (const char* part : {"part check:", "part screen:", "part depth:", "part node:", "part input:"}) {
+        EXPECT_NE(o.out.find(part), std::string::npos) << model << " " << part << "\n" << o.out;
+      }
+      const double total = planned_total(o.out);
+      EXPECT_GT(total, 0) << o.out;
+      EXPECT_LE(total, limit) << model << " " << budget;
+    }
+  }
+}
+
+TEST_F(EvaluateCli, ATightBudgetNamesWhatItDropped) {
+  const Output o = gpubench("evaluate --dry-run --assume h100-sxm:8 --budget 2m");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("\ndropped: "), std::string::npos) << o.out;
+  EXPECT_LE(planned_total(o.out), 120);
+}
+
+TEST_F(EvaluateCli, BadBudgetsAreOneLineAndExit2) {
+  for (const char* b : {"0", "1x", "-5m"}) {
+    const Output o = gpubench(fmt::format("evaluate --budget {} --device cpu", b));
+    EXPECT_EQ(o.code, 2) << b;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    EXPECT_NE(o.err.find("--budget"), std::string::npos) << o.err;
+  }
+}
+
+TEST_F(EvaluateCli, CpuEvaluationWithinItsBudgetLeadsWithTheCard) {
+  const fs::path e = dir / "E.json";
+  const auto t0 = std::chrono::steady_clock::now();
+  const Output o = gpubench(fmt::format("evaluate --device cpu --budget 3m --out {} --report md,html", e.string()));
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_LT(took, 200);
+  const auto doc = nlohmann::json::parse(slurp(e));
+  const auto& ev = doc["context"]["gpubench"]["evaluate"];
+  EXPECT_EQ(ev["budget_s"].get<double>(), 180);
+  for (const auto& p : ev["parts"]) {
+    EXPECT_TRUE(p.contains("planned_s")) << p.dump();
+    if (p["status"] == "ran") EXPECT_TRUE(p.contains("measured_s")) << p.dump();
+  }
+  bool screen = false;
+  for (const auto& b : doc["benchmarks"]) screen |= b["gpubench"]["evaluate"]["part"] == "screen";
+  EXPECT_TRUE(screen);
+  const std::string md = slurp(dir / "E.md");
+  const auto card = md.find("Node card");
+  ASSERT_NE(card, std::string::npos) << md.substr(0, 400);
+  EXPECT_LT(card, md.find("\n## ", md.find('\n')) == std::string::npos ? md.size() : md.find("\n## ", card) + 1);
+  EXPECT_TRUE(fs::exists(dir / "E.html"));
+}
+
+TEST_F(EvaluateCli, TwoMpiRanksBothHaveScreenEntries) {
+  if (sh("command -v mpirun").code != 0) GTEST_SKIP() << "mpirun not installed (openmpi-bin)";
+  if (gpubench("version").out.find("\nmpi: ") == std::string::npos) GTEST_SKIP() << "gpubench built without MPI";
+  const fs::path m = dir / "M.json";
+  const Output o = sh(fmt::format("timeout 300 mpirun {} --oversubscribe --bind-to none -np 2 {} evaluate --device cpu "
+                                  "--budget 3m --out {} --report md -q",
+                                  ::geteuid() == 0 ? "--allow-run-as-root" : "", GPUBENCH_BINARY, m.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto doc = nlohmann::json::parse(slurp(m));
+  std::set<int> ranks;
+  for (const auto& b : doc["benchmarks"]) {
+    if (b["gpubench"]["evaluate"]["part"] != "screen" || !b["gpubench"].contains("ranks")) continue;
+    for (const auto& r : b["gpubench"]["ranks"]) ranks.insert(r["rank"].get<int>());
+  }
+  EXPECT_EQ(ranks, (std::set<int>{0, 1}));
+  EXPECT_NE(slurp(dir / "M.md").find("Node card"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpubench::e2e

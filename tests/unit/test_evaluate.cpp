@@ -1,0 +1,144 @@
+// gpubench evaluate's plan (budget kept, priorities applied, per model and GPU count), its
+// per-case estimate, and the scheduler's one worker per GPU at once.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "bench/core/errors.hpp"
+#include "bench/evaluate/document.hpp"
+#include "bench/evaluate/plan.hpp"
+#include "bench/evaluate/scheduler.hpp"
+#include "bench/suites/all_suites.hpp"
+#include "reports/spec_sheet.hpp"
+
+namespace gpubench::evaluate {
+namespace {
+
+std::vector<DeviceInfo> node(const reports::GpuSpec& g, int n) {
+  std::vector<DeviceInfo> v;
+  for (int i = 0; i < n; ++i) {
+    DeviceInfo d;
+    d.kind = DeviceKind::Cuda;
+    d.ordinal = i;
+    d.name = g.name;
+    d.cc_major = 9;  // a Hopper-like part: every item applies
+    d.cc_minor = 0;
+    d.sm_count = g.sm_count ? static_cast<int>(*g.sm_count) : 100;
+    d.memory_bytes = g.memory_gb ? static_cast<std::int64_t>(*g.memory_gb * 1e9) : 80'000'000'000;
+    v.push_back(d);
+  }
+  return v;
+}
+
+EstimateSettings settings(const reports::SpecSheet& specs) {
+  EstimateSettings s;
+  s.allowances = true;
+  s.rates = [&specs](const DeviceInfo& d, const std::string& key) { return specs.peak(d.name, key); };
+  return s;
+}
+
+TEST(Evaluate, EveryModelAndNodeSizeKeepsItsBudget) {
+  const reports::SpecSheet& specs = reports::SpecSheet::builtin();
+  for (const reports::GpuSpec& g : specs.gpus()) {
+    for (int n : {1, 2, 4, 8}) {
+      for (double budget : {1800.0, 600.0, 120.0}) {
+        const EvaluationPlan p = plan_evaluation(suites::all(), node(g, n), budget, settings(specs));
+        EXPECT_LE(p.planned_s, budget) << g.key << ":" << n << " budget " << budget;
+        EXPECT_GT(p.kept().size(), 1u) << g.key << ":" << n;  // the check and at least the first screen item
+        for (const Item& i : p.items) {
+          if (i.part == "node" && n == 1) EXPECT_EQ(i.status.rfind("skipped: needs 2 devices", 0), 0u) << i.name;
+        }
+      }
+    }
+  }
+}
+
+TEST(Evaluate, ASmallBudgetDropsByPriorityAndSaysWhy) {
+  const reports::SpecSheet& specs = reports::SpecSheet::builtin();
+  const EvaluationPlan p = plan_evaluation(suites::all(), node(specs.gpus().front(), 8), 40, settings(specs));
+  ASSERT_FALSE(p.dropped().empty());
+  const Item* first = nullptr;
+  for (const Item& i : p.items)
+    if (i.name == "gemm-bf16") first = &i;
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->status, "planned");  // priority 1 is kept
+  for (const Item* d : p.dropped()) {
+    EXPECT_NE(d->status.find("with"), std::string::npos) << d->status;  // "needs N s with M s of the budget left"
+    EXPECT_GT(d->planned_s, 0);
+    EXPECT_GT(d->priority, first->priority);
+  }
+  EXPECT_LE(p.planned_s, 40);
+}
+
+TEST(Evaluate, RunOrderIsPartByPart) {
+  const reports::SpecSheet& specs = reports::SpecSheet::builtin();
+  const EvaluationPlan p = plan_evaluation(suites::all(), node(specs.gpus().front(), 2), 1800, settings(specs));
+  const std::vector<std::string> order{"check", "screen", "depth", "node", "input"};
+  std::size_t last = 0;
+  for (const Item& i : p.items) {
+    const std::size_t at = static_cast<std::size_t>(std::find(order.begin(), order.end(), i.part) - order.begin());
+    EXPECT_GE(at, last) << i.name;
+    last = at;
+  }
+}
+
+TEST(Evaluate, BudgetParsing) {
+  EXPECT_EQ(parse_budget("30m"), 1800);
+  EXPECT_EQ(parse_budget("90"), 90);
+  EXPECT_THROW(parse_budget("0"), UsageError);
+  EXPECT_THROW(parse_budget("1x"), UsageError);
+  EXPECT_THROW(parse_budget("8d"), UsageError);
+}
+
+TEST(Evaluate, EstimatePlansAHugeCaseFromItsWork) {
+  // 4 x 2 x 1e6^2 x 64 FLOPs of attention: hours on any CPU, not the policy's half second.
+  PlanRequest r;
+  r.suites = {"attention"};
+  r.axis_overrides = {"seq_q=1000000", "seq_kv=1000000", "phase=prefill", "direction=fwd", "causal=0", "provider=flash"};
+  DeviceInfo cpu;
+  cpu.kind = DeviceKind::Cpu;
+  const std::vector<PlannedCase> plan = make_plan(suites::all(), r, {cpu});
+  ASSERT_FALSE(plan.empty());
+  EstimateSettings s;
+  s.rates = [](const DeviceInfo&, const std::string&) { return std::optional<double>(1.0); };  // 1 TFLOP/s
+  const CaseEstimate e = estimate_case(plan.front(), s);
+  EXPECT_GT(e.run_s, 3600);
+  EXPECT_GT(e.seconds, 10 * e.run_s);  // warm-up, ten samples and verification, each a run
+}
+
+TEST(Evaluate, WorkersRunAtOnceSoTheTimeDoesNotGrowWithTheirCount) {
+  auto timed = [](int n) {
+    std::vector<Worker> ws(static_cast<std::size_t>(n), Worker{{"-c", "sleep 1"}, ""});
+    const auto t0 = Clock::now();
+    const std::vector<WorkerResult> r = run_workers("/bin/sh", ws);
+    for (const WorkerResult& w : r) EXPECT_EQ(w.exit_code, 0);
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  const double one = timed(1), eight = timed(8);
+  EXPECT_GE(one, 0.9);
+  EXPECT_LT(eight, one + 0.8) << "8 stand-in workers took " << eight << " s, one " << one << " s";
+}
+
+TEST(Evaluate, AWorkerPastItsStopTimeIsInterrupted) {
+  const auto t0 = Clock::now();
+  const std::vector<WorkerResult> r =
+      run_workers("/bin/sh", {Worker{{"-c", "sleep 30"}, ""}}, Clock::now() + std::chrono::milliseconds(300), 2);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_TRUE(r[0].stopped);
+  EXPECT_EQ(r[0].signal, SIGINT);
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 5);
+}
+
+TEST(Evaluate, MedianDeviceOfTheScreen) {
+  json b = json::array();
+  const std::vector<std::pair<std::string, double>> figs{{"cuda:0", 700}, {"cuda:1", 650}, {"cuda:2", 720}, {"cuda:3", 690}};
+  for (const auto& [dev, tf] : figs) {
+    b.push_back({{"gpubench", {{"device", dev}, {"status", "ok"}, {"metrics", {{"tflops", tf}}},
+                               {"evaluate", {{"part", "screen"}, {"item", "gemm-bf16"}}}}}});
+  }
+  EXPECT_EQ(median_device(b).value_or(""), "cuda:3");  // 650 690 | 700 720: the lower middle
+  EXPECT_FALSE(median_device(json::array()).has_value());
+}
+
+}  // namespace
+}  // namespace gpubench::evaluate
