@@ -33,6 +33,23 @@ Item run(std::string part, std::string name, int priority, Where where, std::vec
   return i;
 }
 
+// The screen's soak: one process over every device, the gemm load (priority 11).
+Item soak_item(double soak_s) {
+  Item i;
+  i.part = "screen";
+  i.name = "soak";
+  i.priority = 11;
+  i.kind = K::Soak;
+  i.where = Where::AllGpus;
+  i.soak_s = soak_s;
+  return i;
+}
+
+std::vector<std::string> with(std::vector<std::string> base, std::initializer_list<std::string> more) {
+  base.insert(base.end(), more);
+  return base;
+}
+
 // The priority order (lower first), the same on GPUs and the CPU: what a buyer asks first is
 // kept first. 1-3: is each GPU what it should be, and the node's interconnect; 4-6: the
 // inference and training figures a price is judged by; then the rest of each part.
@@ -40,10 +57,6 @@ std::vector<Item> gpu_items(std::size_t gpus, double soak_s) {
   const std::string peers = fmt::format("peer=0:{}:1", gpus > 0 ? gpus - 1 : 0);
   // The largest bf16/fp8 GEMMs cuBLASLt runs well (MAMF's plateau on H100/H200 is 4096-8192).
   const std::vector<std::string> mamf{"provider=cublaslt", "layout=tn", "m=4096,8192", "n=@m", "k=@m"};
-  auto with = [](std::vector<std::string> base, std::initializer_list<std::string> more) {
-    base.insert(base.end(), more);
-    return base;
-  };
   const std::vector<std::string> llama{"model=llama3-8b", "dtype=bf16", "layers=0", "kv_page=16", "graphs=0", "tp=1"};
   const std::vector<std::string> train{"model=transformer", "layers=12", "hidden=2048", "heads=16", "ffn_mult=4",
                                        "seq=1024", "vocab=50257", "accum=1", "recompute=none", "dp=none",
@@ -68,14 +81,7 @@ std::vector<Item> gpu_items(std::size_t gpus, double soak_s) {
                   {"provider=cudnn", "dtype=bf16", "phase=prefill", "direction=fwd,bwd", "causal=1", "tokens=16384",
                    "batch=1", "heads=16", "kv_heads=@heads", "seq_q=4096", "seq_kv=@seq_q", "head_dim=128",
                    "page_size=0"}));
-  Item soak;
-  soak.part = "screen";
-  soak.name = "soak";
-  soak.priority = 11;
-  soak.kind = K::Soak;
-  soak.where = Where::AllGpus;
-  soak.soak_s = soak_s;
-  v.push_back(soak);
+  v.push_back(soak_item(soak_s));
   v.push_back(run("input", "dataload", 12, Where::EveryGpu, {"dataload"},
                   {"stage=pipeline", "workers=2,4", "order=random", "io=memory", "batch=32", "prefetch=4", "pinned=1",
                    "aug=cpu,gpu", "step_us=10000", "consumer=spin"}));
@@ -97,10 +103,6 @@ std::vector<Item> gpu_items(std::size_t gpus, double soak_s) {
 std::vector<Item> cpu_items(double soak_s) {
   const std::vector<std::string> small{"model=llama-small", "dtype=fp32", "layers=0", "kv_page=16", "graphs=0", "tp=1",
                                        "threads=0"};
-  auto with = [](std::vector<std::string> base, std::initializer_list<std::string> more) {
-    base.insert(base.end(), more);
-    return base;
-  };
   const std::vector<std::string> train{"model=transformer", "layers=2", "hidden=128", "heads=4", "ffn_mult=4", "seq=64",
                                        "vocab=2048", "accum=1", "recompute=none", "dp=none", "attention=fused"};
   const std::vector<std::string> attn{"provider=flash", "dtype=fp32", "batch=1", "heads=4", "kv_heads=2", "head_dim=64",
@@ -117,14 +119,7 @@ std::vector<Item> cpu_items(double soak_s) {
   v.push_back(run("depth", "infer-prefill", 8, Where::OneGpu, {"infer"}, with(small, {"phase=prefill", "batch=1,4", "prompt_len=128"})));
   v.push_back(run("depth", "attention-prefill", 10, Where::OneGpu, {"attention"},
                   with(attn, {"phase=prefill", "direction=fwd,bwd", "causal=1", "seq_q=512", "seq_kv=@seq_q", "page_size=0"})));
-  Item soak;
-  soak.part = "screen";
-  soak.name = "soak";
-  soak.priority = 11;
-  soak.kind = K::Soak;
-  soak.where = Where::AllGpus;
-  soak.soak_s = soak_s;
-  v.push_back(soak);
+  v.push_back(soak_item(soak_s));
   v.push_back(run("input", "dataload", 12, Where::EveryGpu, {"dataload"},
                   {"stage=pipeline", "workers=1,2", "order=random", "io=memory", "batch=8", "prefetch=4", "pinned=0",
                    "aug=cpu", "step_us=10000", "consumer=spin"}));
