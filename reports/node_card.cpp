@@ -671,7 +671,9 @@ void side_by_side(Document& doc, const std::vector<NodeCard>& cards) {
   Table t;
   t.add_column("part");
   columns(t, "figure");
-  for (const auto& [part, label] : rows) {
+  for (const auto& key : rows) {
+    // Named copies, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+    const std::string part = key.first, label = key.second;
     std::vector<std::string> row{part, label};
     for (const NodeCard& c : cards) {
       auto it = std::find_if(c.figures.begin(), c.figures.end(), [&](const CardFigure& f) { return f.part == part && f.row == label; });
