@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 #include "bench/core/device.hpp"
 
@@ -30,9 +31,11 @@ void check_driver(const SystemView& v, std::vector<Finding>& out) {
   if (v.driver_version <= 0) {
     add(out, "driver", "host", Severity::Info,
         fmt::format("no NVIDIA driver is loaded; gpubench's CUDA runtime is {}", runtime),
-        v.runtime_version > 0 && !minimum_driver_for(v.runtime_version).empty()
-            ? fmt::format("to use a GPU, install NVIDIA driver {} or newer", minimum_driver_for(v.runtime_version))
-            : std::string("to use a GPU, install the NVIDIA driver"));
+        (v.container.kind.empty() ? std::string() : std::string("the container was not given the host's driver (see "
+                                                                  "the container finding); on the host, ")) +
+            (v.runtime_version > 0 && !minimum_driver_for(v.runtime_version).empty()
+                 ? fmt::format("to use a GPU, install NVIDIA driver {} or newer", minimum_driver_for(v.runtime_version))
+                 : std::string("to use a GPU, install the NVIDIA driver")));
     return;
   }
   const std::string driver = format_cuda_version(v.driver_version);
@@ -449,8 +452,66 @@ void check_disk(const SystemView& v, std::vector<Finding>& out) {
   }
 }
 
+namespace {
+// How a container is given the GPUs, by the way it was started.
+std::string container_gpu_remedy(const std::string& kind) {
+  if (kind == "kubernetes")
+    return "ask for the GPUs in the pod spec (resources.limits: nvidia.com/gpu: N) on a node with the NVIDIA device "
+           "plugin or GPU Operator (deploy/kubernetes/)";
+  if (kind == "apptainer") return "start it with --nv (apptainer exec --nv IMAGE gpubench ...)";
+  return "start it with the GPUs: `docker run --gpus all`, or with the NVIDIA Container Toolkit's CDI `podman run "
+         "--device nvidia.com/gpu=all`; under Slurm, pyxis/enroot inject them for a job given GPUs (docs/containers.md)";
+}
+}  // namespace
+
+void check_container(const SystemView& v, std::vector<Finding>& out) {
+  const ContainerView& c = v.container;
+  if (c.kind.empty()) return;
+  std::vector<std::string> found, missing;
+  auto has = [&](std::string_view soname) {
+    return std::any_of(c.driver_libraries.begin(), c.driver_libraries.end(),
+                       [&](const DriverLibrary& l) { return l.soname == soname && !l.path.empty(); });
+  };
+  for (const DriverLibrary& l : c.driver_libraries) {
+    if (l.path.empty()) {
+      missing.push_back(l.soname);
+    } else {
+      found.push_back(l.path == l.soname ? l.soname : fmt::format("{} ({})", l.soname, l.path));
+    }
+  }
+  const std::string where = fmt::format("in a {} container ({})", c.kind, c.evidence);
+  const std::string nodes = c.device_nodes.empty() ? std::string("no /dev/nvidia* device nodes")
+                                                   : "device nodes " + fmt::format("{}", fmt::join(c.device_nodes, ", "));
+  if (!has("libcuda.so.1")) {
+    add(out, "container", "host", Severity::Warning,
+        fmt::format("{} with no NVIDIA driver libraries injected: {} not found, {}; GPU cases are skipped", where,
+                    fmt::join(missing, ", "), nodes),
+        container_gpu_remedy(c.kind));
+  } else if (!has("libnvidia-ml.so.1")) {
+    add(out, "container", "host", Severity::Warning,
+        fmt::format("{}: the driver's {} were injected, but not {}: NVML's telemetry and doctor's GPU checks are "
+                    "unavailable",
+                    where, fmt::join(found, ", "), fmt::join(missing, ", ")),
+        "give the container the driver's utility capability: NVIDIA_DRIVER_CAPABILITIES=compute,utility (gpubench's "
+        "image sets it; a pod spec or --env can override it)");
+  } else if (c.device_nodes.empty()) {
+    add(out, "container", "host", Severity::Warning,
+        fmt::format("{}: the driver's libraries were injected ({}) but there are no /dev/nvidia* device nodes",
+                    where, fmt::join(found, ", ")),
+        container_gpu_remedy(c.kind));
+  } else {
+    add(out, "container", "host", missing.empty() ? Severity::Ok : Severity::Info,
+        fmt::format("{}: the driver's libraries were injected: {}; {}{}", where, fmt::join(found, ", "), nodes,
+                    missing.empty() ? std::string()
+                                    : fmt::format("; {} missing: PTX that must be JIT-compiled for this GPU fails",
+                                                  fmt::join(missing, ", "))),
+        missing.empty() ? std::string() : std::string("give the container the compute capability (NVIDIA_DRIVER_CAPABILITIES=compute,utility)"));
+  }
+}
+
 std::vector<Finding> run_checks(const SystemView& v) {
   std::vector<Finding> out;
+  check_container(v, out);
   check_cuda(v, out);
   for (const GpuView& g : v.gpus) check_gpu(v, g, out);
   check_profiling(v, out);

@@ -39,6 +39,9 @@ void check_profiling(const SystemView& v, std::vector<Finding>& out);
 void check_libraries(const SystemView& v, std::vector<Finding>& out);
 void check_host(const SystemView& v, std::vector<Finding>& out);
 void check_disk(const SystemView& v, std::vector<Finding>& out);
+// In a container: which of the driver's libraries and device nodes it was given (nothing to say
+// outside one; the driver check speaks for the host).
+void check_container(const SystemView& v, std::vector<Finding>& out);
 
 // 1 when any finding is an error, else 0.
 int exit_code(const std::vector<Finding>& findings);

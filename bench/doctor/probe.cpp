@@ -1,13 +1,16 @@
 #include "bench/doctor/probe.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <fmt/format.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -205,6 +208,58 @@ DiskView probe_disk(const std::string& results_dir) {
   return d;
 }
 
+std::pair<std::string, std::string> classify_container(const ContainerSigns& s) {
+  if (s.kubernetes_env) return {"kubernetes", "KUBERNETES_SERVICE_HOST is set"};
+  if (s.apptainer_env) return {"apptainer", "APPTAINER_CONTAINER is set"};
+  if (s.run_containerenv) return {"podman", "/run/.containerenv"};
+  if (s.dockerenv) return {"docker", "/.dockerenv"};
+  if (!s.container_env.empty()) return {s.container_env, "container=" + s.container_env};
+  for (const char* name : {"kubepods", "docker", "libpod", "containerd"}) {
+    if (s.init_cgroup.find(name) != std::string::npos) {
+      const std::string kind = std::string(name) == "kubepods" ? "kubernetes"
+                               : std::string(name) == "libpod" ? "podman"
+                                                               : name;
+      return {kind, fmt::format("/proc/1/cgroup names {}", name)};
+    }
+  }
+  return {};
+}
+
+namespace {
+
+ContainerView probe_container() {
+  ContainerSigns signs;
+  std::error_code ec;
+  signs.run_containerenv = fs::exists("/run/.containerenv", ec);
+  signs.dockerenv = fs::exists("/.dockerenv", ec);
+  if (const char* c = std::getenv("container")) signs.container_env = c;
+  signs.kubernetes_env = std::getenv("KUBERNETES_SERVICE_HOST") != nullptr;
+  signs.apptainer_env = std::getenv("APPTAINER_CONTAINER") != nullptr || std::getenv("SINGULARITY_CONTAINER") != nullptr;
+  signs.init_cgroup = slurp("/proc/1/cgroup");
+  ContainerView c;
+  std::tie(c.kind, c.evidence) = classify_container(signs);
+  // Where the dynamic loader finds each library (as cudart and NVML would): loaded, asked for its
+  // path, then released (cudart and NVML keep their own references to the ones they use).
+  for (const char* soname : kDriverLibraries) {
+    DriverLibrary lib{soname, {}};
+    if (void* h = dlopen(soname, RTLD_LAZY | RTLD_LOCAL)) {
+      struct link_map* map = nullptr;
+      if (dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) lib.path = map->l_name;
+      if (lib.path.empty()) lib.path = soname;  // found, path unknown
+      dlclose(h);
+    }
+    c.driver_libraries.push_back(std::move(lib));
+  }
+  for (const auto& e : fs::directory_iterator("/dev", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("nvidia", 0) == 0 && !e.is_directory(ec)) c.device_nodes.push_back(e.path().string());
+  }
+  std::sort(c.device_nodes.begin(), c.device_nodes.end());
+  return c;
+}
+
+}  // namespace
+
 SystemView probe_system(const std::string& results_dir) {
   SystemView v;
   v.self_pid = static_cast<unsigned>(::getpid());
@@ -274,6 +329,7 @@ SystemView probe_system(const std::string& results_dir) {
     }
   }
   v.disk = probe_disk(results_dir);
+  v.container = probe_container();
   return v;
 }
 

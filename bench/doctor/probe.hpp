@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "bench/doctor/system_view.hpp"
 
@@ -38,5 +39,21 @@ std::map<std::string, int> read_cpu_governors(const std::filesystem::path& cpu_r
 // statvfs and write access at the results folder or, when it does not exist yet, its nearest
 // existing parent (run creates the folder).
 DiskView probe_disk(const std::string& results_dir);
+
+// What says that a process runs in a container; probe_system reads each from the machine.
+struct ContainerSigns {
+  bool run_containerenv = false;  // /run/.containerenv: podman and buildah create it in every container
+  bool dockerenv = false;         // /.dockerenv: Docker creates it
+  std::string container_env;      // $container: podman sets "podman", systemd-nspawn its name
+  bool kubernetes_env = false;    // $KUBERNETES_SERVICE_HOST: the kubelet sets it in every pod's containers
+  bool apptainer_env = false;     // $APPTAINER_CONTAINER or $SINGULARITY_CONTAINER
+  std::string init_cgroup;        // /proc/1/cgroup: cgroup v1 paths name docker, kubepods, libpod, containerd
+};
+// The container's kind and the sign that said so ({"", ""}: none seen). Kubernetes first: a
+// pod's container also carries its runtime's signs.
+std::pair<std::string, std::string> classify_container(const ContainerSigns& s);
+// The driver's user-space libraries doctor looks for, in display order.
+inline constexpr const char* kDriverLibraries[] = {"libcuda.so.1", "libnvidia-ml.so.1",
+                                                   "libnvidia-ptxjitcompiler.so.1"};
 
 }  // namespace gpubench::doctor

@@ -42,6 +42,22 @@ struct DiskView {
   std::string error;                    // when nothing could be checked
 };
 
+// One of the NVIDIA driver's user-space libraries. On a host they come with the driver package;
+// in a container the NVIDIA Container Toolkit (or the device plugin, pyxis/enroot, Apptainer's
+// --nv) bind-mounts them in at start, and a container started without GPUs has none.
+struct DriverLibrary {
+  std::string soname;  // "libcuda.so.1"
+  std::string path;    // where the dynamic loader found it; empty when not found
+};
+
+// Whether this process runs in a container, and what the container was given of the driver.
+struct ContainerView {
+  std::string kind;      // "podman", "docker", "kubernetes", "apptainer", "enroot", "container"; empty: none seen
+  std::string evidence;  // what said so: "/run/.containerenv", "KUBERNETES_SERVICE_HOST", ...
+  std::vector<DriverLibrary> driver_libraries;  // libcuda, libnvidia-ml, libnvidia-ptxjitcompiler
+  std::vector<std::string> device_nodes;        // /dev/nvidiactl, /dev/nvidia0, /dev/nvidia-uvm, ... present
+};
+
 struct SystemView {
   // CUDA
   bool built_with_cuda = true;          // false: a build without CUDA (GPUBENCH_WITH_CUDA=OFF)
@@ -65,6 +81,7 @@ struct SystemView {
   std::optional<std::uint64_t> memlock_bytes;          // RLIMIT_MEMLOCK soft limit; empty = unknown
   bool memlock_unlimited = false;
   DiskView disk;
+  ContainerView container;
   unsigned self_pid = 0;                               // excluded from "other processes"
 };
 

@@ -610,5 +610,100 @@ TEST(DoctorProbe, RealMachineViewIsConsistent) {
   for (const GpuView& g : v.gpus) EXPECT_TRUE(g.cuda_ordinal.has_value() || g.nvml.has_value());
 }
 
+
+// --- containers ---------------------------------------------------------------------------------
+
+// A container started without the GPUs: no driver library, no device node.
+SystemView in_bare_container(const std::string& kind) {
+  SystemView v = without_gpu("no NVIDIA driver is loaded (cudaErrorInsufficientDriver)");
+  v.container.kind = kind;
+  v.container.evidence = "/run/.containerenv";
+  for (const char* soname : kDriverLibraries) v.container.driver_libraries.push_back({soname, ""});
+  return v;
+}
+
+TEST(DoctorContainer, NothingIsSaidOutsideAContainer) {
+  SystemView v = without_gpu("no NVIDIA driver is loaded (cudaErrorInsufficientDriver)");
+  for (const char* soname : kDriverLibraries) v.container.driver_libraries.push_back({soname, ""});
+  EXPECT_TRUE(of(run_checks(v), "container").empty());
+  // The host's remedy is the driver itself.
+  EXPECT_FALSE(contains(one(v, "driver").remedy, "container"));
+}
+
+TEST(DoctorContainer, StartedWithoutGpusNamesEveryMissingDriverLibraryAndHowToInjectThem) {
+  const SystemView v = in_bare_container("podman");
+  const Finding f = one(v, "container");
+  EXPECT_EQ(f.severity, Severity::Warning);
+  EXPECT_TRUE(contains(f.message, "in a podman container (/run/.containerenv)")) << f.message;
+  EXPECT_TRUE(contains(f.message, "libcuda.so.1, libnvidia-ml.so.1, libnvidia-ptxjitcompiler.so.1 not found"))
+      << f.message;
+  EXPECT_TRUE(contains(f.message, "no /dev/nvidia* device nodes")) << f.message;
+  EXPECT_TRUE(contains(f.remedy, "--gpus all")) << f.remedy;
+  EXPECT_TRUE(contains(f.remedy, "--device nvidia.com/gpu=all")) << f.remedy;
+  // It is the first finding, and the driver finding points at it rather than at installing a driver.
+  EXPECT_EQ(run_checks(v).front().check, "container");
+  EXPECT_TRUE(contains(one(v, "driver").remedy, "the container was not given the host's driver"));
+  // A CPU run in a container is legitimate: a warning, not a blocking error.
+  EXPECT_EQ(exit_code(run_checks(v)), 0);
+}
+
+TEST(DoctorContainer, EachWayOfStartingHasItsOwnRemedy) {
+  EXPECT_TRUE(contains(one(in_bare_container("kubernetes"), "container").remedy, "nvidia.com/gpu"));
+  EXPECT_TRUE(contains(one(in_bare_container("apptainer"), "container").remedy, "--nv"));
+}
+
+TEST(DoctorContainer, CudaWithoutNvmlAsksForTheUtilityCapability) {
+  SystemView v = healthy();
+  v.container = {"docker", "/.dockerenv",
+                 {{"libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"}, {"libnvidia-ml.so.1", ""},
+                  {"libnvidia-ptxjitcompiler.so.1", "/usr/lib/x86_64-linux-gnu/libnvidia-ptxjitcompiler.so.1"}},
+                 {"/dev/nvidia0", "/dev/nvidiactl"}};
+  const Finding f = one(v, "container");
+  EXPECT_EQ(f.severity, Severity::Warning);
+  EXPECT_TRUE(contains(f.message, "but not libnvidia-ml.so.1")) << f.message;
+  EXPECT_TRUE(contains(f.remedy, "NVIDIA_DRIVER_CAPABILITIES=compute,utility")) << f.remedy;
+}
+
+TEST(DoctorContainer, InjectedLibrariesAndDevicesAreListedWithTheirPaths) {
+  SystemView v = healthy();
+  v.container = {"kubernetes", "KUBERNETES_SERVICE_HOST is set",
+                 {{"libcuda.so.1", "/usr/lib64/libcuda.so.1"}, {"libnvidia-ml.so.1", "/usr/lib64/libnvidia-ml.so.1"},
+                  {"libnvidia-ptxjitcompiler.so.1", "/usr/lib64/libnvidia-ptxjitcompiler.so.1"}},
+                 {"/dev/nvidia-uvm", "/dev/nvidia0", "/dev/nvidiactl"}};
+  const Finding f = one(v, "container");
+  EXPECT_EQ(f.severity, Severity::Ok);
+  EXPECT_TRUE(contains(f.message, "libcuda.so.1 (/usr/lib64/libcuda.so.1)")) << f.message;
+  EXPECT_TRUE(contains(f.message, "device nodes /dev/nvidia-uvm, /dev/nvidia0, /dev/nvidiactl")) << f.message;
+  // Without the PTX JIT compiler: still usable, said as information with its remedy.
+  v.container.driver_libraries[2].path.clear();
+  const Finding g = one(v, "container");
+  EXPECT_EQ(g.severity, Severity::Info);
+  EXPECT_TRUE(contains(g.message, "libnvidia-ptxjitcompiler.so.1 missing")) << g.message;
+  // Libraries but no device nodes: the GPUs were not given.
+  v.container.device_nodes.clear();
+  EXPECT_EQ(one(v, "container").severity, Severity::Warning);
+}
+
+TEST(DoctorContainer, ClassifiesTheSignsKubernetesFirst) {
+  ContainerSigns s;
+  EXPECT_EQ(classify_container(s).first, "");
+  s.init_cgroup = "12:pids:/\n0::/\n";
+  EXPECT_EQ(classify_container(s).first, "");
+  s.init_cgroup = "11:devices:/kubepods/besteffort/pod1234/abcd\n";
+  EXPECT_EQ(classify_container(s).first, "kubernetes");
+  s.init_cgroup = "11:devices:/docker/0123abcd\n";
+  EXPECT_EQ(classify_container(s).first, "docker");
+  s.container_env = "oci";
+  EXPECT_EQ(classify_container(s), std::make_pair(std::string("oci"), std::string("container=oci")));
+  s.dockerenv = true;
+  EXPECT_EQ(classify_container(s).first, "docker");
+  s.run_containerenv = true;
+  EXPECT_EQ(classify_container(s).first, "podman");
+  s.apptainer_env = true;
+  EXPECT_EQ(classify_container(s).first, "apptainer");
+  s.kubernetes_env = true;
+  EXPECT_EQ(classify_container(s), std::make_pair(std::string("kubernetes"), std::string("KUBERNETES_SERVICE_HOST is set")));
+}
+
 }  // namespace
 }  // namespace gpubench::doctor
