@@ -15,27 +15,29 @@
 # linked statically; libcuda and libnvidia-ml come from the driver. MPI runs (mpirun) use the
 # host's Open MPI launcher and plugins: the bundle carries only the libraries a single process loads.
 #
-#   scripts/bundle.sh [--build DIR] [--out DIR] [--with-cuda-libs] [--max-mib N] [--cuda 12]
+#   scripts/bundle.sh [--build DIR] [--out DIR] [--with-cuda-libs] [--max-mib N] [--cuda 12] [--no-tarball]
 #     --cuda 12     build with CUDA 12.4 (scripts/cuda12.sh, build/cuda12-release) for drivers r525 and
 #                   newer: bundle/gpubench-<version>-cuda12; its CUDA libraries are the 12.4 toolkit's
 #                   (docs/cuda12.md; with --with-cuda-libs 868 MiB: give --max-mib 1024)
 #     --build DIR   use this existing build folder (default: build/$GPUBENCH_PRESET, release, built here)
 #     --out DIR     where bundle/ goes (default: the checkout's bundle/)
 #     --max-mib N   fail when the packed bundle (.tar.gz) is larger (default 64: what one device call carries)
+#     --no-tarball  the folder only (scripts/image.sh copies it into an image; packing it is wasted time)
 # Prints the measured sizes: the folder, each part, and the .tar.gz.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-with_cuda=0 build="" out_dir="$GPUBENCH_ROOT/bundle" max_mib=64 cuda=""
+with_cuda=0 build="" out_dir="$GPUBENCH_ROOT/bundle" max_mib=64 cuda="" tarball=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --with-cuda-libs) with_cuda=1 ;;
+    --no-tarball) tarball=0 ;;
     --build) [ $# -ge 2 ] || die "bundle.sh: --build needs a folder"; build="$2"; shift ;;
     --out) [ $# -ge 2 ] || die "bundle.sh: --out needs a folder"; out_dir="$2"; shift ;;
     --max-mib) [[ "${2:-}" =~ ^[0-9]+$ ]] || die "bundle.sh: --max-mib needs a number"; max_mib="$2"; shift ;;
     --cuda) [ "${2:-}" = 12 ] || die "bundle.sh: --cuda takes 12 (without it: the machine's toolkit)"; cuda=12; shift ;;
     -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) die "bundle.sh: unknown argument '$1' (accepted: --build DIR, --out DIR, --with-cuda-libs, --max-mib N, --cuda 12)" ;;
+    *) die "bundle.sh: unknown argument '$1' (accepted: --build DIR, --out DIR, --with-cuda-libs, --max-mib N, --cuda 12, --no-tarball)" ;;
   esac
   shift
 done
@@ -132,13 +134,17 @@ cp "$GPUBENCH_ROOT/scripts/cuda-libs.sh" "$GPUBENCH_ROOT/scripts/gpu-smoke.sh" "
    "$GPUBENCH_ROOT/scripts/smoke_allowances.awk" "$dest/"
 cp "$GPUBENCH_ROOT/perf/gpu_goals.sh" "$GPUBENCH_ROOT/perf/gpu_goals_check.py" "$dest/"  # the suites' CUDA goals
 chmod +x "$dest/gpubench" "$dest/gpu-smoke.sh" "$dest/smoke_check.py" "$dest/gpu_goals.sh" "$dest/gpu_goals_check.py"
-tar -C "$out_dir" -czf "$dest.tar.gz" "gpubench-$version"
+[ "$tarball" = 1 ] && tar -C "$out_dir" -czf "$dest.tar.gz" "gpubench-$version"
 
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
 total=$(du -sb "$dest" | awk '{print $1}')
 log "bundle: $dest"
 log "  bin/: $(mib "$(du -sb "$dest/bin" | awk '{print $1}')") ($(cd "$dest/bin" && ls | grep -vx lib | paste -sd' ' -))"
 log "  lib/: $(mib "$(du -sb "$dest/lib" | awk '{print $1}')") in $(ls "$dest/lib" | wc -l) libraries; largest: $(cd "$dest/lib" && ls -S | head -n3 | paste -sd' ' -)"
+if [ "$tarball" = 0 ]; then
+  log "  unpacked: $(mib "$total") (no tarball: --no-tarball)"
+  exit 0
+fi
 log "  unpacked: $(mib "$total"); $dest.tar.gz: $(mib "$(stat -c %s "$dest.tar.gz")")"
 log "  CUDA libraries $([ "$with_cuda" = 1 ] && echo "bundled" || echo "left to the host"): $(grep -v '^#' "$dest/cuda-libs.txt" | paste -sd',' - | sed 's/,/, /g')"
 log "on the GPU host: tar xzf gpubench-$version.tar.gz && gpubench-$version/gpu-smoke.sh"

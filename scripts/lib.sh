@@ -35,6 +35,27 @@ ensure_packages() {
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# debian_root DIR [PACKAGE,...]: a minimal Debian root (debootstrap --variant=minbase: no compiler,
+# no dev package, no Python) of this machine's Debian release (else trixie, whose glibc is at
+# least as new as the build machine's), with the given packages added; made once (about a minute
+# from deb.debian.org) and reused. Root or passwordless sudo. Returns 1 (the log's tail printed)
+# when debootstrap fails, e.g. without a network to the Debian mirror.
+debian_suite() { (. /etc/os-release 2>/dev/null; [ "${ID:-}" = debian ] && [ -n "${VERSION_CODENAME:-}" ] && echo "$VERSION_CODENAME") || echo trixie; }
+debian_root() {
+  local dir="$1" include="${2:-}" sudo=""
+  [ -x "$dir/bin/bash" ] && return 0
+  [ "$(id -u)" = 0 ] || sudo="sudo -n"
+  local log_file="/tmp/debootstrap-$(basename "$dir").log"
+  log "debootstrap --variant=minbase ${include:+--include=$include }$(debian_suite) $dir (log: $log_file)"
+  $sudo rm -rf "$dir.partial"
+  if ! $sudo debootstrap --variant=minbase ${include:+--include="$include"} "$(debian_suite)" "$dir.partial" \
+      http://deb.debian.org/debian >"$log_file" 2>&1; then
+    tail -n 5 "$log_file" >&2
+    return 1
+  fi
+  $sudo mv "$dir.partial" "$dir"
+}
+
 # Finds nvcc (PATH, CUDACXX, /usr/local/cuda) and exports CUDACXX for CMake. Without one the
 # build goes on without CUDA (GPUBENCH_WITH_CUDA=OFF: CPU suites, report, compare, history,
 # scaling; GPU cases say "not built with CUDA"); GPUBENCH_REQUIRE_CUDA=1 makes that an error.

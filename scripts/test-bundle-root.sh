@@ -43,20 +43,10 @@ if [ "$(id -u)" != 0 ]; then
   sudo="sudo -n"
 fi
 command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || skip "debootstrap is not installed (apt-get install debootstrap)"
-suite=$(. /etc/os-release 2>/dev/null; [ "${ID:-}" = debian ] && echo "${VERSION_CODENAME:-}")
-suite=${suite:-trixie}
+source "$here/lib.sh"
+suite=$(debian_suite)
 debroot="${debroot:-/tmp/gpubench-debroot-$suite}"
-
-# The root: made once (about a minute from deb.debian.org), reused after.
-if [ ! -x "$debroot/bin/bash" ]; then
-  echo "== debootstrap --variant=minbase $suite $debroot"
-  $sudo rm -rf "$debroot.partial"
-  if ! $sudo debootstrap --variant=minbase "$suite" "$debroot.partial" http://deb.debian.org/debian >"/tmp/test-bundle-root-debootstrap.log" 2>&1; then
-    tail -n 5 /tmp/test-bundle-root-debootstrap.log
-    skip "debootstrap $suite failed (no network to deb.debian.org?): /tmp/test-bundle-root-debootstrap.log"
-  fi
-  $sudo mv "$debroot.partial" "$debroot"
-fi
+debian_root "$debroot" || skip "debootstrap $suite failed (no network to deb.debian.org?): /tmp/debootstrap-$(basename "$debroot").log"
 in_root() { $sudo env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root chroot "$debroot" "$@"; }
 dev_packages=$(in_root dpkg-query -W -f '${Package}\n' | grep -c -- '-dev$' || true)
 echo "== root: $debroot, Debian $suite, $(in_root dpkg-query -W -f '${Package}\n' | wc -l) packages," \
