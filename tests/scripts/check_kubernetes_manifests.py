@@ -154,6 +154,8 @@ def pod_specs(docs):
             if kind == "Job":
                 spec = obj["spec"]["template"]["spec"]
                 yield f"{name} Job", spec, "gpu" if any(runs_evaluate(c) for c in spec.get("containers", [])) else "cpu"
+            elif kind == "Pod":
+                yield f"{name} Pod", obj["spec"], "cpu"
             elif kind == "MPIJob":
                 for rtype, r in obj["spec"]["mpiReplicaSpecs"].items():
                     yield f"{name} MPIJob {rtype}", r["template"]["spec"], "gpu" if rtype == "Worker" else "cpu"
