@@ -8,9 +8,10 @@ GPUBENCH_BUILD_PACKAGES=(cmake ninja-build g++ pkg-config ccache libbenchmark-de
   libboost-program-options-dev nlohmann-json3-dev libopenblas-dev libturbojpeg0-dev libopenmpi-dev openmpi-bin)
 # Extra packages for the tests: GoogleTest, Google Benchmark's compare.py with scipy, ...;
 # debootstrap: the bundle's test in a minimal Debian root (tests: bundle_debian_root);
-# python3-prometheus-client: the real parser that checks `report --format openmetrics`.
+# python3-prometheus-client: the real parser that checks `report --format openmetrics`;
+# python3-venv: build/py-venv for the PyPI packages of the Kubernetes manifests check (ensure_py_venv).
 GPUBENCH_TEST_PACKAGES=(libgtest-dev libgmock-dev libbenchmark-tools python3-scipy libjpeg-turbo-progs chromium debootstrap
-  python3-prometheus-client)
+  python3-prometheus-client python3-venv)
 # A one-machine Slurm cluster for scripts/test-slurm.sh (CI submits scripts/slurm/*.sbatch to it).
 GPUBENCH_SLURM_PACKAGES=(munge slurmctld slurmd slurm-client)
 
@@ -88,6 +89,28 @@ ensure_nvml_header() {
   [ -f "$GPUBENCH_ROOT/build/deps/nvml/nvidia/cu13/include/nvml.h" ] && return 0
   python3 -m pip install -q --disable-pip-version-check --no-deps --target "$GPUBENCH_ROOT/build/deps/nvml" \
     nvidia-nvml-dev==13.0.87 >/dev/null 2>&1 || log "nvml.h not installed (pip failed): NVML declarations go unchecked"
+}
+
+# PyPI packages the offline checks import, in a virtual environment of their own, build/py-venv
+# (tests/scripts/check_kubernetes_manifests.py re-runs itself with its interpreter):
+# kubernetes-validate 1.37.0 ships the Kubernetes API schemas (1.25 to 1.37; the check uses 1.31)
+# and needs no network; jsonschema validates the MPIJob against the MPI Operator's CRD schema.
+# Optional: without pip or the network the check reports itself skipped.
+GPUBENCH_PY_VENV_PACKAGES=(kubernetes-validate==1.37.0 jsonschema==4.26.0 PyYAML==6.0.3)
+ensure_py_venv() {
+  local venv="$GPUBENCH_ROOT/build/py-venv" want
+  want="${GPUBENCH_PY_VENV_PACKAGES[*]}"
+  [ -x "$venv/bin/python3" ] && [ "$(cat "$venv/.gpubench-packages" 2>/dev/null)" = "$want" ] && return 0
+  # Debian's own interpreter: its venv module (python3-venv) and ensurepip.
+  local py=python3
+  [ -x /usr/bin/python3 ] && py=/usr/bin/python3
+  "$py" -m venv --clear "$venv" >/dev/null 2>&1 ||
+    { log "no Python venv (python3-venv): the Kubernetes manifests check will be skipped"; return 0; }
+  if "$venv/bin/python3" -m pip install -q --disable-pip-version-check "${GPUBENCH_PY_VENV_PACKAGES[@]}" >/dev/null 2>&1; then
+    echo "$want" >"$venv/.gpubench-packages"
+  else
+    log "kubernetes-validate/jsonschema not installed (pip failed): the Kubernetes manifests check will be skipped"
+  fi
 }
 
 # cuobjdump and nvdisasm (PyPI nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm) in

@@ -15,6 +15,7 @@ part() {  # NAME COMMAND...: runs it and prints its time as .ci/run prints a sta
 }
 
 ensure_packages "${GPUBENCH_BUILD_PACKAGES[@]}" "${GPUBENCH_TEST_PACKAGES[@]}"
+ensure_py_venv  # kubernetes-validate and jsonschema for the kubernetes_manifests test
 build=$(part "build" build_preset "${GPUBENCH_PRESET:-ci}" -DGPUBENCH_BUILD_TESTS=ON)
 cd "$GPUBENCH_ROOT"
 part "ctest" ctest --test-dir "$build" --output-on-failure -j "${GPUBENCH_JOBS:-$(nproc)}"
