@@ -117,8 +117,18 @@ $sudo rm -rf "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$rootfs"/usr/s
   "$rootfs"/opt/* "$rootfs"/tmp/*
 $sudo cp -a "$bundle" "$rootfs/opt/gpubench"
 $sudo ln -sf /opt/gpubench/gpubench "$rootfs/usr/local/bin/gpubench"
+# Writable by any user (sticky, as /tmp): the Kubernetes manifests run it as uid 1000.
 $sudo mkdir -p "$rootfs/work" "$rootfs/results"
-[ "$mpi" = 1 ] && $sudo mkdir -p "$rootfs/run/sshd"  # sshd -D refuses to start without it
+$sudo chmod 1777 "$rootfs/work" "$rootfs/results"
+if [ "$mpi" = 1 ]; then
+  # What the MPI Operator's launcher and workers expect of sshd and ssh (as its own base image
+  # sets them): sshd -D refuses to start without /run/sshd; the operator's keys are mounted with
+  # group-readable modes (StrictModes no); workers' host keys are new to the launcher each run.
+  $sudo mkdir -p "$rootfs/run/sshd" "$rootfs/etc/ssh/sshd_config.d" "$rootfs/etc/ssh/ssh_config.d"
+  printf 'StrictModes no\n' | $sudo tee "$rootfs/etc/ssh/sshd_config.d/gpubench-mpi-operator.conf" >/dev/null
+  printf 'Host *\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n' |
+    $sudo tee "$rootfs/etc/ssh/ssh_config.d/gpubench-mpi-operator.conf" >/dev/null
+fi
 
 # 4. What is in it, read from the image's own gpubench (in the root, as the container will run it).
 $sudo mkdir -p "$rootfs/proc"

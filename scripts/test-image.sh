@@ -123,6 +123,15 @@ EOF
 }
 check "a CPU gemm run to a mounted folder, reported outside" run_case
 
+# The Kubernetes manifests run it as uid 1000 without a passwd entry or HOME.
+nonroot_case() {
+  mkdir -p "$out/nonroot" && chmod 777 "$out/nonroot"
+  podman run --rm --network=none --user 1000:1000 -v "$out/nonroot:/results" "$tag" run --device cpu --preset quick \
+    --suite memory -a test=triad --out /results/m.json >"$conf_dir/nonroot.log" 2>&1 || { tail -n 20 "$conf_dir/nonroot.log"; return 1; }
+  grep -q '"status": "ok"' "$out/nonroot/m.json" && echo "uid 1000: $(grep -c '"status": "ok"' "$out/nonroot/m.json") ok entries"
+}
+check "as uid 1000 (the Kubernetes manifests' user)" nonroot_case
+
 # 4. A whole node's evaluation, planned.
 evaluate_case() {
   local text
@@ -137,7 +146,9 @@ if [ "$mpi" = 1 ]; then
   if build_image gpubench:test-mpi --build "$build" --mpi --without-cudnn; then
     mpi_case() {
       podman run --rm --network=none --entrypoint /bin/sh gpubench:test-mpi -c \
-        'test -x /usr/sbin/sshd && command -v mpirun && mpirun --version | head -n 1' || return 1
+        'test -x /usr/sbin/sshd && command -v mpirun && mpirun --version | head -n 1 &&
+         /usr/sbin/sshd -t && /usr/sbin/sshd -T | grep -x "strictmodes no" &&
+         ssh -G worker-0 | grep -x "stricthostkeychecking false"' || return 1
       podman run --rm --network=none -v "$out:/out" --entrypoint mpirun gpubench:test-mpi --allow-run-as-root \
         --oversubscribe -np 2 gpubench run --device cpu --suite collectives --preset quick \
         -a op=all_reduce -a size=4096,262144 --out /out/c.json >"$conf_dir/mpi.log" 2>&1 || { tail -n 20 "$conf_dir/mpi.log"; return 1; }
