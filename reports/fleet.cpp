@@ -128,12 +128,12 @@ std::string FleetSample::label() const {
 std::vector<FleetSample> fleet_samples(const std::vector<ResultsFile>& files) {
   std::vector<FleetSample> out;
   for (const ResultsFile& f : files) {
-    if (f.soak.is_object()) {  // a soak: its devices' series, not its summary entries
-      add_soak_samples(f, out);
-      continue;
-    }
+    // A soak: its devices' series, not its summary entries ("soak/..."); the file's other entries
+    // (an evaluation's screen beside its soak) count as any file's.
+    add_soak_samples(f, out);
     for (const ResultEntry& e : f.entries) {
       if (!is_iteration(e) || e.status != "ok") continue;
+      if (f.soak.is_object() && e.name.rfind("soak/", 0) == 0) continue;
       if (e.suite == "collectives") continue;  // a collective's time belongs to the team, not a device
       if (e.ranks.is_array() && !e.ranks.empty()) {
         add_rank_samples(f, e, e.ranks, out);

@@ -97,14 +97,8 @@ class CardBuilder {
     const plausibility::ClockLookup clock = plausibility::memoized(
         [this](const std::string& name, const std::string& key) { return specs_.peak_clock(name, key); });
     suspects_ = plausibility::judge_file(f, peak, clock);
-    // The per-GPU figures' outliers; a soak's throughput per device separately (fleet_samples
-    // reads a file with a soak as its soak alone).
-    ResultsFile entries_only = f;
-    entries_only.soak = nullptr;
-    outliers_ = fleet_outliers(rank_fleet(fleet_samples({entries_only}), opt.fleet));
-    if (f.soak.is_object()) {
-      for (FleetOutlier& o : fleet_outliers(rank_fleet(fleet_samples({f}), opt.fleet))) outliers_.push_back(std::move(o));
-    }
+    // The per-GPU figures' outliers, a soak's throughput per device among them.
+    outliers_ = fleet_outliers(rank_fleet(fleet_samples({f}), opt.fleet));
   }
 
   NodeCard build() {
@@ -450,7 +444,7 @@ class CardBuilder {
       }
       return std::string(fallback);
     };
-    if (n == "soak") return;  // its verdict is the health figure
+    if (n == "soak" || n == "doctor") return;  // their verdicts are the health list's (doctor: its findings)
     if (n == "gemm-bf16" || n == "gemm-fp8") {
       per_gpu(item, "GEMM " + dtype_of("dtype", n == "gemm-bf16" ? "bf16" : "fp8") + ", best case", true);
     } else if (n == "hbm-triad") {

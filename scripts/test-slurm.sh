@@ -181,6 +181,22 @@ else
   fail "suite.sbatch: did not run"
 fi
 
+# 1b. One node's evaluation (CPU mode, a 3-minute budget) with its card.
+if id=$(OUT_DIR="$results/evaluate" BUDGET=3m EVALUATE_ARGS="--device cpu" submit evaluate 400 --time=10 "$slurm_dir/evaluate.sbatch"); then
+  f=$(ls "$results/evaluate/"*.json 2>/dev/null | head -n1)
+  if [ "$(job_state "$id")" != COMPLETED ]; then
+    fail "evaluate.sbatch: job $id ended $(job_state "$id"): $(tail -n5 "$tmp/out/evaluate.out")"
+  elif [ -z "$f" ] || ! [ -s "${f%.json}.md" ] || ! [ -s "${f%.json}.html" ]; then
+    fail "evaluate.sbatch: no results file with its .md and .html in $results/evaluate: $(ls "$results/evaluate" 2>&1 | tr '\n' ' ')"
+  elif grep -q '"evaluate"' "$f" && grep -q -i 'node card\|# .*node' "$tmp/out/evaluate.out"; then
+    pass "evaluate.sbatch: $(basename "$f") with its report, the node card in the job's output"
+  else
+    fail "evaluate.sbatch: no evaluate context in $f or no card in the job's output: $(head -n5 "$tmp/out/evaluate.out")"
+  fi
+else
+  fail "evaluate.sbatch: did not run"
+fi
+
 # 2. Collectives over the MPI CPU backend, 2 tasks, through each launcher.
 for launcher in srun mpirun; do
   dir="$results/collectives-$launcher"

@@ -146,4 +146,20 @@ else
   fail "array.sbatch without IMAGE: exit $code, calls: $log"
 fi
 
+# 5. evaluate.sbatch: in the batch step without IMAGE, through srun into the image with it.
+run evaluate-plain evaluate.sbatch BUDGET=10m
+if [ "$code" = 0 ] && ! has "srun " && has "gpubench[batch] evaluate --budget 10m --out $out_dir/" &&
+   has "--report md,html"; then
+  pass "evaluate.sbatch without IMAGE: evaluate in the batch step with its report, no srun"
+else
+  fail "evaluate.sbatch without IMAGE: exit $code, calls: $log"
+fi
+run evaluate-image evaluate.sbatch IMAGE="$image"
+want="srun --nodes=1 --ntasks=1 $ctr_args --container-mounts=$out_dir:$out_dir --no-container-mount-home --no-container-entrypoint gpubench evaluate --budget 30m --out $out_dir/"
+if [ "$code" = 0 ] && has "$want" && has "gpubench[1] evaluate" && ! has "gpubench[batch]"; then
+  pass "evaluate.sbatch with IMAGE: evaluate through srun --container-image"
+else
+  fail "evaluate.sbatch with IMAGE: exit $code, want '$want'; calls: $log"
+fi
+
 exit "$failed"

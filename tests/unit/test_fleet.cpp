@@ -140,6 +140,39 @@ TEST(Fleet, PerRankFiguresOfAGatheredFile) {
   EXPECT_EQ(out[0].text, "h cpu (rank 1): memory op=triad 50% below the best of 2 devices (too few for the MAD rule)");
 }
 
+TEST(Fleet, AFileWithASoakCountsItsOtherEntriesToo) {
+  // An evaluation's file: the screen's gemm entry per GPU beside a soak (its summary entry and its
+  // per-device trends). The soak's summary entry is not a device's figure; everything else is.
+  ResultsFile f = node_file("h", {800, 500});
+  const json soak = json::parse(R"({"load": "gemm", "series": [], "trends": [
+      {"device": "cuda:0", "load": "gemm", "unit": "TFLOP/s", "mean": 700},
+      {"device": "cuda:1", "load": "gemm", "unit": "TFLOP/s", "mean": 690}]})");
+  json doc = json::parse(R"({"context": {"host_name": "h", "gpubench": {"schema_version": 1}}, "benchmarks": []})");
+  doc["gpubench"]["soak"] = soak;  // where a soak writes it: the file's top-level gpubench block
+  doc["benchmarks"].push_back({{"name", "soak/gemm/x"}, {"run_type", "iteration"}, {"real_time", 1}, {"time_unit", "ms"},
+                               {"gpubench", {{"suite", "gemm"}, {"device", "cuda:0"}, {"device_name", "NVIDIA H100"},
+                                             {"status", "ok"}, {"axes", {{"dtype", "bf16"}}},
+                                             {"metrics", {{"tflops", 1.0}}}}}});
+  for (const ResultEntry& e : f.entries) {
+    json b{{"name", e.name}, {"run_type", "iteration"}, {"real_time", 1}, {"time_unit", "ms"},
+           {"gpubench", {{"suite", "gemm"}, {"device", e.device}, {"device_name", e.device_name}, {"status", "ok"},
+                         {"axes", {{"dtype", "bf16"}}}, {"metrics", e.metrics}}}};
+    doc["benchmarks"].push_back(b);
+  }
+  const auto samples = fleet_samples({read_results_text(doc.dump(), "evaluate.json")});
+  std::size_t gemm = 0, soaked = 0;
+  for (const FleetSample& s : samples) {
+    if (s.metric.rfind("soak ", 0) == 0) {
+      ++soaked;
+    } else {
+      ++gemm;
+      EXPECT_NE(s.value, 1.0) << "the soak's summary entry counted as a device's figure";
+    }
+  }
+  EXPECT_EQ(soaked, 2u);
+  EXPECT_EQ(gemm, 2u);  // the screen's entries were dropped before
+}
+
 TEST(Fleet, ReportSection) {
   auto files = fleet(3);
   files[1] = node_file("node-2", {800, 801, 799, 800, 800, 802, 650, 800});

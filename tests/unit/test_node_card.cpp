@@ -110,6 +110,11 @@ TEST(NodeCard, ADroppedItemShowsItsReasonNotANumber) {
             "dropped: priority 8: over the 600 s budget");
   EXPECT_EQ(figure(cpu, "gemm-fp8: best case (median over GPUs)")->verdict, "skipped: fp8 needs a GPU");
   EXPECT_EQ(cpu.soak, "skipped: soak needs a GPU load");
+  // The check's doctor item ran: its findings are the health list, never a "did not run" figure.
+  for (const NodeCard* c : {&card, &cpu}) {
+    for (const CardFigure& f : c->figures) EXPECT_NE(f.part, "check") << f.label << ": " << f.verdict;
+  }
+  EXPECT_EQ(cpu.doctor_errors, 0);
   const std::string md = to_markdown(build_report({read_results(kEvaluate / "cpu.json")}, SpecSheet::builtin(), {}).doc);
   EXPECT_TRUE(contains(md, "| depth | attention decode (paged KV) | dropped: priority 8: over the 600 s budget |")) << md;
 }
