@@ -13,6 +13,7 @@
 #include "reports/fleet.hpp"
 #include "reports/plausibility.hpp"
 #include "reports/reference.hpp"
+#include "reports/scaling.hpp"
 #include "reports/stats.hpp"
 
 namespace gpubench::reports {
@@ -24,6 +25,9 @@ using ordered = nlohmann::ordered_json;
 // Within this much of the published figure a result is normal (below it: "below published by
 // X%"); more than this above it is as suspect as a figure above the datasheet (report.cpp's rule).
 constexpr double kPublishedBand = 10;
+// Between nodes in the projections, an assumption each projected row states: one 400 Gb/s
+// InfiniBand NDR port per GPU = 50 GB/s (`gpubench scaling --help`'s example).
+constexpr double kInterNodeGbps = 50;
 
 const json& evaluate_context(const ResultsFile& f) {
   static const json empty = json::object();
@@ -464,6 +468,7 @@ class CardBuilder {
       collectives(item, n == "all-reduce");
     } else if (n == "dp-step") {
       best_field(item, ok_entries(item), "data-parallel step scaling efficiency", "scaling_efficiency", "%", 100);
+      projections(item);
     } else if (n == "dataload") {
       per_gpu(item, "input pipeline (one GPU's loader)", false);
       std::vector<std::size_t> with_cores;
@@ -473,6 +478,56 @@ class CardBuilder {
       if (!with_cores.empty()) best_field(item, with_cores, "loader cores per GPU", "cores_per_gpu", "cores");
     } else {
       per_gpu(item, n + ", best case", false);  // peer-copies, host-concurrency and items to come
+    }
+  }
+
+  // The data-parallel step projected to 64 and 512 GPUs by `gpubench scaling`'s model
+  // (docs/scaling.md) from this evaluation's own training-step timeline and all-reduce curve:
+  // nodes the size of this one, joined at kInterNodeGbps per GPU (an assumption the row states;
+  // the node's network is its measured curve). Validation against the measured step is
+  // `gpubench scaling`'s (its table), not repeated here.
+  void projections(const Item& item) {
+    if (!is_ok_status(item.status) || ok_entries(item).empty()) return;
+    int node = std::max(card_.gpus, 1);
+    for (const scaling::TrainCase& c : scaling::train_cases({f_})) {
+      if (c.dp != "none") node = std::max(node, c.ranks);
+    }
+    scaling::ScalingOptions so;
+    so.gpus = {64, 512};
+    so.gpus_per_node = node;
+    so.inter_node_gbps = kInterNodeGbps;
+    so.modes = {scaling::Dp::ddp};
+    const std::string assumed = fmt::format("nodes of {} joined at {:g} GB/s per GPU (assumed: 400 Gb/s InfiniBand NDR "
+                                            "per GPU); the node's measured all-reduce within each",
+                                            node, kInterNodeGbps);
+    scaling::ScalingResult r;
+    try {
+      r = scaling::project({f_}, so);
+    } catch (const std::exception& e) {
+      for (int g : so.gpus) {
+        add(item, fmt::format("data-parallel step at {} GPUs (projected)", g), fmt::format("projected at {} GPUs", g))
+            .verdict = fmt::format("not projected: {}", e.what());
+      }
+      return;
+    }
+    // How far the model was off at the rank count this node measured (gpubench scaling's validation).
+    std::string validated = "not validated: no measured data-parallel step to hold it against";
+    for (const scaling::Validation& v : r.validation) {
+      validated = fmt::format("at the measured {} ranks it projects {} for the measured {} ({:+.0f}%)", v.ranks,
+                              format_duration(v.projected_s), format_duration(v.measured_s), v.error_pct);
+    }
+    for (int g : so.gpus) {
+      const auto p = std::find_if(r.projections.begin(), r.projections.end(),
+                                  [&](const scaling::Projection& x) { return x.step.gpus == g; });
+      if (p == r.projections.end()) continue;
+      CardFigure& fig = add(item, fmt::format("data-parallel step at {} GPUs (projected)", g),
+                            fmt::format("projected at {} GPUs", g));
+      fig.metric = "projected_scaling_efficiency";
+      fig.unit = "%";
+      fig.value = p->step.efficiency * 100;
+      fig.detail = fmt::format("{} {}/s in all; {}; {}; {}", sig3(p->work_per_s), p->work_unit, assumed, validated,
+                               p->label);
+      fig.verdict = "projected (scaling model)";
     }
   }
 

@@ -6,8 +6,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -185,6 +188,20 @@ std::string item_status(const json& file, int rc, std::size_t* entries) {
   return ok > 0 ? "ok" : "skipped: every case skipped";
 }
 
+// The first executable NAME in $PATH's folders; "" when none.
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const fs::path candidate = fs::path(dirs.substr(start, end - start)) / name;
+    if (end > start && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    start = end + 1;
+  }
+  return {};
+}
+
 class Evaluation {
  public:
   Evaluation(const EvaluateOptions& o, EvaluationPlan& plan, mpi::Session* team, fs::path out)
@@ -275,7 +292,31 @@ class Evaluation {
     const bool workers = team_ == nullptr && item.where == Where::EveryGpu && plan_.devices.size() > 1;
     std::vector<fs::path> files;
     int rc = 0;
-    if (workers) {
+    if (item.ranks_per_device && team_ == nullptr) {
+      // One rank per GPU without a team of our own: under mpirun, as a user would start it.
+      const std::string mpirun = find_on_path("mpirun");
+      if (!mpi::built_with_mpi() || mpirun.empty()) {
+        outcome.status = !mpi::built_with_mpi() ? "skipped: one rank per GPU needs a gpubench built with MPI"
+                                                : "skipped: one rank per GPU needs mpirun on PATH (or run evaluate under "
+                                                  "mpirun -np N / srun)";
+        return;
+      }
+      files.push_back(parts_ / (stem + ".json"));
+      evaluate::Worker w;
+      w.args = {"-np", std::to_string(plan_.devices.size()), fs::read_symlink("/proc/self/exe").string()};
+      w.args.insert(w.args.end(), args.begin(), args.end());
+      w.args.insert(w.args.end(), {"--device", "cuda", "--out", files.back().string()});
+      w.log = (parts_ / (stem + ".log")).string();
+      // Open MPI refuses root without these (containers run as root); other MPIs ignore them.
+      ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+      ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+      const auto stop_at = evaluate::Clock::now() + std::chrono::duration_cast<evaluate::Clock::duration>(
+                                                        std::chrono::duration<double>((end - now_epoch()) * 1.05 + 1));
+      for (const evaluate::WorkerResult& r : evaluate::run_workers(mpirun, {w}, stop_at)) {
+        if (r.exit_code != 0) rc = r.exit_code != -1 ? r.exit_code : 128 + r.signal;
+        if (r.stopped) outcome.status = "stopped: budget spent";
+      }
+    } else if (workers) {
       std::vector<evaluate::Worker> ws;
       for (const DeviceInfo& d : plan_.devices) {
         const std::string tag = d.id() == "cpu" ? "cpu" : "cuda-" + std::to_string(d.ordinal);
@@ -384,7 +425,7 @@ int cmd_evaluate(const std::vector<std::string>& args) {
   evaluate::EstimateSettings es;
   es.allowances = true;
   es.rates = rate_lookup(specs);
-  EvaluationPlan plan = evaluate::plan_evaluation(suites::all(), devices, o.budget_s, es);
+  EvaluationPlan plan = evaluate::plan_evaluation(suites::all(), devices, o.budget_s, es, team != nullptr ? team->size() : 1);
   const std::string label = fmt::format("{} x {}{}", devices.size(), devices.front().name,
                                         o.assume.empty() ? "" : fmt::format(" (assumed: {})", o.assume));
   if (o.dry_run) {

@@ -50,6 +50,18 @@ std::vector<std::string> with(std::vector<std::string> base, std::initializer_li
   return base;
 }
 
+// The data-parallel step over every device, one rank each (priority 18): the depth's training
+// step with dp=ddp, whose bucket timeline and the node's all-reduce curve the card projects to
+// 64 and 512 GPUs.
+Item dp_step(std::vector<std::string> train_axes) {
+  for (std::string& a : train_axes) {
+    if (a == "dp=none") a = "dp=ddp";
+  }
+  Item i = run("node", "dp-step", 18, Where::AllGpus, {"train"}, std::move(train_axes), 2);
+  i.ranks_per_device = true;
+  return i;
+}
+
 // The priority order (lower first), the same on GPUs and the CPU: what a buyer asks first is
 // kept first. 1-3: is each GPU what it should be, and the node's interconnect; 4-6: the
 // inference and training figures a price is judged by; then the rest of each part.
@@ -95,7 +107,7 @@ std::vector<Item> gpu_items(std::size_t gpus, double soak_s) {
                    "heads=32", "kv_heads=8", "seq_q=1", "seq_kv=8192", "head_dim=128", "page_size=16"}));
   v.push_back(run("depth", "train-largest-batch", 17, Where::OneGpu, {"train"},
                   with(train, {"precision=bf16-amp", "micro_batch=0"})));
-  // The data-parallel step (dp=ddp) needs one rank per GPU: not yet an item (issue 42, open).
+  v.push_back(dp_step(with(train, {"precision=bf16-amp", "micro_batch=8"})));
   return v;
 }
 
@@ -125,6 +137,13 @@ std::vector<Item> cpu_items(double soak_s) {
                    "aug=cpu", "step_us=10000", "consumer=spin"}));
   v.push_back(run("depth", "attention-decode", 16, Where::OneGpu, {"attention"},
                   with(attn, {"phase=decode", "direction=fwd", "causal=0", "seq_q=1", "seq_kv=512", "page_size=16"})));
+  // Over the ranks of an mpirun/srun team (the MPI CPU backend): the node's network for the
+  // card's projection, and the data-parallel step it projects.
+  Item all_reduce = run("node", "all-reduce", 3, Where::AllGpus, {"collectives"},
+                        {"op=all_reduce", "dtype=fp32", "redop=sum", "inplace=0", "size=256,64K,1M,16M"}, 2);
+  all_reduce.ranks_per_device = true;
+  v.push_back(all_reduce);
+  v.push_back(dp_step(with(train, {"precision=fp32", "micro_batch=4"})));
   return v;
 }
 
@@ -181,10 +200,12 @@ std::vector<Item> evaluation_items(const std::vector<DeviceInfo>& devices, doubl
 }
 
 EvaluationPlan plan_evaluation(const std::vector<const Suite*>& suites, const std::vector<DeviceInfo>& devices,
-                               double budget_s, const EstimateSettings& settings) {
+                               double budget_s, const EstimateSettings& settings, std::size_t ranks) {
   if (devices.empty()) throw UsageError("evaluate: no device selected");
   EvaluationPlan plan;
   plan.budget_s = budget_s;
+  plan.ranks = std::max<std::size_t>(ranks, 1);
+  const bool cpu = !devices.front().is_cuda();
   plan.devices = devices;
   plan.items = evaluation_items(devices, budget_s);
   const std::vector<DeviceInfo> first{devices.front()};
@@ -200,8 +221,14 @@ EvaluationPlan plan_evaluation(const std::vector<const Suite*>& suites, const st
       case K::Run:
         break;
     }
-    if (devices.size() < item.min_devices) {
-      item.status = fmt::format("skipped: needs {} devices, {} selected", item.min_devices, devices.size());
+    // Under a team every rank selects its own device: the node has as many as there are ranks.
+    const std::size_t have = std::max(devices.size(), plan.ranks);
+    if (cpu && item.ranks_per_device && plan.ranks < item.min_devices) {
+      item.status = fmt::format("skipped: needs {} ranks: run evaluate under mpirun -np N or srun", item.min_devices);
+      continue;
+    }
+    if (have < item.min_devices) {
+      item.status = fmt::format("skipped: needs {} devices, {} selected", item.min_devices, have);
       continue;
     }
     PlanRequest request;
@@ -210,7 +237,8 @@ EvaluationPlan plan_evaluation(const std::vector<const Suite*>& suites, const st
     request.axis_overrides = item.axes;
     // One worker's plan for an item every device runs at once; the node's devices otherwise
     // (a collective's case drives them all from the first).
-    const std::vector<DeviceInfo>& on = item.where == Where::AllGpus ? devices : first;
+    // (a rank's case is its own device's: one rank's plan.)
+    const std::vector<DeviceInfo>& on = item.where == Where::AllGpus && !item.ranks_per_device ? devices : first;
     std::vector<NotApplicable> not_applicable;
     const std::vector<PlannedCase> cases = make_plan(suites, request, on, &not_applicable);
     const PlanEstimate e = estimate_plan(cases, settings);

@@ -8,7 +8,9 @@
 //   depth   one GPU: fused attention prefill/decode, Llama 3 8B prefill/decode/serve, the bf16
 //           and fp8 training steps, the largest micro-batch
 //   node    all GPUs: peer copies, all-to-host concurrency, NCCL collectives up to 8 GiB, the
-//           data-parallel step (2 GPUs or more)
+//           data-parallel step (2 GPUs or more, one rank each; the card projects it to 64 and
+//           512 GPUs with `scaling`'s model); on the CPU, under mpirun, the all-reduce and the
+//           data-parallel step over the ranks
 //   input   the data-loading pipeline on every GPU at once
 //
 // Each part is a list of items; an item is one `gpubench run` (suites and axes) or one soak.
@@ -40,7 +42,10 @@ struct Item {
   std::vector<std::string> suites;  // Run: the suites, each axis given below
   std::vector<std::string> axes;    // Run: NAME=VALUES overrides over the quick preset
   double soak_s = 0;                // Soak: the duration
-  std::size_t min_devices = 1;      // fewer selected devices: skipped, saying so
+  std::size_t min_devices = 1;      // fewer selected devices (or ranks): skipped, saying so
+  // One rank per device (the data-parallel step; the CPU's collectives): under mpirun/srun the
+  // team runs it; a plain evaluation of several GPUs starts it under mpirun itself.
+  bool ranks_per_device = false;
   // Filled by the planner:
   std::size_t cases = 0;            // cases that run (on one worker for EveryGpu)
   std::size_t skipped_cases = 0;
@@ -52,6 +57,7 @@ struct Item {
 
 struct EvaluationPlan {
   double budget_s = 0;
+  std::size_t ranks = 1;  // the mpirun/srun team's size (1: a plain evaluation)
   double planned_s = 0;  // the kept items plus the process start
   std::vector<DeviceInfo> devices;  // the selected devices (cuda:0..N-1, or cpu)
   std::vector<Item> items;          // every item in run order; dropped and skipped ones keep their status
@@ -68,8 +74,9 @@ std::vector<Item> evaluation_items(const std::vector<DeviceInfo>& devices, doubl
 // Plans every item (make_plan over the suites, estimate_plan over its cases), then keeps items
 // in priority order while they fit: UsageError for an empty device list or a budget under the
 // check's own cost.
+// `ranks`: the team's size under mpirun/srun (each rank then selects its own device), else 1.
 EvaluationPlan plan_evaluation(const std::vector<const Suite*>& suites, const std::vector<DeviceInfo>& devices,
-                               double budget_s, const EstimateSettings& settings);
+                               double budget_s, const EstimateSettings& settings, std::size_t ranks = 1);
 
 // "--budget 30m": seconds from a number with s, m or h (a bare number is seconds); UsageError
 // for zero, a negative, an unknown unit or more than 7 days.

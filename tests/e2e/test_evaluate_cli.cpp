@@ -89,7 +89,24 @@ TEST_F(EvaluateCli, TwoMpiRanksBothHaveScreenEntries) {
     for (const auto& r : b["gpubench"]["ranks"]) ranks.insert(r["rank"].get<int>());
   }
   EXPECT_EQ(ranks, (std::set<int>{0, 1}));
-  EXPECT_NE(slurp(dir / "M.md").find("Node card"), std::string::npos);
+  // The node part over the ranks: the all-reduce and the data-parallel step ran, verified, and
+  // the card projects the step to 64 and 512 GPUs from them, with the model's error at 2 ranks.
+  std::set<std::string> node_items;
+  for (const auto& b : doc["benchmarks"]) {
+    const auto& g = b["gpubench"];
+    if (g["evaluate"]["part"] != "node") continue;
+    EXPECT_EQ(g["status"], "ok") << b["name"];
+    node_items.insert(g["evaluate"]["item"].get<std::string>());
+    if (g["evaluate"]["item"] == "dp-step") EXPECT_EQ(g["axes"]["dp"], "ddp");
+  }
+  EXPECT_EQ(node_items, (std::set<std::string>{"all-reduce", "dp-step"}));
+  const std::string md = slurp(dir / "M.md");
+  EXPECT_NE(md.find("Node card"), std::string::npos);
+  for (const char* row : {"| node | data-parallel step scaling efficiency |", "| node | data-parallel step at 64 GPUs (projected) |",
+                          "| node | data-parallel step at 512 GPUs (projected) |"}) {
+    EXPECT_NE(md.find(row), std::string::npos) << row << "\n" << md.substr(0, 4000);
+  }
+  EXPECT_NE(md.find("at the measured 2 ranks it projects"), std::string::npos);
 }
 
 }  // namespace

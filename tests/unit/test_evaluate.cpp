@@ -82,6 +82,36 @@ TEST(Evaluate, RunOrderIsPartByPart) {
   }
 }
 
+// The data-parallel step: one rank per device, planned as one rank's case on a node of GPUs;
+// the CPU's node items need an mpirun team and say so on a plain run.
+TEST(Evaluate, RankItemsArePlannedPerRankAndNeedRanksOnTheCpu) {
+  const reports::SpecSheet& specs = reports::SpecSheet::builtin();
+  const EvaluationPlan p = plan_evaluation(suites::all(), node(specs.gpus().front(), 8), 1800, settings(specs));
+  const auto find = [](const EvaluationPlan& plan, const std::string& name) -> const Item* {
+    for (const Item& i : plan.items)
+      if (i.name == name) return &i;
+    return nullptr;
+  };
+  const Item* dp = find(p, "dp-step");
+  ASSERT_NE(dp, nullptr);
+  EXPECT_EQ(dp->part, "node");
+  EXPECT_TRUE(dp->ranks_per_device);
+  EXPECT_EQ(dp->status, "planned");
+  EXPECT_EQ(dp->cases, 1u);  // each rank's own case, not one per GPU
+  bool ddp = false;
+  for (const std::string& a : dp->arguments()) ddp = ddp || a == "dp=ddp";
+  EXPECT_TRUE(ddp);
+  DeviceInfo cpu;
+  cpu.kind = DeviceKind::Cpu;
+  cpu.name = "a CPU";
+  const EvaluationPlan plain = plan_evaluation(suites::all(), {cpu}, 180, settings(specs));
+  for (const char* name : {"all-reduce", "dp-step"}) {
+    const Item* i = find(plain, name);
+    ASSERT_NE(i, nullptr) << name;
+    EXPECT_EQ(i->status, "skipped: needs 2 ranks: run evaluate under mpirun -np N or srun") << name;
+  }
+}
+
 TEST(Evaluate, BudgetParsing) {
   EXPECT_EQ(parse_budget("30m"), 1800);
   EXPECT_EQ(parse_budget("90"), 90);
