@@ -471,11 +471,8 @@ class CardBuilder {
       projections(item);
     } else if (n == "dataload") {
       per_gpu(item, "input pipeline (one GPU's loader)", false);
-      std::vector<std::size_t> with_cores;
-      for (std::size_t k : ok_entries(item)) {
-        if (num(entry(k).metrics, "cores_per_gpu")) with_cores.push_back(k);
-      }
-      if (!with_cores.empty()) best_field(item, with_cores, "loader cores per GPU", "cores_per_gpu", "cores");
+    } else if (n == "loader-cores") {
+      loader_cores(item);
     } else {
       per_gpu(item, n + ", best case", false);  // peer-copies, host-concurrency and items to come
     }
@@ -529,6 +526,32 @@ class CardBuilder {
                                p->label);
       fig.verdict = "projected (scaling model)";
     }
+  }
+
+  // `tune dataload`'s recommendation (the file's gpubench.tuning): the fewest loader cores that
+  // keep the consumer's stall under the target; "not met" with the lowest stall it found.
+  void loader_cores(const Item& item) {
+    const std::string label = "loader cores per GPU under the stall target";
+    const json rec = f_.tuning.is_object() ? f_.tuning.value("recommended", json()) : json();
+    std::optional<double> cores;
+    if (rec.is_object()) cores = num(rec, "cores_per_gpu") ? num(rec, "cores_per_gpu") : num(rec, "loader_cores");
+    if (!is_ok_status(item.status) || !cores) {
+      no_value(item, label, "cores per GPU");
+      return;
+    }
+    const json fixed = f_.tuning.value("fixed", json::object());
+    const double target = num(fixed, "max_stall_pct").value_or(0);
+    const double stall = num(rec, "data_stall_pct").value_or(0);
+    CardFigure& fig = add(item, label, "cores per GPU");
+    fig.metric = rec.contains("cores_per_gpu") ? "cores_per_gpu" : "loader_cores";
+    fig.unit = "cores";
+    fig.value = cores;
+    fig.detail = fmt::format("{:.0f} samples/s at {:.1f}% stall for a consumer of {:.0f} samples/s, at most {} cores tried; {}",
+                             num(rec, "samples_per_s").value_or(0), stall, num(fixed, "consumer_samples_per_s").value_or(0),
+                             fixed.value("max_workers", 0), rec.value("pytorch", ""));
+    fig.verdict = rec.value("meets_max_stall", false)
+                      ? "normal"
+                      : fmt::format("stall target not met: {:.1f}% against {:g}% with the most cores tried", stall, target);
   }
 
   void health() {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 
@@ -286,6 +287,20 @@ class Evaluation {
         return;
       }
       args[4] = fmt::format("{:.0f}s", std::min(item.soak_s, left));
+    } else if (item.kind == Item::Kind::TuneDataload) {
+      const double left = end - now_epoch() - 4;
+      if (left < 5) {
+        outcome.status = "stopped: budget spent";
+        return;
+      }
+      args[3] = fmt::format("{:.0f}", std::min(item.soak_s, left));
+      args.push_back("--quiet");
+      // Every GPU fed at once: one GPU's loader gets its share of the node's CPUs (under a team
+      // tune divides them among a node's ranks itself).
+      if (team_ == nullptr && plan_.devices.size() > 1) {
+        const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+        args.insert(args.end(), {"--max-workers", std::to_string(std::max<std::size_t>(1, cpus / plan_.devices.size()))});
+      }
     } else {
       args.insert(args.end(), {"--quiet", "--budget-end", fmt::format("{:.3f}", end)});
     }
@@ -337,9 +352,12 @@ class Evaluation {
     } else {
       files.push_back(parts_ / (stem + ".json"));
       std::vector<std::string> call(args.begin() + 1, args.end());
-      call.insert(call.end(), {"--device", device_for(item), "--out", files.back().string()});
+      // (tune takes one device by its id: under a team, the rank's own.)
+      const std::string device = item.kind == Item::Kind::TuneDataload && team_ != nullptr ? plan_.devices.front().id()
+                                                                                          : device_for(item);
+      call.insert(call.end(), {"--device", device, "--out", files.back().string()});
       try {
-        rc = args.front() == "soak" ? cmd_soak(call) : cmd_run(call);
+        rc = args.front() == "soak" ? cmd_soak(call) : args.front() == "tune" ? cmd_tune(call) : cmd_run(call);
       } catch (const std::exception& e) {
         outcome.status = fmt::format("failed: {}", e.what());
         rc = 1;

@@ -45,6 +45,20 @@ Item soak_item(double soak_s) {
   return i;
 }
 
+// The input part's loader search (priority 19): `tune dataload` for a twentieth of the budget,
+// 10 to 60 s, on one device, for the dataload item's consumer (a batch every 10 ms).
+Item loader_cores_item(double tune_s, int batch) {
+  Item i;
+  i.part = "input";
+  i.name = "loader-cores";
+  i.priority = 19;
+  i.kind = K::TuneDataload;
+  i.where = Where::OneGpu;
+  i.soak_s = tune_s;
+  i.axes = {"--batch", std::to_string(batch), "--step-time", "0.01"};
+  return i;
+}
+
 std::vector<std::string> with(std::vector<std::string> base, std::initializer_list<std::string> more) {
   base.insert(base.end(), more);
   return base;
@@ -157,6 +171,11 @@ std::vector<std::string> Item::arguments() const {
       return {"doctor"};
     case K::Soak:
       return {"soak", "--load", "gemm", "--duration", fmt::format("{:.0f}s", soak_s)};
+    case K::TuneDataload: {
+      std::vector<std::string> a{"tune", "dataload", "--budget", fmt::format("{:.0f}", soak_s)};
+      a.insert(a.end(), axes.begin(), axes.end());
+      return a;
+    }
     case K::Run:
       break;
   }
@@ -196,6 +215,7 @@ std::vector<Item> evaluation_items(const std::vector<DeviceInfo>& devices, doubl
   check.where = Where::Host;
   std::vector<Item> items{check};
   for (Item& i : gpu ? gpu_items(devices.size(), soak_s) : cpu_items(soak_s)) items.push_back(std::move(i));
+  items.push_back(loader_cores_item(std::clamp(std::floor(budget_s / 20), 10.0, 60.0), gpu ? 32 : 8));
   return items;
 }
 
@@ -217,6 +237,10 @@ EvaluationPlan plan_evaluation(const std::vector<const Suite*>& suites, const st
       case K::Soak:
         item.planned_s = item.soak_s + kSoakStartS;
         item.cases = devices.size();
+        continue;
+      case K::TuneDataload:  // the search stops within its budget; its dataset and start besides
+        item.planned_s = item.soak_s + kSoakStartS;
+        item.cases = 1;
         continue;
       case K::Run:
         break;

@@ -11,7 +11,8 @@
 //           data-parallel step (2 GPUs or more, one rank each; the card projects it to 64 and
 //           512 GPUs with `scaling`'s model); on the CPU, under mpirun, the all-reduce and the
 //           data-parallel step over the ranks
-//   input   the data-loading pipeline on every GPU at once
+//   input   the data-loading pipeline on every GPU at once; `tune dataload`'s fewest loader
+//           cores per GPU under the stall target, each GPU taking its share of the node's CPUs
 //
 // Each part is a list of items; an item is one `gpubench run` (suites and axes) or one soak.
 // The budget keeps items in priority order (kPriority in plan.cpp, docs/evaluate.md): an item
@@ -37,11 +38,11 @@ struct Item {
   std::string part;  // check, screen, depth, node, input
   std::string name;  // gemm-bf16, hbm-triad, ... (stable: the node card reads them)
   int priority = 0;  // lower is kept first
-  enum class Kind { Doctor, Run, Soak } kind = Kind::Run;
+  enum class Kind { Doctor, Run, Soak, TuneDataload } kind = Kind::Run;
   Where where = Where::OneGpu;
   std::vector<std::string> suites;  // Run: the suites, each axis given below
-  std::vector<std::string> axes;    // Run: NAME=VALUES overrides over the quick preset
-  double soak_s = 0;                // Soak: the duration
+  std::vector<std::string> axes;    // Run: NAME=VALUES overrides over the quick preset; TuneDataload: its options
+  double soak_s = 0;                // Soak: the duration; TuneDataload: the search's budget
   std::size_t min_devices = 1;      // fewer selected devices (or ranks): skipped, saying so
   // One rank per device (the data-parallel step; the CPU's collectives): under mpirun/srun the
   // team runs it; a plain evaluation of several GPUs starts it under mpirun itself.

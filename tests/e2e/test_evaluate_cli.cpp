@@ -72,6 +72,14 @@ TEST_F(EvaluateCli, CpuEvaluationWithinItsBudgetLeadsWithTheCard) {
   ASSERT_NE(card, std::string::npos) << md.substr(0, 400);
   EXPECT_LT(card, md.find("\n## ", md.find('\n')) == std::string::npos ? md.size() : md.find("\n## ", card) + 1);
   EXPECT_TRUE(fs::exists(dir / "E.html"));
+  // The input part's loader search: tune dataload's recommendation, on the card with its stall.
+  ASSERT_TRUE(doc["gpubench"].contains("tuning")) << "no gpubench.tuning from the loader-cores item";
+  EXPECT_TRUE(doc["gpubench"]["tuning"]["recommended"].contains("loader_cores"));
+  const auto row = md.find("| input | loader cores per GPU under the stall target | ");
+  ASSERT_NE(row, std::string::npos) << md.substr(0, 4000);
+  EXPECT_NE(md.substr(row, 400).find("% stall for a consumer of 800 samples/s"), std::string::npos) << md.substr(row, 400);
+  // Without mpirun the CPU's node items say what they need.
+  EXPECT_NE(md.find("needs 2 ranks: run evaluate under mpirun -np N or srun"), std::string::npos);
 }
 
 TEST_F(EvaluateCli, TwoMpiRanksBothHaveScreenEntries) {
