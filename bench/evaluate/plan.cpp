@@ -33,30 +33,28 @@ Item run(std::string part, std::string name, int priority, Where where, std::vec
   return i;
 }
 
-// The screen's soak: one process over every device, the gemm load (priority 11).
-Item soak_item(double soak_s) {
+// An item that runs for a set time rather than a plan of cases (a soak, a tuner's search).
+Item timed(std::string part, std::string name, int priority, K kind, Where where, double seconds,
+           std::vector<std::string> options = {}) {
   Item i;
-  i.part = "screen";
-  i.name = "soak";
-  i.priority = 11;
-  i.kind = K::Soak;
-  i.where = Where::AllGpus;
-  i.soak_s = soak_s;
+  i.part = std::move(part);
+  i.name = std::move(name);
+  i.priority = priority;
+  i.kind = kind;
+  i.where = where;
+  i.soak_s = seconds;
+  i.axes = std::move(options);
   return i;
 }
+
+// The screen's soak: one process over every device, the gemm load (priority 11).
+Item soak_item(double soak_s) { return timed("screen", "soak", 11, K::Soak, Where::AllGpus, soak_s); }
 
 // The input part's loader search (priority 19): `tune dataload` for a twentieth of the budget,
 // 10 to 60 s, on one device, for the dataload item's consumer (a batch every 10 ms).
 Item loader_cores_item(double tune_s, int batch) {
-  Item i;
-  i.part = "input";
-  i.name = "loader-cores";
-  i.priority = 19;
-  i.kind = K::TuneDataload;
-  i.where = Where::OneGpu;
-  i.soak_s = tune_s;
-  i.axes = {"--batch", std::to_string(batch), "--step-time", "0.01"};
-  return i;
+  return timed("input", "loader-cores", 19, K::TuneDataload, Where::OneGpu, tune_s,
+               {"--batch", std::to_string(batch), "--step-time", "0.01"});
 }
 
 std::vector<std::string> with(std::vector<std::string> base, std::initializer_list<std::string> more) {

@@ -198,29 +198,34 @@ def check_pod(where, spec, role, errors, sshd_allowed):
         errors.append(f"{where}: asks nvidia.com/gpu but runs no GPU work")
 
 
-def check_jobs(docs, errors):
+def objects_of(docs, kind):
+    """(manifest name, object) for every object of this kind."""
     for name, objs in docs.items():
         for obj in objs:
-            if obj.get("kind") != "Job":
-                continue
-            spec, where = obj["spec"], f"{name} Job/{obj['metadata']['name']}"
-            if spec.get("completionMode") == "Indexed":
-                if spec.get("backoffLimitPerIndex") != 0:
-                    errors.append(f"{where}: an Indexed Job gives each node one try: backoffLimitPerIndex: 0")
-            elif spec.get("backoffLimit") != 0:
-                errors.append(f"{where}: backoffLimit must be 0 (a failed run is a finding, never silently rerun)")
-            pod = spec["template"]["spec"]
-            if pod.get("restartPolicy") != "Never":
-                errors.append(f"{where}: restartPolicy must be Never")
-            deadline = spec.get("activeDeadlineSeconds")
-            if not deadline:
-                errors.append(f"{where}: activeDeadlineSeconds is missing")
-            for c in pod["containers"]:
-                for env in c.get("env", []):
-                    if env["name"] == "BUDGET" and deadline and deadline < budget_seconds(env["value"]) + 600:
-                        errors.append(f"{where}: activeDeadlineSeconds {deadline} leaves under 10 min past the budget {env['value']}")
-            if spec.get("completionMode") == "Indexed":
-                check_fleet(where, spec, errors)
+            if obj.get("kind") == kind:
+                yield name, obj
+
+
+def check_jobs(docs, errors):
+    for name, obj in objects_of(docs, "Job"):
+        spec, where = obj["spec"], f"{name} Job/{obj['metadata']['name']}"
+        if spec.get("completionMode") == "Indexed":
+            if spec.get("backoffLimitPerIndex") != 0:
+                errors.append(f"{where}: an Indexed Job gives each node one try: backoffLimitPerIndex: 0")
+        elif spec.get("backoffLimit") != 0:
+            errors.append(f"{where}: backoffLimit must be 0 (a failed run is a finding, never silently rerun)")
+        pod = spec["template"]["spec"]
+        if pod.get("restartPolicy") != "Never":
+            errors.append(f"{where}: restartPolicy must be Never")
+        deadline = spec.get("activeDeadlineSeconds")
+        if not deadline:
+            errors.append(f"{where}: activeDeadlineSeconds is missing")
+        for c in pod["containers"]:
+            for env in c.get("env", []):
+                if env["name"] == "BUDGET" and deadline and deadline < budget_seconds(env["value"]) + 600:
+                    errors.append(f"{where}: activeDeadlineSeconds {deadline} leaves under 10 min past the budget {env['value']}")
+        if spec.get("completionMode") == "Indexed":
+            check_fleet(where, spec, errors)
 
 
 def check_fleet(where, spec, errors):
@@ -238,41 +243,38 @@ def check_fleet(where, spec, errors):
 
 
 def check_mpijob(docs, errors):
-    for name, objs in docs.items():
-        for obj in objs:
-            if obj.get("kind") != "MPIJob":
-                continue
-            spec, where = obj["spec"], f"{name} MPIJob/{obj['metadata']['name']}"
-            if spec.get("launcherCreationPolicy") != "WaitForWorkersReady":
-                errors.append(f"{where}: launcherCreationPolicy must be WaitForWorkersReady")
-            if spec.get("runPolicy", {}).get("cleanPodPolicy") != "Running":
-                errors.append(f"{where}: runPolicy.cleanPodPolicy must be Running")
-            if not spec.get("sshAuthMountPath"):
-                errors.append(f"{where}: sshAuthMountPath is missing")
-            if spec.get("mpiImplementation") != "OpenMPI":
-                errors.append(f"{where}: mpiImplementation must be OpenMPI (the image carries Open MPI)")
-            reps = spec.get("mpiReplicaSpecs", {})
-            worker, launcher = reps.get("Worker", {}), reps.get("Launcher", {})
-            wpod, lpod = worker.get("template", {}).get("spec", {}), launcher.get("template", {}).get("spec", {})
-            slots = spec.get("slotsPerWorker")
-            if gpus_asked(wpod) != slots:
-                errors.append(f"{where}: slotsPerWorker {slots} must equal the worker's GPUs ({gpus_asked(wpod)})")
-            if launcher.get("replicas") != 1:
-                errors.append(f"{where}: one launcher")
-            script = " ".join(" ".join(c.get("command", []) + c.get("args", [])) for c in lpod.get("containers", []))
-            m = re.search(r"mpirun\b.*?-np (\d+)", script, re.S)
-            ranks = (worker.get("replicas") or 0) * (slots or 0)
-            if not m or int(m.group(1)) != ranks:
-                errors.append(f"{where}: the launcher's mpirun -np must be workers x slotsPerWorker = {ranks}")
-            if "gpubench run --suite collectives" not in script:
-                errors.append(f"{where}: the launcher must run gpubench run --suite collectives")
-            wtext = " ".join(" ".join(c.get("command", []) + c.get("args", [])) for c in wpod.get("containers", []))
-            if "/usr/sbin/sshd -De" not in wtext:
-                errors.append(f"{where}: workers must run /usr/sbin/sshd -De (the MPI Operator reaches them over ssh)")
-            for pod in (wpod, lpod):
-                for c in pod.get("containers", []):
-                    if not c.get("image", "").endswith("-mpi"):
-                        errors.append(f"{where}: container {c.get('name')}: the MPI image (gpubench:cuda13-mpi, with sshd) is needed")
+    for name, obj in objects_of(docs, "MPIJob"):
+        spec, where = obj["spec"], f"{name} MPIJob/{obj['metadata']['name']}"
+        if spec.get("launcherCreationPolicy") != "WaitForWorkersReady":
+            errors.append(f"{where}: launcherCreationPolicy must be WaitForWorkersReady")
+        if spec.get("runPolicy", {}).get("cleanPodPolicy") != "Running":
+            errors.append(f"{where}: runPolicy.cleanPodPolicy must be Running")
+        if not spec.get("sshAuthMountPath"):
+            errors.append(f"{where}: sshAuthMountPath is missing")
+        if spec.get("mpiImplementation") != "OpenMPI":
+            errors.append(f"{where}: mpiImplementation must be OpenMPI (the image carries Open MPI)")
+        reps = spec.get("mpiReplicaSpecs", {})
+        worker, launcher = reps.get("Worker", {}), reps.get("Launcher", {})
+        wpod, lpod = worker.get("template", {}).get("spec", {}), launcher.get("template", {}).get("spec", {})
+        slots = spec.get("slotsPerWorker")
+        if gpus_asked(wpod) != slots:
+            errors.append(f"{where}: slotsPerWorker {slots} must equal the worker's GPUs ({gpus_asked(wpod)})")
+        if launcher.get("replicas") != 1:
+            errors.append(f"{where}: one launcher")
+        script = " ".join(" ".join(c.get("command", []) + c.get("args", [])) for c in lpod.get("containers", []))
+        m = re.search(r"mpirun\b.*?-np (\d+)", script, re.S)
+        ranks = (worker.get("replicas") or 0) * (slots or 0)
+        if not m or int(m.group(1)) != ranks:
+            errors.append(f"{where}: the launcher's mpirun -np must be workers x slotsPerWorker = {ranks}")
+        if "gpubench run --suite collectives" not in script:
+            errors.append(f"{where}: the launcher must run gpubench run --suite collectives")
+        wtext = " ".join(" ".join(c.get("command", []) + c.get("args", [])) for c in wpod.get("containers", []))
+        if "/usr/sbin/sshd -De" not in wtext:
+            errors.append(f"{where}: workers must run /usr/sbin/sshd -De (the MPI Operator reaches them over ssh)")
+        for pod in (wpod, lpod):
+            for c in pod.get("containers", []):
+                if not c.get("image", "").endswith("-mpi"):
+                    errors.append(f"{where}: container {c.get('name')}: the MPI image (gpubench:cuda13-mpi, with sshd) is needed")
 
 
 def check_rbac(docs, errors):
