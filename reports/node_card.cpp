@@ -322,13 +322,14 @@ class CardBuilder {
   }
 
   // Collectives: the bus bandwidth of each op at its largest message (nccl-tests' headline).
-  void collectives(const Item& item, bool all_reduce_only) {
+  void collectives(const Item& item, bool all_reduce_only, const std::string& variant = "") {
     std::map<std::string, std::vector<std::size_t>> by_op;
     for (std::size_t k : ok_entries(item)) {
       const std::string op = axis_text(entry(k), "op");
       if ((op == "all_reduce") == all_reduce_only) by_op[op].push_back(k);
     }
-    const std::string label = all_reduce_only ? "all_reduce bus bandwidth, largest size" : "collectives bus bandwidth";
+    const std::string label =
+        (all_reduce_only ? "all_reduce bus bandwidth, largest size" : "collectives bus bandwidth") + variant;
     if (!is_ok_status(item.status) || by_op.empty()) {
       no_value(item, label, all_reduce_only ? "all_reduce busbw" : "busbw");
       return;
@@ -347,8 +348,8 @@ class CardBuilder {
       if (!best) continue;
       const ResultEntry& e = entry(best->first);
       const std::string ranks = string_at(e.collective, {"ranks"});
-      CardFigure& fig = add(item, fmt::format("{} bus bandwidth, largest size{}", op,
-                                              ranks.empty() ? std::string() : " (" + ranks + " GPUs)"),
+      CardFigure& fig = add(item, fmt::format("{} bus bandwidth, largest size{}{}", op,
+                                              ranks.empty() ? std::string() : " (" + ranks + " GPUs)", variant),
                             op + " busbw");
       fig.detail = axes_label(e);
       judge(fig, e, best->first, Perf{best->second, "busbw_gbps", "GB/s (bus)"}, best->second);
@@ -466,6 +467,8 @@ class CardBuilder {
       best_field(item, ok_entries(item), "largest micro-batch that fits", "largest_micro_batch", "sequences");
     } else if (n == "all-reduce" || n == "collectives") {
       collectives(item, n == "all-reduce");
+    } else if (n == "all-reduce-ring" || n == "all-reduce-nvls") {
+      collectives(item, true, n == "all-reduce-ring" ? " (NCCL_ALGO=Ring)" : " (NCCL_ALGO=NVLS)");
     } else if (n == "dp-step") {
       best_field(item, ok_entries(item), "data-parallel step scaling efficiency", "scaling_efficiency", "%", 100);
       projections(item);

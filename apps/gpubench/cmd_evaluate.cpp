@@ -307,7 +307,34 @@ class Evaluation {
     const bool workers = team_ == nullptr && item.where == Where::EveryGpu && plan_.devices.size() > 1;
     std::vector<fs::path> files;
     int rc = 0;
-    if (item.ranks_per_device && team_ == nullptr) {
+    if (!item.env.empty() && team_ != nullptr) {
+      outcome.status = fmt::format("skipped: {} runs in a process of its own, in a plain evaluation (under mpirun/srun "
+                                   "set it for the whole run instead)",
+                                   fmt::join(item.env, " "));
+      return;
+    }
+    if (!item.env.empty()) {
+      // Its own process, with its variables (NCCL reads NCCL_ALGO when it makes a communicator).
+      files.push_back(parts_ / (stem + ".json"));
+      evaluate::Worker w;
+      w.args = args;
+      w.args.insert(w.args.end(), {"--device", device_for(item), "--out", files.back().string()});
+      w.log = (parts_ / (stem + ".log")).string();
+      w.env = item.env;
+      const auto stop_at = evaluate::Clock::now() + std::chrono::duration_cast<evaluate::Clock::duration>(
+                                                        std::chrono::duration<double>((end - now_epoch()) * 1.05 + 1));
+      for (const evaluate::WorkerResult& r : evaluate::run_workers("/proc/self/exe", {w}, stop_at)) {
+        if (r.exit_code != 0) rc = r.exit_code != -1 ? r.exit_code : 128 + r.signal;
+        if (r.stopped) outcome.status = "stopped: budget spent";
+      }
+      // Every case failed: NCCL does not offer what the variable forces here. A finding about
+      // the node, not a failed measurement.
+      const json file = read_json_file(files.back());
+      if (const std::string why = evaluate::refused_everywhere(file); !why.empty()) {
+        outcome.status = fmt::format("skipped: NCCL refused {} here: {}", fmt::join(item.env, " "), why);
+        return;
+      }
+    } else if (item.ranks_per_device && team_ == nullptr) {
       // One rank per GPU without a team of our own: under mpirun, as a user would start it.
       const std::string mpirun = find_on_path("mpirun");
       if (!mpi::built_with_mpi() || mpirun.empty()) {

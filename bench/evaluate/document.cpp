@@ -164,4 +164,17 @@ std::optional<std::string> median_device(const json& benchmarks, const std::stri
   return best[(best.size() - 1) / 2].second;
 }
 
+std::string refused_everywhere(const json& file) {
+  if (!file.is_object() || !file.contains("benchmarks") || !file["benchmarks"].is_array() || file["benchmarks"].empty()) {
+    return {};
+  }
+  std::string first;
+  for (const json& e : file["benchmarks"]) {
+    const json g = e.value("gpubench", json::object());
+    if (g.value("status", "") != "failed") return {};
+    if (first.empty()) first = g.value("reason", std::string("failed"));
+  }
+  return first;
+}
+
 }  // namespace gpubench::evaluate

@@ -58,4 +58,8 @@ class EvaluationDocument {
 // one. Entries are results-file entries.
 std::optional<std::string> median_device(const json& benchmarks, const std::string& item = "gemm-bf16");
 
+// When every entry of an item's results file failed (and it has one), the first one's reason:
+// what an NCCL_ALGO variant's file says where NCCL refuses the algorithm. "" otherwise.
+std::string refused_everywhere(const json& results_file);
+
 }  // namespace gpubench::evaluate

@@ -120,6 +120,20 @@ std::vector<Item> gpu_items(std::size_t gpus, double soak_s) {
   v.push_back(run("depth", "train-largest-batch", 17, Where::OneGpu, {"train"},
                   with(train, {"precision=bf16-amp", "micro_batch=0"})));
   v.push_back(dp_step(with(train, {"precision=bf16-amp", "micro_batch=8"})));
+  // The all-reduce with each of NCCL's ring and NVLS (NVSwitch multicast) algorithms forced, at
+  // the sizes where they differ most (priorities 20, 21): what NVLS buys on this node. NCCL
+  // refuses NCCL_ALGO=NVLS where it cannot run it (no NVSwitch, an older driver): that item is
+  // then skipped with NCCL's reason.
+  int priority = 20;
+  for (const char* algo : {"Ring", "NVLS"}) {
+    Item i = run("node", fmt::format("all-reduce-{}", algo == std::string("Ring") ? "ring" : "nvls"), priority++,
+                 Where::AllGpus, {"collectives"},
+                 {"dtype=bf16", "redop=sum", "inplace=0", "gpus=0", "graph=0", "timing=batch", "size=64M,1G,8G",
+                  "op=all_reduce"},
+                 2);
+    i.env = {fmt::format("NCCL_ALGO={}", algo)};
+    v.push_back(std::move(i));
+  }
   return v;
 }
 

@@ -8,7 +8,8 @@
 //   depth   one GPU: fused attention prefill/decode, Llama 3 8B prefill/decode/serve, the bf16
 //           and fp8 training steps, the largest micro-batch
 //   node    all GPUs: peer copies, all-to-host concurrency, NCCL collectives up to 8 GiB, the
-//           data-parallel step (2 GPUs or more, one rank each; the card projects it to 64 and
+//           all-reduce with NCCL_ALGO=Ring and =NVLS where NCCL offers NVLS (NVSwitch
+//           multicast), the data-parallel step (2 GPUs or more, one rank each; the card projects it to 64 and
 //           512 GPUs with `scaling`'s model); on the CPU, under mpirun, the all-reduce and the
 //           data-parallel step over the ranks
 //   input   the data-loading pipeline on every GPU at once; `tune dataload`'s fewest loader
@@ -47,6 +48,9 @@ struct Item {
   // One rank per device (the data-parallel step; the CPU's collectives): under mpirun/srun the
   // team runs it; a plain evaluation of several GPUs starts it under mpirun itself.
   bool ranks_per_device = false;
+  // Set for the item's own process (NCCL_ALGO=NVLS): the item then runs as one process of its
+  // own, and is skipped, not failed, where NCCL refuses the setting (it offers no such algorithm).
+  std::vector<std::string> env;
   // Filled by the planner:
   std::size_t cases = 0;            // cases that run (on one worker for EveryGpu)
   std::size_t skipped_cases = 0;

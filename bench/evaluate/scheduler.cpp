@@ -18,11 +18,27 @@ namespace gpubench::evaluate {
 namespace {
 
 pid_t start(const std::string& exe, const Worker& w) {
-  std::vector<std::string> storage{"gpubench"};
+  // argv[0]: gpubench for our own executable, else the program's name (mpirun).
+  const std::size_t slash = exe.rfind('/');
+  std::vector<std::string> storage{exe == "/proc/self/exe" ? "gpubench" : exe.substr(slash == std::string::npos ? 0 : slash + 1)};
   storage.insert(storage.end(), w.args.begin(), w.args.end());
   std::vector<char*> argv;
   for (std::string& s : storage) argv.push_back(s.data());
   argv.push_back(nullptr);
+  // The environment, built before fork (the child only execs): the parent's, each of w.env
+  // replacing the variable of its name.
+  std::vector<std::string> env_storage;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string var(*e);
+    const std::string name = var.substr(0, var.find('='));
+    bool replaced = false;
+    for (const std::string& o : w.env) replaced = replaced || o.substr(0, o.find('=')) == name;
+    if (!replaced) env_storage.push_back(var);
+  }
+  env_storage.insert(env_storage.end(), w.env.begin(), w.env.end());
+  std::vector<char*> envp;
+  for (std::string& s : env_storage) envp.push_back(s.data());
+  envp.push_back(nullptr);
   std::fflush(nullptr);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
@@ -39,7 +55,7 @@ pid_t start(const std::string& exe, const Worker& w) {
         ::dup2(fd, STDERR_FILENO);
       }
     }
-    ::execv(exe.c_str(), argv.data());
+    ::execve(exe.c_str(), argv.data(), envp.data());
     std::fprintf(stderr, "evaluate: cannot run %s: %s\n", exe.c_str(), std::strerror(errno));
     ::_exit(127);
   }

@@ -14,6 +14,7 @@ namespace gpubench::evaluate {
 struct Worker {
   std::vector<std::string> args;  // argv after the executable's name
   std::string log;                // stdout and stderr go here ("" keeps the parent's)
+  std::vector<std::string> env;   // NAME=VALUE set for it over the parent's environment (NCCL_ALGO=Ring)
 };
 
 struct WorkerResult {

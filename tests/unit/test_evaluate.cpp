@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 
 #include "bench/core/errors.hpp"
 #include "bench/evaluate/document.hpp"
@@ -101,6 +104,16 @@ TEST(Evaluate, RankItemsArePlannedPerRankAndNeedRanksOnTheCpu) {
   bool ddp = false;
   for (const std::string& a : dp->arguments()) ddp = ddp || a == "dp=ddp";
   EXPECT_TRUE(ddp);
+  // The NCCL_ALGO variants: each its own process's variable, planned on a node of GPUs.
+  for (const char* name : {"all-reduce-ring", "all-reduce-nvls"}) {
+    const Item* i = find(p, name);
+    ASSERT_NE(i, nullptr) << name;
+    EXPECT_EQ(i->status, "planned");
+    ASSERT_EQ(i->env.size(), 1u);
+    EXPECT_EQ(i->env[0], std::string(name) == "all-reduce-ring" ? "NCCL_ALGO=Ring" : "NCCL_ALGO=NVLS");
+  }
+  const EvaluationPlan one = plan_evaluation(suites::all(), node(specs.gpus().front(), 1), 1800, settings(specs));
+  EXPECT_EQ(find(one, "all-reduce-nvls")->status.rfind("skipped: needs 2 devices", 0), 0u);
   DeviceInfo cpu;
   cpu.kind = DeviceKind::Cpu;
   cpu.name = "a CPU";
@@ -157,6 +170,40 @@ TEST(Evaluate, AWorkerPastItsStopTimeIsInterrupted) {
   EXPECT_TRUE(r[0].stopped);
   EXPECT_EQ(r[0].signal, SIGINT);
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 5);
+}
+
+// A worker's own variables (NCCL_ALGO for a variant of the all-reduce) replace the parent's of
+// the same name and reach no other worker.
+TEST(Evaluate, AWorkersEnvironmentIsItsOwn) {
+  ::setenv("GPUBENCH_TEST_ALGO", "parent", 1);
+  const std::string dir = ::testing::TempDir();
+  Worker a{{"-c", "printf '%s' \"$GPUBENCH_TEST_ALGO\""}, dir + "/worker-a.log", {"GPUBENCH_TEST_ALGO=Ring"}};
+  Worker b{{"-c", "printf '%s' \"$GPUBENCH_TEST_ALGO\""}, dir + "/worker-b.log", {}};
+  const std::vector<WorkerResult> r = run_workers("/bin/sh", {a, b});
+  ::unsetenv("GPUBENCH_TEST_ALGO");
+  ASSERT_EQ(r.size(), 2u);
+  auto text = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(text(a.log), "Ring");
+  EXPECT_EQ(text(b.log), "parent");
+}
+
+// NCCL refusing NCCL_ALGO=NVLS fails every case of the variant: the item is then skipped with
+// the reason; one case that ran keeps it an ordinary item.
+TEST(Evaluate, AVariantEveryCaseOfWhichFailedWasRefused) {
+  auto file = [](std::initializer_list<const char*> statuses) {
+    json f{{"benchmarks", json::array()}};
+    for (const char* s : statuses) {
+      f["benchmarks"].push_back({{"gpubench", {{"status", s}, {"reason", "NCCL: no algorithm for NVLS"}}}});
+    }
+    return f;
+  };
+  EXPECT_EQ(refused_everywhere(file({"failed", "failed"})), "NCCL: no algorithm for NVLS");
+  EXPECT_EQ(refused_everywhere(file({"failed", "ok"})), "");
+  EXPECT_EQ(refused_everywhere(file({})), "");
+  EXPECT_EQ(refused_everywhere(json()), "");
 }
 
 TEST(Evaluate, MedianDeviceOfTheScreen) {
