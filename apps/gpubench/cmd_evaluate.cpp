@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -22,6 +24,7 @@
 #include "apps/gpubench/report_output.hpp"
 #include "bench/core/context.hpp"
 #include "bench/core/errors.hpp"
+#include "bench/core/interrupt.hpp"
 #include "bench/core/launch.hpp"
 #include "bench/core/paths.hpp"
 #include "bench/core/results.hpp"
@@ -189,6 +192,17 @@ std::string item_status(const json& file, int rc, std::size_t* entries) {
   return ok > 0 ? "ok" : "skipped: every case skipped";
 }
 
+// Set by SIGINT, SIGTERM or SIGHUP during a plain evaluation: the running item's workers are
+// interrupted (each keeps what it finished), the evaluation merges what they left, writes its
+// file and report, and exits 128 + the signal.
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};
+void on_interrupt(int sig) {
+  if (g_stop) ::_exit(128 + sig);  // a second one: at once
+  g_signal = sig;
+  g_stop = true;
+}
+
 // The first executable NAME in $PATH's folders; "" when none.
 std::string find_on_path(const std::string& name) {
   const char* path = std::getenv("PATH");
@@ -217,7 +231,14 @@ class Evaluation {
     if (team_ != nullptr) end = std::stod(team_->broadcast(leader ? fmt::format("{:.6f}", end) : "", "the budget"));
     bool budget_spent = false;
     int status = 0;
+    if (team_ == nullptr) {  // (under a team, each rank's in-process items handle their own)
+      struct sigaction sa {};
+      sa.sa_handler = on_interrupt;
+      sigemptyset(&sa.sa_mask);
+      for (int sig : {SIGINT, SIGTERM, SIGHUP}) install_unless_ignored(sig, sa);
+    }
     for (const Item& item : plan_.items) {
+      if (g_stop) break;  // the rest stay "not run"
       if (item.status != "planned") continue;
       const double t0 = now_epoch();
       evaluate::ItemOutcome outcome;
@@ -231,7 +252,7 @@ class Evaluation {
         budget_spent = true;
       } else {
         run_item(item, end, outcome);
-        if (outcome.status.rfind("stopped", 0) == 0) budget_spent = true;
+        if (outcome.status.rfind("stopped: budget", 0) == 0) budget_spent = true;
       }
       outcome.measured_s = now_epoch() - t0;
       doc_.set_outcome(item, outcome);
@@ -245,6 +266,12 @@ class Evaluation {
     }
     if (doc_.failed_entries() > 0) status = 1;
     finish(start, budget_spent);
+    if (g_stop) {
+      fmt::print(stderr, "gpubench evaluate: interrupted (signal {}); every item finished so far, and the cases the "
+                         "interrupted one finished, are in {}\n",
+                 g_signal.load(), out_.string());
+      return 128 + g_signal;
+    }
     return status;
   }
 
@@ -304,7 +331,6 @@ class Evaluation {
     } else {
       args.insert(args.end(), {"--quiet", "--budget-end", fmt::format("{:.3f}", end)});
     }
-    const bool workers = team_ == nullptr && item.where == Where::EveryGpu && plan_.devices.size() > 1;
     std::vector<fs::path> files;
     int rc = 0;
     if (!item.env.empty() && team_ != nullptr) {
@@ -313,75 +339,61 @@ class Evaluation {
                                    fmt::join(item.env, " "));
       return;
     }
-    if (!item.env.empty()) {
-      // Its own process, with its variables (NCCL reads NCCL_ALGO when it makes a communicator).
-      files.push_back(parts_ / (stem + ".json"));
-      evaluate::Worker w;
-      w.args = args;
-      w.args.insert(w.args.end(), {"--device", device_for(item), "--out", files.back().string()});
-      w.log = (parts_ / (stem + ".log")).string();
-      w.env = item.env;
-      const auto stop_at = evaluate::Clock::now() + std::chrono::duration_cast<evaluate::Clock::duration>(
-                                                        std::chrono::duration<double>((end - now_epoch()) * 1.05 + 1));
-      for (const evaluate::WorkerResult& r : evaluate::run_workers("/proc/self/exe", {w}, stop_at)) {
-        if (r.exit_code != 0) rc = r.exit_code != -1 ? r.exit_code : 128 + r.signal;
-        if (r.stopped) outcome.status = "stopped: budget spent";
-      }
-      // Every case failed: NCCL does not offer what the variable forces here. A finding about
-      // the node, not a failed measurement.
-      const json file = read_json_file(files.back());
-      if (const std::string why = evaluate::refused_everywhere(file); !why.empty()) {
-        outcome.status = fmt::format("skipped: NCCL refused {} here: {}", fmt::join(item.env, " "), why);
-        return;
-      }
-    } else if (item.ranks_per_device && team_ == nullptr) {
-      // One rank per GPU without a team of our own: under mpirun, as a user would start it.
-      const std::string mpirun = find_on_path("mpirun");
-      if (!mpi::built_with_mpi() || mpirun.empty()) {
-        outcome.status = !mpi::built_with_mpi() ? "skipped: one rank per GPU needs a gpubench built with MPI"
-                                                : "skipped: one rank per GPU needs mpirun on PATH (or run evaluate under "
-                                                  "mpirun -np N / srun)";
-        return;
-      }
-      files.push_back(parts_ / (stem + ".json"));
-      evaluate::Worker w;
-      w.args = {"-np", std::to_string(plan_.devices.size()), fs::read_symlink("/proc/self/exe").string()};
-      w.args.insert(w.args.end(), args.begin(), args.end());
-      w.args.insert(w.args.end(), {"--device", "cuda", "--out", files.back().string()});
-      w.log = (parts_ / (stem + ".log")).string();
-      // Open MPI refuses root without these (containers run as root); other MPIs ignore them.
-      ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
-      ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
-      const auto stop_at = evaluate::Clock::now() + std::chrono::duration_cast<evaluate::Clock::duration>(
-                                                        std::chrono::duration<double>((end - now_epoch()) * 1.05 + 1));
-      for (const evaluate::WorkerResult& r : evaluate::run_workers(mpirun, {w}, stop_at)) {
-        if (r.exit_code != 0) rc = r.exit_code != -1 ? r.exit_code : 128 + r.signal;
-        if (r.stopped) outcome.status = "stopped: budget spent";
-      }
-    } else if (workers) {
+    if (team_ == nullptr) {
+      // A plain evaluation runs every item in processes of its own (a fresh exec of gpubench):
+      // one per GPU at once for the screen, else one, or mpirun's ranks for one rank per GPU. A
+      // crash or an interruption then costs that item alone; the evaluation merges what it left.
+      std::string program = "/proc/self/exe";
       std::vector<evaluate::Worker> ws;
-      for (const DeviceInfo& d : plan_.devices) {
-        const std::string tag = d.id() == "cpu" ? "cpu" : "cuda-" + std::to_string(d.ordinal);
-        files.push_back(parts_ / fmt::format("{}.{}.json", stem, tag));
+      auto worker = [&](std::vector<std::string> prefix, const std::string& device, const std::string& tag) {
+        files.push_back(parts_ / (tag.empty() ? stem + ".json" : fmt::format("{}.{}.json", stem, tag)));
         evaluate::Worker w;
-        w.args = args;
-        w.args.insert(w.args.end(), {"--device", d.id(), "--out", files.back().string()});
-        w.log = (parts_ / fmt::format("{}.{}.log", stem, tag)).string();
+        w.args = std::move(prefix);
+        w.args.insert(w.args.end(), args.begin(), args.end());
+        w.args.insert(w.args.end(), {"--device", device, "--out", files.back().string()});
+        w.log = (parts_ / (tag.empty() ? stem + ".log" : fmt::format("{}.{}.log", stem, tag))).string();
+        w.env = item.env;  // NCCL reads NCCL_ALGO when it makes a communicator
         ws.push_back(std::move(w));
+      };
+      if (item.ranks_per_device) {
+        program = find_on_path("mpirun");
+        if (!mpi::built_with_mpi() || program.empty()) {
+          outcome.status = !mpi::built_with_mpi() ? "skipped: one rank per GPU needs a gpubench built with MPI"
+                                                  : "skipped: one rank per GPU needs mpirun on PATH (or run evaluate "
+                                                    "under mpirun -np N / srun)";
+          return;
+        }
+        // Open MPI refuses root without these (containers run as root); other MPIs ignore them.
+        ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+        ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+        worker({"-np", std::to_string(plan_.devices.size()), fs::read_symlink("/proc/self/exe").string()}, "cuda", "");
+      } else if (item.where == Where::EveryGpu && plan_.devices.size() > 1) {
+        for (const DeviceInfo& d : plan_.devices) worker({}, d.id(), d.id() == "cpu" ? "cpu" : "cuda-" + std::to_string(d.ordinal));
+      } else {
+        worker({}, device_for(item), "");
       }
-      // A worker past the budget by 5% is stopped (SIGINT: it keeps what it finished).
+      // A worker past the budget by 5% is stopped (SIGINT: it keeps what it finished), as is
+      // every worker when the evaluation itself is interrupted.
       const auto stop_at = evaluate::Clock::now() + std::chrono::duration_cast<evaluate::Clock::duration>(
                                                         std::chrono::duration<double>((end - now_epoch()) * 1.05 + 1));
-      for (const evaluate::WorkerResult& r : evaluate::run_workers("/proc/self/exe", ws, stop_at)) {
+      for (const evaluate::WorkerResult& r : evaluate::run_workers(program, ws, stop_at, 10, &g_stop)) {
         if (r.exit_code != 0) rc = r.exit_code != -1 ? r.exit_code : 128 + r.signal;
-        if (r.stopped) outcome.status = "stopped: budget spent";
+        if (r.stopped) outcome.status = g_stop ? "stopped: interrupted" : "stopped: budget spent";
+      }
+      // Every case of an NCCL_ALGO variant failed: NCCL does not offer that algorithm here. A
+      // finding about the node, not a failed measurement.
+      if (!item.env.empty()) {
+        if (const std::string why = evaluate::refused_everywhere(read_json_file(files.back())); !why.empty()) {
+          outcome.status = fmt::format("skipped: NCCL refused {} here: {}", fmt::join(item.env, " "), why);
+          return;
+        }
       }
     } else {
+      // Under mpirun/srun every rank runs the item in this process, with the team.
       files.push_back(parts_ / (stem + ".json"));
       std::vector<std::string> call(args.begin() + 1, args.end());
-      // (tune takes one device by its id: under a team, the rank's own.)
-      const std::string device = item.kind == Item::Kind::TuneDataload && team_ != nullptr ? plan_.devices.front().id()
-                                                                                          : device_for(item);
+      // (tune takes one device by its id: the rank's own.)
+      const std::string device = item.kind == Item::Kind::TuneDataload ? plan_.devices.front().id() : device_for(item);
       call.insert(call.end(), {"--device", device, "--out", files.back().string()});
       try {
         rc = args.front() == "soak" ? cmd_soak(call) : args.front() == "tune" ? cmd_tune(call) : cmd_run(call);
@@ -402,7 +414,10 @@ class Evaluation {
       if (!file.is_null()) outcome.files.push_back(fs::relative(f, out_.has_parent_path() ? out_.parent_path() : ".").string());
     }
     outcome.entries = total;
-    if (outcome.status == "ok" || status.rfind("failed", 0) == 0) outcome.status = status;
+    // A stopped worker's exit status (130) is its interruption, not a failure; failed cases are.
+    const bool stopped = outcome.status.rfind("stopped", 0) == 0;
+    const bool cases_failed = status.find("case(s) failed") != std::string::npos;
+    if (outcome.status == "ok" || cases_failed || (!stopped && status.rfind("failed", 0) == 0)) outcome.status = status;
   }
 
   void pick_depth_device() {

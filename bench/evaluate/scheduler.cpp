@@ -66,7 +66,8 @@ pid_t start(const std::string& exe, const Worker& w) {
 }  // namespace
 
 std::vector<WorkerResult> run_workers(const std::string& exe, const std::vector<Worker>& workers,
-                                      std::optional<Clock::time_point> stop_at, double grace_s) {
+                                      std::optional<Clock::time_point> stop_at, double grace_s,
+                                      const std::atomic<bool>* stop) {
   const Clock::time_point begin = Clock::now();
   std::vector<pid_t> pids;
   std::vector<WorkerResult> results(workers.size());
@@ -96,7 +97,7 @@ std::vector<WorkerResult> run_workers(const std::string& exe, const std::vector<
     }
     if (running == 0) break;
     const Clock::time_point now = Clock::now();
-    if (stop_at && !interrupted && now >= *stop_at) {
+    if (!interrupted && ((stop_at && now >= *stop_at) || (stop != nullptr && stop->load()))) {
       interrupted = true;  // gpubench ends on SIGINT keeping every finished case
       for (pid_t p : pids)
         if (p > 0) ::kill(-p, SIGINT);

@@ -4,6 +4,7 @@
 // cannot cross fork()) in its own process group, dying with its parent, with stdout and stderr
 // in a log file. At `stop_at` every worker still running gets SIGINT (gpubench keeps every case
 // it finished), then SIGKILL `grace_s` later.
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -28,7 +29,9 @@ using Clock = std::chrono::steady_clock;
 
 // Starts every worker, waits for all, returns their results in order. `executable` is the path
 // exec'd (gpubench's /proc/self/exe; a test gives a stand-in).
+// `stop`, when given and set (an interruption of the caller), stops them as stop_at does.
 std::vector<WorkerResult> run_workers(const std::string& executable, const std::vector<Worker>& workers,
-                                      std::optional<Clock::time_point> stop_at = std::nullopt, double grace_s = 10);
+                                      std::optional<Clock::time_point> stop_at = std::nullopt, double grace_s = 10,
+                                      const std::atomic<bool>* stop = nullptr);
 
 }  // namespace gpubench::evaluate

@@ -2,6 +2,11 @@
 // per-part dry-run plans fitted to the budget for six GPU models, a CPU evaluation within its
 // budget whose report begins with the node card, two MPI ranks' screen entries, and exit 2 with
 // one line for a bad budget).
+#include <sys/wait.h>
+#include <unistd.h>
+#include <thread>
+#include <csignal>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.hpp"
@@ -115,6 +120,47 @@ TEST_F(EvaluateCli, TwoMpiRanksBothHaveScreenEntries) {
     EXPECT_NE(md.find(row), std::string::npos) << row << "\n" << md.substr(0, 4000);
   }
   EXPECT_NE(md.find("at the measured 2 ranks it projects"), std::string::npos);
+}
+
+// Ctrl-C during an item: the item's worker stops keeping what it finished, the evaluation merges
+// every finished item and that worker's cases, writes its file and report, and exits 130.
+TEST_F(EvaluateCli, AnInterruptionKeepsEveryFinishedItemAndWritesTheReport) {
+  const fs::path e = dir / "I.json";
+  const std::string cmd = fmt::format("{} evaluate --device cpu --budget 3m --out {} --report md -q", GPUBENCH_BINARY, e.string());
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd + " >/dev/null 2>&1").c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until the screen's first items are in the file (it is rewritten after every item).
+  bool screened = false;
+  for (int i = 0; i < 1200 && !screened; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!fs::exists(e)) continue;
+    const auto doc = nlohmann::json::parse(slurp(e));
+    for (const auto& b : doc["benchmarks"]) screened |= b["gpubench"]["evaluate"]["item"] == "hbm-triad";
+  }
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(screened) << "the screen never reached the file";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const auto doc = nlohmann::json::parse(slurp(e));
+  std::set<std::string> items;
+  for (const auto& b : doc["benchmarks"]) items.insert(b["gpubench"]["evaluate"]["item"].get<std::string>());
+  EXPECT_TRUE(items.count("gemm-bf16") && items.count("hbm-triad")) << doc["benchmarks"].size();
+  bool interrupted_or_unrun = false;
+  for (const auto& p : doc["context"]["gpubench"]["evaluate"]["parts"]) {
+    for (const auto& i : p["items"]) {
+      const std::string st = i.value("status", "");
+      interrupted_or_unrun |= st == "stopped: interrupted" || st == "not run";
+      EXPECT_EQ(st.rfind("failed", 0), std::string::npos) << i.dump();
+    }
+  }
+  EXPECT_TRUE(interrupted_or_unrun);
+  EXPECT_NE(slurp(dir / "I.md").find("Node card"), std::string::npos);
 }
 
 }  // namespace
