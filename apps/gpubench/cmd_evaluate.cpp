@@ -70,6 +70,8 @@ struct EvaluateOptions {
   double budget_s = 0;
   std::string device;  // empty: every GPU, or the CPU where there is none
   std::string assume;
+  std::string slo_text;
+  reports::serving::ki::Slo slo;  // the serve item's targets (--slo): goodput on the card counts requests meeting them
   std::string out;
   std::string report_formats;
   std::string spec_sheet;
@@ -91,6 +93,8 @@ EvaluateOptions parse(const std::vector<std::string>& args) {
       ("report", po::value(&o.report_formats), "then write `gpubench report` in these formats beside it (md, html, csv, json)")
       ("dry-run", po::bool_switch(&o.dry_run), "print the per-part plan fitted to the budget; run nothing, write nothing")
       ("assume", po::value(&o.assume), "with --dry-run: plan for MODEL[:N] of the spec sheet (h100-sxm:8) instead of the devices here")
+      ("slo", po::value(&o.slo_text), "the serving SLO the card's goodput counts against: ttft=2s,tpot=100ms (ttft and "
+                                      "tpot, each a number with us, ms or s; default: none, every request counts)")
       ("force", po::bool_switch(&o.force), "go on when doctor finds an error")
       ("spec-sheet", po::value(&o.spec_sheet), "GPU spec sheet JSON replacing the built-in data/gpus.json")
       ("rank-timeout", po::value(&o.rank_timeout_s)->default_value(o.rank_timeout_s),
@@ -107,6 +111,10 @@ EvaluateOptions parse(const std::vector<std::string>& args) {
   if (vm.count("out")) {
     if (o.out.empty()) throw UsageError("--out: empty path");
     validate_output_file(o.out, "--out");
+  }
+  if (vm.count("slo")) {
+    o.slo = parse_slo(o.slo_text);
+    if (o.slo.itl_s || o.slo.e2el_s) throw UsageError(fmt::format("--slo '{}': evaluate's card counts ttft and tpot only", o.slo_text));
   }
   if (vm.count("report") && o.report_formats.empty()) throw UsageError("--report: empty list (give md, html, csv or json)");
   (void)report_paths(o.report_formats, "results.json");  // a bad format fails now, not after the run
@@ -220,7 +228,12 @@ std::string find_on_path(const std::string& name) {
 class Evaluation {
  public:
   Evaluation(const EvaluateOptions& o, EvaluationPlan& plan, mpi::Session* team, fs::path out)
-      : o_(o), plan_(plan), team_(team), out_(std::move(out)), doc_(plan) {}
+      : o_(o), plan_(plan), team_(team), out_(std::move(out)), doc_(plan) {
+    json slo = json::object();
+    if (o.slo.ttft_s) slo["ttft_ms"] = *o.slo.ttft_s * 1e3;
+    if (o.slo.tpot_s) slo["tpot_ms"] = *o.slo.tpot_s * 1e3;
+    if (!slo.empty()) doc_.set_slo(slo);
+  }
 
   int run() {
     const bool leader = team_ == nullptr || team_->rank() == 0;

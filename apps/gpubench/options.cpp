@@ -209,4 +209,33 @@ std::string join_args(const std::vector<std::string>& args) {
   return out;
 }
 
+// An SLO's targets are at most a day.
+constexpr double kMaxSloSeconds = 86400;
+
+// "ttft=450ms,tpot=40ms": each key once, each value a number with a unit (us, ms, s).
+reports::serving::ki::Slo parse_slo(const std::string& text) {
+  reports::serving::ki::Slo slo;
+  for (const std::string& item : split_list(text, "--slo")) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) throw UsageError(fmt::format("--slo '{}': expected KEY=VALUE with a unit (ttft=450ms)", item));
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    std::optional<double>* slot = key == "ttft" ? &slo.ttft_s : key == "tpot" ? &slo.tpot_s : key == "itl" ? &slo.itl_s
+                                  : key == "e2el" ? &slo.e2el_s : nullptr;
+    if (!slot) throw UsageError(fmt::format("--slo '{}': unknown key '{}' (ttft, tpot, itl, e2el)", item, key));
+    if (slot->has_value()) throw UsageError(fmt::format("--slo: '{}' is given twice", key));
+    double scale = 0;
+    std::string number;
+    if (value.ends_with("us")) scale = 1e-6, number = value.substr(0, value.size() - 2);
+    else if (value.ends_with("ms")) scale = 1e-3, number = value.substr(0, value.size() - 2);
+    else if (value.ends_with("s")) scale = 1, number = value.substr(0, value.size() - 1);
+    else throw UsageError(fmt::format("--slo '{}': the value needs a unit (us, ms or s), e.g. {}=450ms", item, key));
+    const std::optional<double> v = read_real(number);
+    if (!v) throw UsageError(fmt::format("--slo '{}': '{}' is not a number", item, number));
+    const std::string option = "--slo " + key;
+    *slot = in_range(*v * scale, option.c_str(), 0, kMaxSloSeconds);
+  }
+  return slo;
+}
+
+
 }  // namespace gpubench::app

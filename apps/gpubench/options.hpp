@@ -66,6 +66,9 @@ int print_help(const std::string& text);
 
 // Splits a comma list (parse_list, bench/core/numbers.hpp: no empty item, none twice).
 std::vector<std::string> split_list(const std::string& text, const char* option);
+// --slo "ttft=450ms,tpot=40ms": each key (ttft, tpot, itl, e2el) once, each value a number with
+// a unit (us, ms, s), at most a day; UsageError naming what was wrong (serving, evaluate).
+reports::serving::ki::Slo parse_slo(const std::string& text);
 
 // Each command's options, parsed and checked before anything is run, read or written
 // (the fuzzers in tests/fuzz drive these). `help` is set by --help, with the text to print.

@@ -142,6 +142,7 @@ json EvaluationDocument::to_json() const {
   ev["parts"] = std::move(parts);
   ev["dropped"] = std::move(dropped);
   if (!check_.is_null()) ev["check"] = check_;
+  if (!slo_.is_null()) ev["slo"] = slo_;
   doc["context"]["gpubench"]["evaluate"] = std::move(ev);
   return doc;
 }

@@ -34,6 +34,8 @@ class EvaluationDocument {
   void add_results(const Item& item, const json& results_file);
   void set_outcome(const Item& item, const ItemOutcome& outcome);
   void set_check(const json& findings, bool forced);
+  // {"ttft_ms": T, "tpot_ms": P}: the SLO the card's serving goodput counts against.
+  void set_slo(const json& slo) { slo_ = slo; }
   void set_depth_device(const std::string& device) { depth_device_ = device; }
   void set_measured(double seconds, bool budget_spent) { measured_s_ = seconds, budget_spent_ = budget_spent; }
   std::size_t entries() const { return doc_["benchmarks"].size(); }
@@ -48,6 +50,7 @@ class EvaluationDocument {
   bool have_context_ = false;
   std::vector<std::pair<std::string, ItemOutcome>> outcomes_;  // by "part/item"
   json check_;
+  json slo_;
   std::string depth_device_;
   double measured_s_ = 0;
   bool budget_spent_ = false;

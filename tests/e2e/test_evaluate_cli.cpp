@@ -46,6 +46,15 @@ TEST_F(EvaluateCli, ATightBudgetNamesWhatItDropped) {
   EXPECT_LE(planned_total(o.out), 120);
 }
 
+TEST_F(EvaluateCli, BadSlosAreOneLineAndExit2) {
+  for (const char* slo : {"ttft=2", "itl=5ms", "ttft=2s,ttft=1s", "latency=1s"}) {
+    const Output o = gpubench(fmt::format("evaluate --dry-run --device cpu --slo {}", slo));
+    EXPECT_EQ(o.code, 2) << slo;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    EXPECT_NE(o.err.find("--slo"), std::string::npos) << o.err;
+  }
+}
+
 TEST_F(EvaluateCli, BadBudgetsAreOneLineAndExit2) {
   for (const char* b : {"0", "1x", "-5m"}) {
     const Output o = gpubench(fmt::format("evaluate --budget {} --device cpu", b));
@@ -58,7 +67,8 @@ TEST_F(EvaluateCli, BadBudgetsAreOneLineAndExit2) {
 TEST_F(EvaluateCli, CpuEvaluationWithinItsBudgetLeadsWithTheCard) {
   const fs::path e = dir / "E.json";
   const auto t0 = std::chrono::steady_clock::now();
-  const Output o = gpubench(fmt::format("evaluate --device cpu --budget 3m --out {} --report md,html", e.string()));
+  const Output o =
+      gpubench(fmt::format("evaluate --device cpu --budget 3m --slo ttft=2s,tpot=500ms --out {} --report md,html", e.string()));
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_LT(took, 200);
@@ -83,6 +93,10 @@ TEST_F(EvaluateCli, CpuEvaluationWithinItsBudgetLeadsWithTheCard) {
   const auto row = md.find("| input | loader cores per GPU under the stall target | ");
   ASSERT_NE(row, std::string::npos) << md.substr(0, 4000);
   EXPECT_NE(md.substr(row, 400).find("% stall for a consumer of 800 samples/s"), std::string::npos) << md.substr(row, 400);
+  // The stated SLO: recorded, and the goodput row counts against it.
+  EXPECT_EQ(ev["slo"]["ttft_ms"].get<double>(), 2000);
+  EXPECT_EQ(ev["slo"]["tpot_ms"].get<double>(), 500);
+  EXPECT_NE(md.find("serving goodput at the SLO (TTFT ≤ 2000 ms, TPOT ≤ 500 ms)"), std::string::npos) << md.substr(0, 3000);
   // Without mpirun the CPU's node items say what they need.
   EXPECT_NE(md.find("needs 2 ranks: run evaluate under mpirun -np N or srun"), std::string::npos);
 }
