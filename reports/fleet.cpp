@@ -1,6 +1,7 @@
 #include "reports/fleet.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <cmath>
 #include <map>
 #include <set>
@@ -125,6 +126,19 @@ std::string FleetSample::label() const {
   return who;
 }
 
+namespace {
+// A soak's own summary entry: "soak/<load>/<case>", under a launcher "rank<N>/soak/..."
+// (cmd_soak.cpp names each rank's entries so).
+bool is_soak_entry(const std::string& name) {
+  std::string_view n = name;
+  if (n.rfind("rank", 0) == 0 && n.find('/') != std::string_view::npos) {
+    const std::string_view r = n.substr(4, n.find('/') - 4);
+    if (!r.empty() && std::all_of(r.begin(), r.end(), [](char c) { return c >= '0' && c <= '9'; })) n.remove_prefix(n.find('/') + 1);
+  }
+  return n.rfind("soak/", 0) == 0;
+}
+}  // namespace
+
 std::vector<FleetSample> fleet_samples(const std::vector<ResultsFile>& files) {
   std::vector<FleetSample> out;
   for (const ResultsFile& f : files) {
@@ -133,7 +147,7 @@ std::vector<FleetSample> fleet_samples(const std::vector<ResultsFile>& files) {
     add_soak_samples(f, out);
     for (const ResultEntry& e : f.entries) {
       if (!is_iteration(e) || e.status != "ok") continue;
-      if (f.soak.is_object() && e.name.rfind("soak/", 0) == 0) continue;
+      if (f.soak.is_object() && is_soak_entry(e.name)) continue;
       if (e.suite == "collectives") continue;  // a collective's time belongs to the team, not a device
       if (e.ranks.is_array() && !e.ranks.empty()) {
         add_rank_samples(f, e, e.ranks, out);
