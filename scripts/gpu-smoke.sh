@@ -49,6 +49,8 @@ here="$(cd "$(dirname "$(readlink -f "$0")")" && pwd)"
 #            exit 0, `smoke_check.py results` and `smoke_check.py tuning`
 #   mamf     gpubench tune gemm --mamf ARGUMENTS --device D --out results/NAME.json: exit 0 and
 #            `smoke_check.py mamf` (a TFLOP/s and shape, the GPU's SM clock recorded, the budget kept)
+#   evaluate gpubench evaluate ARGUMENTS --device D --out aux/NAME.json --report md: exit 0,
+#            `smoke_check.py results` on the merged file, and the node card in aux/NAME.md
 #   report   gpubench report of every results file
 # In ARGUMENTS, @aux and @results are those folders; ENV:VAR=VALUE sets a variable for the step;
 # NEEDS:gpus>=N skips the step (with the reason) on a host with fewer GPUs.
@@ -195,6 +197,13 @@ memcheck memcheck-train-data ENV:GPUBENCH_DATASET=@aux/dataload-data --suite tra
 memcheck memcheck-epilogue --suite gemm --axis m=256 --axis dtype=bf16 --axis provider=cublas --axis layout=tn --axis epilogue=bias-gelu --axis fusion=separate
 memcheck memcheck-peak-cold --suite memory --axis test=mma_fp8,triad --axis size=0,64M --cold
 report   report
+# ---- Part 3 (`--part 3`, a third call where the lease has time, else the next lease's first):
+# gpubench evaluate (issue 42) on every GPU of the host in 90 s: a worker per GPU, the depth GPU,
+# the node items where there are 2 GPUs or more (dp-step under mpirun, NCCL_ALGO=Ring/NVLS), the
+# loader search; the budget kept and the card written (its files in aux/: results/ holds only the
+# results files the report step reads).
+PART 3
+evaluate evaluate         --device cuda --budget 90s
 STEPS
 }
 
@@ -238,7 +247,7 @@ while [ $# -gt 0 ]; do
     --device) [ $# -ge 2 ] || { echo "gpu-smoke: --device needs cuda:N" >&2; exit 2; }; device="$2"; shift ;;
     --only) [ $# -ge 2 ] || { echo "gpu-smoke: --only needs a regex" >&2; exit 2; }; only="$2"; shift ;;
     --part)
-      [[ "${2:-}" =~ ^[12]$ ]] || { echo "gpu-smoke: --part needs 1 or 2, got '${2:-}'" >&2; exit 2; }
+      [[ "${2:-}" =~ ^[123]$ ]] || { echo "gpu-smoke: --part needs 1, 2 or 3, got '${2:-}'" >&2; exit 2; }
       part="$2"; shift ;;
     --time-limit)
       [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "gpu-smoke: --time-limit needs a whole number of seconds, got '${2:-}'" >&2; exit 2; }
@@ -483,6 +492,9 @@ do_step() {
     tune-train|tune-data)  # the search budget, then the final measurements of two configurations
       local b; b=$(arg_after --budget "${args[@]}")
       plan_s=$(add_s "$(mul_s "${b:-60}" "$TUNE_FINAL_FACTOR")" "$SOAK_SETUP_S"); note="budget x $TUNE_FINAL_FACTOR + ${SOAK_SETUP_S} s" ;;
+    evaluate)  # the budget (in seconds here), which it overruns by 10% at most, plus its report
+      local b; b=$(arg_after --budget "${args[@]}"); b=${b%s}
+      plan_s=$(add_s "$(mul_s "${b:-90}" 1.1)" "$SOAK_SETUP_S"); note="budget x 1.1 + ${SOAK_SETUP_S} s" ;;
     *) echo "gpu-smoke: step $name: unknown kind '$kind'" >&2; exit 2 ;;
   esac
   case "$kind" in run|mpi|memcheck|soak|mamf|tune-train|tune-data) results_steps=$((results_steps + 1)) ;; esac
@@ -505,7 +517,7 @@ do_step() {
     fi
     [ "$left" -lt "$limit" ] && { limit=$left; limit_cut=1; }
   fi
-  case "$kind" in run|mpi|memcheck|soak|mamf|tune-train|tune-data) step_results="$results/$name.json" ;; esac
+  case "$kind" in run|mpi|memcheck|soak|mamf|tune-train|tune-data) step_results="$results/$name.json" ;; evaluate) step_results="$aux/$name.json" ;; esac
   # Every case the plan runs must run: a skip it did not expect fails the step (smoke_check.py).
   local plan_check=(--planned "$plan_cases" --planned-skipped "$plan_skipped")
   case "$kind" in
@@ -586,6 +598,16 @@ do_step() {
         grep '^mamf\|problem' "$aux/$name.mamf" 2>/dev/null
       fi
       [ "$rc" = 0 ] && [ "$crc" = 0 ] && verdict "$name" mamf "$plan_s" 0 || { show_failure "$name"; verdict "$name" mamf "$plan_s" 1; } ;;
+    evaluate)
+      local dev=(--device "$device"); has_arg --device "${args[@]}" && dev=()
+      run_logged "$name" "$limit" "${gpubench[@]}" evaluate "${dev[@]}" "${args[@]}" --out "$aux/$name.json" --report md
+      local crc=1
+      if [ -f "$aux/$name.json" ]; then
+        check_results "$name" "$aux/$name.json" && grep -q '^## Node card' "$aux/$name.md" 2>/dev/null
+        crc=$?
+        [ "$crc" = 0 ] || echo "no node card in $aux/$name.md" >>"$logs/$name.log"
+      fi
+      [ "$rc" = 0 ] && [ "$crc" = 0 ] && verdict "$name" evaluate "$plan_s" 0 || { show_failure "$name"; verdict "$name" evaluate "$plan_s" 1; } ;;
     tune-train|tune-data)
       local target=train; [ "$kind" = tune-data ] && target=dataload
       run_logged "$name" "$limit" "${gpubench[@]}" tune "$target" --device "$device" "${args[@]}" --out "$results/$name.json"
@@ -617,7 +639,8 @@ do_step() {
       echo "== report" >"$logs/$name.log"
       local files=()
       set +f; shopt -s nullglob; files=("$results"/*.json); shopt -u nullglob; set -f
-      [ ${#files[@]} -gt 0 ] || { echo "no results file to report" >>"$logs/$name.log"; bad=1; }
+      # (a call whose steps write no results file, as part 3's evaluate, has none to report)
+      [ ${#files[@]} -gt 0 ] || [ "$results_steps" = 0 ] || { echo "no results file to report" >>"$logs/$name.log"; bad=1; }
       for f in "${files[@]}"; do
         "${gpubench[@]}" report "$f" --output "$out/reports/$(basename "${f%.json}").md" >>"$logs/$name.log" 2>&1 || { echo "report failed: $f" >>"$logs/$name.log"; bad=1; }
       done
@@ -635,7 +658,7 @@ else
 fi
 started=$(now)
 set -f  # step arguments are words, never globs
-step_part=1 part_steps=(0 0 0) part_cases=(0 0 0) part_s=(0 0 0) part_files=(0 0 0)
+step_part=1 part_steps=(0 0 0 0) part_cases=(0 0 0 0) part_s=(0 0 0 0) part_files=(0 0 0 0)
 while read -r kind name rest; do
   [ -z "$kind" ] || [[ "$kind" == \#* ]] && continue
   if [ "$kind" = PART ]; then step_part=$name; continue; fi
@@ -647,7 +670,7 @@ while read -r kind name rest; do
   do_step "$kind" "$name" "${words[@]}"
   if [ "$kind" = report ]; then
     # Each call reports its own part's files: the share --part P would plan for it.
-    for p in 1 2; do
+    for p in 1 2 3; do
       part_steps[p]=$((part_steps[p] + 1))
       part_s[p]=$(add_s "${part_s[p]}" "$(add_s "$HELPER_ALLOWANCE_S" "$(mul_s "${part_files[p]}" "$REPORT_PER_FILE_S")")")
     done
@@ -663,7 +686,7 @@ set +f
 if [ "$dry_run" = 1 ]; then
   [ "$plan_failed" = 0 ] || { echo "gpu-smoke: a step could not be planned (above)" >&2; exit 2; }
   # One lease, two calls (docs/gpu-hosts.md): each part's plan, the report in both.
-  for p in 1 2; do
+  for p in 1 2 3; do
     [ -n "$part" ] && [ "$part" != "$p" ] && continue
     [ "${part_steps[p]}" -gt 0 ] || continue
     echo "part $p: ${part_steps[p]} steps, ${part_cases[p]} cases, about $(printf '%.0f' "${part_s[p]}") s"

@@ -18,6 +18,7 @@
 #include "harness.hpp"
 #include "interrupt.hpp"
 #include "paths.hpp"
+#include "spawn.hpp"
 
 namespace gpubench {
 namespace {
@@ -31,25 +32,7 @@ struct ChildResult {
 };
 
 ChildResult run_child(const std::string& exe, const std::vector<std::string>& args, double timeout_s) {
-  std::vector<std::string> storage{"gpubench"};
-  storage.insert(storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& s : storage) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  std::fflush(nullptr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
-  if (pid == 0) {
-    ::setpgid(0, 0);  // its own process group: a timeout or an interruption kills all of it
-    // Dies with the parent, even when the parent is killed with SIGKILL (no handler runs then):
-    // an orphaned case would go on holding the GPU. If the parent is already gone, stop here.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    ::execv(exe.c_str(), argv.data());
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
+  const pid_t pid = spawn_child(exe, args);
   set_interruptible_child(pid);
   ChildResult r;
   const auto start = std::chrono::steady_clock::now();

@@ -1,8 +1,6 @@
 #include "bench/evaluate/scheduler.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,53 +12,19 @@
 
 #include <fmt/format.h>
 
+#include "bench/core/spawn.hpp"
+
 namespace gpubench::evaluate {
 namespace {
 
 pid_t start(const std::string& exe, const Worker& w) {
   // argv[0]: gpubench for our own executable, else the program's name (mpirun).
   const std::size_t slash = exe.rfind('/');
-  std::vector<std::string> storage{exe == "/proc/self/exe" ? "gpubench" : exe.substr(slash == std::string::npos ? 0 : slash + 1)};
-  storage.insert(storage.end(), w.args.begin(), w.args.end());
-  std::vector<char*> argv;
-  for (std::string& s : storage) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  // The environment, built before fork (the child only execs): the parent's, each of w.env
-  // replacing the variable of its name.
-  std::vector<std::string> env_storage;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string var(*e);
-    const std::string name = var.substr(0, var.find('='));
-    bool replaced = false;
-    for (const std::string& o : w.env) replaced = replaced || o.substr(0, o.find('=')) == name;
-    if (!replaced) env_storage.push_back(var);
-  }
-  env_storage.insert(env_storage.end(), w.env.begin(), w.env.end());
-  std::vector<char*> envp;
-  for (std::string& s : env_storage) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::fflush(nullptr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("evaluate: fork failed: {}", std::strerror(errno)));
-  if (pid == 0) {
-    ::setpgid(0, 0);  // its own group: SIGINT reaches the worker and whatever it started
-    // An orphaned worker would go on holding its GPU: it dies with the parent, even on SIGKILL.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    if (!w.log.empty()) {
-      const int fd = ::open(w.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (fd >= 0) {
-        ::dup2(fd, STDOUT_FILENO);
-        ::dup2(fd, STDERR_FILENO);
-      }
-    }
-    ::execve(exe.c_str(), argv.data(), envp.data());
-    std::fprintf(stderr, "evaluate: cannot run %s: %s\n", exe.c_str(), std::strerror(errno));
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
-  return pid;
+  SpawnOptions o;
+  o.argv0 = exe == "/proc/self/exe" ? "gpubench" : exe.substr(slash == std::string::npos ? 0 : slash + 1);
+  o.env = w.env;
+  o.log = w.log;
+  return spawn_child(exe, w.args, o);
 }
 
 }  // namespace

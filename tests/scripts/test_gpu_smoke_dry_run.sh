@@ -88,7 +88,7 @@ first_old=$(grep -nx -E 'gemm-cublas|memory-bandwidth|quick|soak|datagen|coll-op
 part1=$("$smoke" --dry-run --assume h200 --part 1 2>&1) || fail "--part 1 plan failed"
 for n in $first_run report; do grep -q "^$n " <<<"$part1" || fail "--part 1 lacks $n"; done
 grep -q '^gemm-cublas \|^quick ' <<<"$part1" && fail "--part 1 holds a part-2 step"
-"$smoke" --dry-run --part 3 >/dev/null 2>&1; [ $? = 2 ] || fail "--part 3 is not a usage error"
+"$smoke" --dry-run --part 4 >/dev/null 2>&1; [ $? = 2 ] || fail "--part 4 (there are three) is not a usage error"
 # Every step of the table appears once.
 names=$(sed -n '/^steps() {/,/^STEPS$/p' "$smoke" | awk 'NF >= 2 && $1 !~ /^#/ && $1 != "steps()" && $1 != "cat" && $1 != "PART" {print $2}')
 [ "$(wc -l <<<"$names")" -gt 30 ] || fail "could not read the step table"
