@@ -201,6 +201,9 @@ use_ccache() {
   command -v ccache >/dev/null || return 0
   export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$GPUBENCH_ROOT}"
+  # The unit tests' precompiled header (tests/CMakeLists.txt): ccache caches a compile that uses
+  # one only with these sloppiness settings (ccache manual, "Precompiled headers").
+  export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
 }
 
 # build_preset NAME [extra cmake -D...]: configure (once) and build; prints the build folder.

@@ -77,7 +77,9 @@ TEST_F(EvaluateCli, CpuEvaluationWithinItsBudgetLeadsWithTheCard) {
   EXPECT_EQ(ev["budget_s"].get<double>(), 180);
   for (const auto& p : ev["parts"]) {
     EXPECT_TRUE(p.contains("planned_s")) << p.dump();
-    if (p["status"] == "ran") EXPECT_TRUE(p.contains("measured_s")) << p.dump();
+    if (p["status"] == "ran") {
+      EXPECT_TRUE(p.contains("measured_s")) << p.dump();
+    }
   }
   bool screen = false;
   for (const auto& b : doc["benchmarks"]) screen |= b["gpubench"]["evaluate"]["part"] == "screen";
@@ -124,7 +126,9 @@ TEST_F(EvaluateCli, TwoMpiRanksBothHaveScreenEntries) {
     if (g["evaluate"]["part"] != "node") continue;
     EXPECT_EQ(g["status"], "ok") << b["name"];
     node_items.insert(g["evaluate"]["item"].get<std::string>());
-    if (g["evaluate"]["item"] == "dp-step") EXPECT_EQ(g["axes"]["dp"], "ddp");
+    if (g["evaluate"]["item"] == "dp-step") {
+      EXPECT_EQ(g["axes"]["dp"], "ddp");
+    }
   }
   EXPECT_EQ(node_items, (std::set<std::string>{"all-reduce", "dp-step"}));
   const std::string md = slurp(dir / "M.md");

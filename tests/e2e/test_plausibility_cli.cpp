@@ -88,7 +88,9 @@ TEST_F(PlausibilityCli, ARealCpuRunTimesAtLeastMinTimeAndKeepsBestSampleCeilings
   // 1 MiB arrays (3 MiB moved) under twice the CPU's last-level cache are no DRAM ceiling.
   for (const Json& d : doc["context"]["gpubench"]["devices"]) {
     if (d["id"] != "cpu" || !d.contains("last_level_cache_bytes")) continue;
-    if (3.0 * (1 << 20) < 2 * d["last_level_cache_bytes"].get<double>()) EXPECT_FALSE(cpu.contains("memory_bandwidth")) << cpu.dump();
+    if (3.0 * (1 << 20) < 2 * d["last_level_cache_bytes"].get<double>()) {
+      EXPECT_FALSE(cpu.contains("memory_bandwidth")) << cpu.dump();
+    }
   }
   if (cpu.contains("memory_bandwidth")) {
     EXPECT_GE(cpu["memory_bandwidth"]["gbps"].get<double>(), cpu["memory_bandwidth"]["mean_gbps"].get<double>());

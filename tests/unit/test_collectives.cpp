@@ -724,6 +724,10 @@ TEST(CollectivesExchange, MoeCountsForPlanningAreTheWholeExchangesCounts) {
     EXPECT_EQ(plan.max_received(), whole.max_received());
     EXPECT_EQ(plan.tokens, tokens);
     EXPECT_TRUE(plan.dest.empty() && plan.packed.empty());
+    // Asked again (planning's cache of the routing) with another token size: still the whole
+    // exchange's counts, scaled by that size and by nothing kept from the first call.
+    EXPECT_EQ(moe_exchange_counts(tokens, hidden + 5, n, kExchangeSeed).count, moe_exchange(tokens, hidden + 5, n, kExchangeSeed).count);
+    EXPECT_EQ(moe_exchange_counts(tokens, hidden, n, kExchangeSeed).count, whole.count);
   }
   const CountArgs planning{std::int64_t{1000} * 64, 4, 64, /*routing=*/false};
   const Counts c = moe_dispatch_op().counts(planning);

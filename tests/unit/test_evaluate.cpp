@@ -49,7 +49,9 @@ TEST(Evaluate, EveryModelAndNodeSizeKeepsItsBudget) {
         EXPECT_LE(p.planned_s, budget) << g.key << ":" << n << " budget " << budget;
         EXPECT_GT(p.kept().size(), 1u) << g.key << ":" << n;  // the check and at least the first screen item
         for (const Item& i : p.items) {
-          if (i.part == "node" && n == 1) EXPECT_EQ(i.status.rfind("skipped: needs 2 devices", 0), 0u) << i.name;
+          if (i.part == "node" && n == 1) {
+            EXPECT_EQ(i.status.rfind("skipped: needs 2 devices", 0), 0u) << i.name;
+          }
         }
       }
     }
@@ -151,7 +153,7 @@ TEST(Evaluate, EstimatePlansAHugeCaseFromItsWork) {
 
 TEST(Evaluate, WorkersRunAtOnceSoTheTimeDoesNotGrowWithTheirCount) {
   auto timed = [](int n) {
-    std::vector<Worker> ws(static_cast<std::size_t>(n), Worker{{"-c", "sleep 1"}, ""});
+    std::vector<Worker> ws(static_cast<std::size_t>(n), Worker{{"-c", "sleep 1"}, "", {}});
     const auto t0 = Clock::now();
     const std::vector<WorkerResult> r = run_workers("/bin/sh", ws);
     for (const WorkerResult& w : r) EXPECT_EQ(w.exit_code, 0);
@@ -165,7 +167,7 @@ TEST(Evaluate, WorkersRunAtOnceSoTheTimeDoesNotGrowWithTheirCount) {
 TEST(Evaluate, AWorkerPastItsStopTimeIsInterrupted) {
   const auto t0 = Clock::now();
   const std::vector<WorkerResult> r =
-      run_workers("/bin/sh", {Worker{{"-c", "sleep 30"}, ""}}, Clock::now() + std::chrono::milliseconds(300), 2);
+      run_workers("/bin/sh", {Worker{{"-c", "sleep 30"}, "", {}}}, Clock::now() + std::chrono::milliseconds(300), 2);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_TRUE(r[0].stopped);
   EXPECT_EQ(r[0].signal, SIGINT);

@@ -178,7 +178,9 @@ TEST(DeviceDiscovery, WorksWithoutADriver) {
   EXPECT_GE(inv.cpu.logical_cpus, 1);
   // A build without CUDA has no runtime and says so.
   EXPECT_EQ(inv.runtime_version > 0, kBuiltWithCuda);
-  if (!kBuiltWithCuda) EXPECT_EQ(inv.cuda_unavailable_reason, kNotBuiltWithCuda);
+  if (!kBuiltWithCuda) {
+    EXPECT_EQ(inv.cuda_unavailable_reason, kNotBuiltWithCuda);
+  }
   if (inv.cuda.empty()) {
     EXPECT_FALSE(inv.cuda_unavailable_reason.empty());
   }

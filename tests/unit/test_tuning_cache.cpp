@@ -35,10 +35,6 @@ std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("gpubench_test_" + std::to_string(::getpid()) + "_" + name)).string();
 }
 
-void write(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
-}
-
 TEST(TuningCache, RoundTripThroughAFile) {
   TuningCache cache;
   cache.put(sample(1024));
