@@ -42,6 +42,16 @@ pid_t spawn_child(const std::string& exe, const std::vector<std::string>& args, 
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);  // the parent is already gone
+    if (o.sigint_default) {  // sigaction and sigprocmask are async-signal-safe
+      struct sigaction dfl {};
+      dfl.sa_handler = SIG_DFL;
+      sigemptyset(&dfl.sa_mask);
+      ::sigaction(SIGINT, &dfl, nullptr);
+      sigset_t mask;
+      sigemptyset(&mask);
+      sigaddset(&mask, SIGINT);
+      ::sigprocmask(SIG_UNBLOCK, &mask, nullptr);
+    }
     if (!o.log.empty()) {
       const int fd = ::open(o.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd >= 0) {

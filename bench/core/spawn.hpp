@@ -14,6 +14,11 @@ struct SpawnOptions {
   std::string argv0 = "gpubench";  // the child's argv[0]
   std::vector<std::string> env;    // NAME=VALUE over the parent's environment
   std::string log;                 // stdout and stderr go here ("" keeps the parent's)
+  // The child starts with SIGINT at its default action and unblocked, whatever the parent
+  // inherited (a shell's background job, nohup and an earlier handler leave it ignored, and an
+  // ignored signal stays ignored across exec): for children the parent stops with SIGINT, as
+  // evaluate stops a worker past its budget so that it keeps what it finished.
+  bool sigint_default = false;
 };
 
 // Starts `exe` with `args` after argv[0]; its pid. Throws std::runtime_error when fork fails; a

@@ -24,6 +24,7 @@ pid_t start(const std::string& exe, const Worker& w) {
   o.argv0 = exe == "/proc/self/exe" ? "gpubench" : exe.substr(slash == std::string::npos ? 0 : slash + 1);
   o.env = w.env;
   o.log = w.log;
+  o.sigint_default = true;  // run_workers stops a worker with SIGINT (it keeps what it finished)
   return spawn_child(exe, w.args, o);
 }
 

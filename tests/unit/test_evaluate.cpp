@@ -1,6 +1,7 @@
 // gpubench evaluate's plan (budget kept, priorities applied, per model and GPU count), its
 // per-case estimate, and the scheduler's one worker per GPU at once.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -172,6 +173,24 @@ TEST(Evaluate, AWorkerPastItsStopTimeIsInterrupted) {
   EXPECT_TRUE(r[0].stopped);
   EXPECT_EQ(r[0].signal, SIGINT);
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 5);
+}
+
+// Started from a process that ignores SIGINT (a shell's background job, nohup; an ignored
+// signal stays ignored across exec), a worker still stops on the SIGINT it is sent at its stop
+// time, and does not wait for the SIGKILL after the grace period.
+TEST(Evaluate, AWorkerStopsOnSigintEvenWhenTheParentIgnoresIt) {
+  struct sigaction ignore {}, old {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  ASSERT_EQ(::sigaction(SIGINT, &ignore, &old), 0);
+  const auto t0 = Clock::now();
+  const std::vector<WorkerResult> r =
+      run_workers("/bin/sh", {Worker{{"-c", "sleep 30"}, "", {}}}, Clock::now() + std::chrono::milliseconds(300), 20);
+  ::sigaction(SIGINT, &old, nullptr);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_TRUE(r[0].stopped);
+  EXPECT_EQ(r[0].signal, SIGINT);
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 10);  // not the 20 s grace
 }
 
 // A worker's own variables (NCCL_ALGO for a variant of the all-reduce) replace the parent's of
