@@ -476,6 +476,13 @@ class CardBuilder {
       per_gpu(item, "input pipeline (one GPU's loader)", false);
     } else if (n == "loader-cores") {
       loader_cores(item);
+    } else if (n == "storage") {
+      // The node's storage at its best queue depth: sequential GB/s and random IOPS (the host's
+      // figures, not a GPU's).
+      std::vector<std::size_t> seq, rnd;
+      for (std::size_t k : ok_entries(item)) (axis_text(entry(k), "rw") == "read" ? seq : rnd).push_back(k);
+      best_field(item, seq, "storage sequential reads, best depth", "gbps", "GB/s");
+      best_field(item, rnd, "storage random reads, best depth", "iops", "IOPS");
     } else {
       per_gpu(item, n + ", best case", false);  // peer-copies, host-concurrency and items to come
     }

@@ -127,6 +127,7 @@ const char* where_text(Where w) {
     case Where::EveryGpu: return "every device";
     case Where::OneGpu: return "one device";
     case Where::AllGpus: return "all devices";
+    case Where::HostCpu: return "the host's cpu";
   }
   return "";
 }
@@ -310,6 +311,7 @@ class Evaluation {
 
   // The --device value of one item's process.
   std::string device_for(const Item& item) const {
+    if (item.where == Where::HostCpu) return "cpu";
     if (team_ != nullptr) return plan_.devices.front().is_cuda() ? "cuda" : "cpu";  // each rank narrows to its GPU
     if (item.where == Where::OneGpu) return depth_device_.empty() ? plan_.devices.front().id() : depth_device_;
     std::vector<std::string> ids;
@@ -346,6 +348,11 @@ class Evaluation {
     }
     std::vector<fs::path> files;
     int rc = 0;
+    if (item.where == Where::HostCpu && team_ != nullptr) {
+      outcome.status = "skipped: the node's storage is read by a plain evaluation (one process a node); under mpirun/srun "
+                       "every rank would read it at once";
+      return;
+    }
     if (!item.env.empty() && team_ != nullptr) {
       outcome.status = fmt::format("skipped: {} runs in a process of its own, in a plain evaluation (under mpirun/srun "
                                    "set it for the whole run instead)",

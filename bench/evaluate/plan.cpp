@@ -173,6 +173,11 @@ std::vector<Item> cpu_items(double soak_s) {
   return v;
 }
 
+// The node's storage (priority 22): the storage suite's quick preset (fio's four reference points
+// and pread) on the host's cpu device, over a file in GPUBENCH_STORAGE_DIR or the temporary
+// folder (docs/suite-storage.md).
+Item storage_item() { return run("input", "storage", 22, Where::HostCpu, {"storage"}, {}); }
+
 std::string seconds_text(double s) { return fmt::format("{:.0f} s", s); }
 
 }  // namespace
@@ -228,6 +233,7 @@ std::vector<Item> evaluation_items(const std::vector<DeviceInfo>& devices, doubl
   std::vector<Item> items{check};
   for (Item& i : gpu ? gpu_items(devices.size(), soak_s) : cpu_items(soak_s)) items.push_back(std::move(i));
   items.push_back(loader_cores_item(std::clamp(std::floor(budget_s / 20), 10.0, 60.0), gpu ? 32 : 8));
+  items.push_back(storage_item());
   return items;
 }
 
@@ -274,7 +280,10 @@ EvaluationPlan plan_evaluation(const std::vector<const Suite*>& suites, const st
     // One worker's plan for an item every device runs at once; the node's devices otherwise
     // (a collective's case drives them all from the first).
     // (a rank's case is its own device's: one rank's plan.)
-    const std::vector<DeviceInfo>& on = item.where == Where::AllGpus && !item.ranks_per_device ? devices : first;
+    const std::vector<DeviceInfo> host{DeviceInfo{}};  // the cpu device
+    const std::vector<DeviceInfo>& on = item.where == Where::HostCpu ? (cpu ? first : host)
+                                        : item.where == Where::AllGpus && !item.ranks_per_device ? devices
+                                                                                                 : first;
     std::vector<NotApplicable> not_applicable;
     const std::vector<PlannedCase> cases = make_plan(suites, request, on, &not_applicable);
     const PlanEstimate e = estimate_plan(cases, settings);

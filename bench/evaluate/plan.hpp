@@ -33,6 +33,7 @@ enum class Where {
   EveryGpu,  // one worker per selected device, all at once (the time is one worker's)
   OneGpu,    // the first selected device (the CPU on a CPU run)
   AllGpus,   // one process over every selected GPU (peer copies, collectives, soak)
+  HostCpu,   // the host's cpu device, whatever is selected (the storage suite: the node's disks)
 };
 
 struct Item {

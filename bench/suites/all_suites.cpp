@@ -10,6 +10,7 @@
 #include "bench/suites/infer/infer.hpp"
 #include "bench/suites/memory/memory.hpp"
 #include "bench/suites/selftest/selftest.hpp"
+#include "bench/suites/storage/storage.hpp"
 #include "bench/suites/train/train.hpp"
 
 namespace gpubench::suites {
@@ -20,6 +21,7 @@ const std::vector<const Suite*>& all() {
     v.push_back(gemm::make_suite());
     v.push_back(memory::make_suite());
     v.push_back(dataload::make_suite());
+    v.push_back(storage::make_suite());
     v.push_back(train::make_suite());
     v.push_back(attention::make_suite());
     v.push_back(infer::make_suite());

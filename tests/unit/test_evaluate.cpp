@@ -41,6 +41,24 @@ EstimateSettings settings(const reports::SpecSheet& specs) {
   return s;
 }
 
+// The node's storage is read on the host's cpu device, GPU node or not: its cases are the
+// storage suite's, planned on the cpu (a GPU plan has none), and kept in a half-hour budget.
+TEST(Evaluate, StorageIsPlannedOnTheHostsCpu) {
+  const reports::SpecSheet& specs = reports::SpecSheet::builtin();
+  const EvaluationPlan p = plan_evaluation(suites::all(), node(specs.gpus().front(), 8), 1800, settings(specs));
+  const Item* storage = nullptr;
+  for (const Item& i : p.items) {
+    if (i.name == "storage") storage = &i;
+  }
+  ASSERT_NE(storage, nullptr);
+  EXPECT_EQ(storage->part, "input");
+  EXPECT_EQ(storage->where, Where::HostCpu);
+  EXPECT_EQ(storage->status, "planned");
+  EXPECT_GT(storage->cases, 0u);
+  EXPECT_GT(storage->planned_s, 0);
+  EXPECT_EQ(storage->arguments(), (std::vector<std::string>{"run", "--suite", "storage"}));
+}
+
 TEST(Evaluate, EveryModelAndNodeSizeKeepsItsBudget) {
   const reports::SpecSheet& specs = reports::SpecSheet::builtin();
   for (const reports::GpuSpec& g : specs.gpus()) {
