@@ -27,6 +27,7 @@
 #include "reports/attention_section.hpp"
 #include "reports/infer_section.hpp"
 #include "reports/collectives_section.hpp"
+#include "reports/storage_section.hpp"
 #include "reports/low_precision_section.hpp"
 #include "reports/node_card.hpp"
 #include "reports/scaling_section.hpp"
@@ -1414,6 +1415,7 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   attention_section(body, files);
   infer_section(body, files);
   collectives_latency_section(body, files);
+  storage_section(body, files);
   low_precision_section(body, files);
   train_section(body, m);
   scaling_section(body, files);
