@@ -112,7 +112,7 @@ class UringReader final : public Reader {
         offset_(static_cast<std::size_t>(c.qd)), submitted_(static_cast<std::size_t>(c.qd)) {
     // One task submits and reaps (the job's thread made the ring): completions run in that task
     // when it enters (DEFER_TASKRUN, kernel 6.1), with no interrupting task work (COOP_TASKRUN,
-    // 5.19). Older kernels refuse the flags (EINVAL): then plain.
+    // 5.19), as fio sets them. Older kernels refuse the flags (EINVAL): then plain.
     int rc = io_uring_queue_init(static_cast<unsigned>(c.qd), &ring_,
                                  IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_COOP_TASKRUN);
     if (rc == -EINVAL) rc = io_uring_queue_init(static_cast<unsigned>(c.qd), &ring_, 0);
@@ -121,12 +121,10 @@ class UringReader final : public Reader {
                                     "ioengine=psync reads without it)",
                                     c.qd, std::strerror(-rc)));
     }
-    for (int s = 0; s < c.qd; ++s) prepare(s);
-    submit();
   }
 
   ~UringReader() override {
-    // The reads still in flight land in buffers_: wait for them before the buffers go.
+    // After a failed call reads may still be in flight into buffers_: wait for them first.
     for (int left = in_flight_; left > 0; --left) {
       io_uring_cqe* cqe = nullptr;
       if (io_uring_wait_cqe(&ring_, &cqe) != 0) break;
@@ -135,13 +133,17 @@ class UringReader final : public Reader {
     io_uring_queue_exit(&ring_);
   }
 
-  // One io_uring_enter per batch: the replacements prepared since the last call are submitted
-  // and at least one completion waited for in the same system call (io_uring_submit_and_wait,
-  // as fio's io_uring engine submits and reaps), then every completion already posted is reaped
-  // and its replacement prepared. Replacements prepared at the end of a call go out with the
-  // next call's first enter.
+  // A call is whole: it fills the queue with min(qd, n) reads, keeps it full until n have been
+  // submitted, and returns when all n have completed, none left in flight. (Reads left in
+  // flight between calls would complete off the clock, between the harness's samples, and
+  // count for free.) The fill and the drain are at most qd of the n reads' time: the case asks
+  // for n >= 32 x qd. One io_uring_enter per batch: the replacements prepared since the last
+  // enter are submitted and at least one completion waited for in the same system call
+  // (io_uring_submit_and_wait, as fio submits and reaps), then every completion already posted
+  // is reaped and replaced while reads remain to be submitted.
   void complete(std::int64_t n, std::vector<float>& latencies, const CheckRead* check) override {
-    std::int64_t done = 0;
+    std::int64_t issued = 0, done = 0;
+    for (int s = 0; s < c_.qd && issued < n; ++s, ++issued) prepare(s);
     while (done < n) {
       const Clock::time_point sent = Clock::now();  // the submission starts the system call
       const int rc = io_uring_submit_and_wait(&ring_, 1);
@@ -149,7 +151,7 @@ class UringReader final : public Reader {
       if (rc >= 0) mark_submitted(sent);
       const Clock::time_point now = Clock::now();
       io_uring_cqe* cqe = nullptr;
-      while (done < n && io_uring_peek_cqe(&ring_, &cqe) == 0) {
+      while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
         const int slot = static_cast<int>(io_uring_cqe_get_data64(cqe));
         const int res = cqe->res;
         io_uring_cqe_seen(&ring_, cqe);
@@ -158,8 +160,11 @@ class UringReader final : public Reader {
         if (res != c_.block) read_failed(off, c_.block, res);
         latencies.push_back(seconds_since(submitted_[static_cast<std::size_t>(slot)], now));
         if (check != nullptr) (*check)(off, buffers_.at(slot), static_cast<std::size_t>(c_.block));
-        prepare(slot);
         ++done;
+        if (issued < n) {
+          prepare(slot);
+          ++issued;
+        }
       }
     }
   }
@@ -173,12 +178,6 @@ class UringReader final : public Reader {
     io_uring_sqe_set_data64(sqe, static_cast<std::uint64_t>(slot));
     offset_[static_cast<std::size_t>(slot)] = off;
     pending_.push_back(slot);
-  }
-  void submit() {
-    const Clock::time_point sent = Clock::now();
-    const int rc = io_uring_submit(&ring_);
-    if (rc < 0) throw std::runtime_error(fmt::format("io_uring_submit: {}", std::strerror(-rc)));
-    mark_submitted(sent);
   }
   void mark_submitted(Clock::time_point at) {
     for (int s : pending_) submitted_[static_cast<std::size_t>(s)] = at;

@@ -96,12 +96,12 @@ class Offsets {
 using CheckRead = std::function<void(std::uint64_t offset, const std::uint8_t* data, std::size_t size)>;
 
 // One job: reads `block` bytes at the next offsets, `qd` of them in flight (io_uring) or one at a
-// time (psync). The reads stay in flight between calls, as fio's do between its reports.
+// time (psync). Nothing is in flight between calls.
 class Reader {
  public:
   virtual ~Reader() = default;
-  // Reaps `n` completed reads, submitting one in place of each; appends each one's latency
-  // (seconds from its submission to its reaped completion) to `latencies`. Throws
+  // Makes `n` reads, up to qd at a time, and returns when all have completed; appends each one's
+  // latency (seconds from its submission to its reaped completion) to `latencies`. Throws
   // std::runtime_error on an I/O error or a short read.
   virtual void complete(std::int64_t n, std::vector<float>& latencies, const CheckRead* check) = 0;
 };
