@@ -48,6 +48,7 @@ class RangeFile {
   RangeFile(const RangeFile&) = delete;
   RangeFile& operator=(const RangeFile&) = delete;
   ReadResult read(std::uint64_t offset, std::size_t length, ReadBuffer& buffer);
+  int fd() const { return fd_; }  // for reads of its own (the storage suite's io_uring engine)
 
  private:
   int fd_ = -1;

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <mutex>
 
@@ -49,7 +48,8 @@ class ReadCase final : public HostCase {
     std::string first_bad;
     std::int64_t checked = 0;
     pool_->run([&](int t) {
-      std::vector<std::uint8_t> plain;
+      std::optional<dataload::RangeFile> plain;  // the given file through the page cache, opened once
+      dataload::ReadBuffer plain_buffer;
       std::int64_t mine = 0;
       std::string bad;
       const CheckRead check = [&](std::uint64_t off, const std::uint8_t* data, std::size_t size) {
@@ -59,10 +59,11 @@ class ReadCase final : public HostCase {
           if (auto at = first_wrong_byte(off, data, size)) bad = fmt::format("byte {} of the read at {} differs from the file's content", off + static_cast<std::uint64_t>(*at), off);
           return;
         }
-        plain.resize(size);
-        if (!read_plain(off, plain.data(), size)) {
+        if (!plain) plain.emplace(file_.path, dataload::IoMode::Cached);
+        const dataload::ReadResult r = plain->read(off, size, plain_buffer);
+        if (!r.ok) {
           bad = fmt::format("a plain pread of {} bytes at {} failed", size, off);
-        } else if (std::memcmp(plain.data(), data, size) != 0) {
+        } else if (std::memcmp(r.data, data, size) != 0) {
           bad = fmt::format("the read at {} differs from a plain pread of the same bytes", off);
         }
       };
@@ -156,15 +157,6 @@ class ReadCase final : public HostCase {
                        file_.generated ? " (dropped after writing; later runs read what earlier ones cached unless the file "
                                          "is larger than memory)"
                                        : "");
-  }
-
-  bool read_plain(std::uint64_t off, std::uint8_t* out, std::size_t size) const {
-    dataload::ReadBuffer buffer;
-    dataload::RangeFile f(file_.path, dataload::IoMode::Cached);
-    const dataload::ReadResult r = f.read(off, size, buffer);
-    if (!r.ok) return false;
-    std::memcpy(out, r.data, size);
-    return true;
   }
 
   Config c_;

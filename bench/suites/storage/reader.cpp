@@ -1,17 +1,15 @@
 // The storage suite's engines, one job each: io_uring (liburing; fio's `ioengine=io_uring` with
 // its defaults: no registered files or buffers, no polling; one enter submits and waits)
 // and synchronous pread (fio's `psync`, one read in flight).
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
 #include "bench/core/errors.hpp"
+#include "bench/suites/dataload/io.hpp"
 #include "bench/suites/storage/storage.hpp"
 
 // Set by bench/CMakeLists.txt where configure found liburing (a build without it, as the fuzz
@@ -32,47 +30,9 @@ float seconds_since(Clock::time_point t0, Clock::time_point t1) {
   return std::chrono::duration<float>(t1 - t0).count();
 }
 
-// A file descriptor, closed with its owner.
-class Fd {
- public:
-  Fd(const std::filesystem::path& path, Io io) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (io == Io::Direct ? O_DIRECT : 0));
-    if (fd_ < 0 && io == Io::Direct && errno == EINVAL) {
-      throw CaseSkipped(fmt::format("the {} filesystem of {} refuses O_DIRECT (direct=1); direct=0 reads it",
-                                    filesystem_type(path), path.parent_path().string()));
-    }
-    if (fd_ < 0) throw std::runtime_error(fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
-  }
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_ = -1;
-};
-
-// Blocks aligned to kAlign (O_DIRECT), `count` of `bytes` each.
-class Buffers {
- public:
-  Buffers(int count, std::int64_t bytes) : bytes_(static_cast<std::size_t>(bytes)) {
-    void* p = nullptr;
-    if (::posix_memalign(&p, static_cast<std::size_t>(kAlign), bytes_ * static_cast<std::size_t>(count)) != 0) {
-      throw CaseSkipped(fmt::format("cannot allocate {} read buffers of {} bytes", count, bytes));
-    }
-    data_ = static_cast<std::uint8_t*>(p);
-  }
-  ~Buffers() { std::free(data_); }
-  Buffers(const Buffers&) = delete;
-  Buffers& operator=(const Buffers&) = delete;
-  std::uint8_t* at(int slot) { return data_ + bytes_ * static_cast<std::size_t>(slot); }
-
- private:
-  std::size_t bytes_;
-  std::uint8_t* data_ = nullptr;
-};
+// The file, opened as the dataload suite opens it (O_DIRECT for direct=1: CaseSkipped where the
+// filesystem refuses it), and blocks aligned for O_DIRECT.
+dataload::IoMode mode_of(Io io) { return io == Io::Direct ? dataload::IoMode::Direct : dataload::IoMode::Cached; }
 
 [[noreturn]] void read_failed(std::uint64_t offset, std::int64_t block, long long got) {
   throw std::runtime_error(got < 0 ? fmt::format("read of {} bytes at {} failed: {}", block, offset, std::strerror(static_cast<int>(-got)))
@@ -82,25 +42,24 @@ class Buffers {
 class PsyncReader final : public Reader {
  public:
   PsyncReader(const Config& c, const std::filesystem::path& path, int job)
-      : c_(c), fd_(path, c.io), buffers_(1, c.block), offsets_(c, job) {}
+      : c_(c), file_(path, mode_of(c.io)), offsets_(c, job) {}
 
   void complete(std::int64_t n, std::vector<float>& latencies, const CheckRead* check) override {
-    std::uint8_t* buf = buffers_.at(0);
     const auto block = static_cast<std::size_t>(c_.block);
     for (std::int64_t i = 0; i < n; ++i) {
       const std::uint64_t off = offsets_.next();
       const Clock::time_point t0 = Clock::now();
-      const ssize_t got = ::pread(fd_.get(), buf, block, static_cast<off_t>(off));
+      const dataload::ReadResult r = file_.read(off, block, buffer_);
       latencies.push_back(seconds_since(t0, Clock::now()));
-      if (got != static_cast<ssize_t>(block)) read_failed(off, c_.block, got < 0 ? -errno : got);
-      if (check != nullptr) (*check)(off, buf, block);
+      if (!r.ok) read_failed(off, c_.block, static_cast<long long>(r.size));
+      if (check != nullptr) (*check)(off, r.data, block);
     }
   }
 
  private:
   Config c_;
-  Fd fd_;
-  Buffers buffers_;
+  dataload::RangeFile file_;
+  dataload::ReadBuffer buffer_;
   Offsets offsets_;
 };
 
@@ -108,8 +67,9 @@ class PsyncReader final : public Reader {
 class UringReader final : public Reader {
  public:
   UringReader(const Config& c, const std::filesystem::path& path, int job)
-      : c_(c), fd_(path, c.io), buffers_(c.qd, c.block), offsets_(c, job),
+      : c_(c), file_(path, mode_of(c.io)), buffers_(static_cast<std::size_t>(c.qd)), offsets_(c, job),
         offset_(static_cast<std::size_t>(c.qd)), submitted_(static_cast<std::size_t>(c.qd)) {
+    for (dataload::ReadBuffer& b : buffers_) b.reserve(static_cast<std::size_t>(c.block));
     // One task submits and reaps (the job's thread made the ring): completions run in that task
     // when it enters (DEFER_TASKRUN, kernel 6.1), with no interrupting task work (COOP_TASKRUN,
     // 5.19), as fio sets them. Older kernels refuse the flags (EINVAL): then plain.
@@ -159,7 +119,7 @@ class UringReader final : public Reader {
         const std::uint64_t off = offset_[static_cast<std::size_t>(slot)];
         if (res != c_.block) read_failed(off, c_.block, res);
         latencies.push_back(seconds_since(submitted_[static_cast<std::size_t>(slot)], now));
-        if (check != nullptr) (*check)(off, buffers_.at(slot), static_cast<std::size_t>(c_.block));
+        if (check != nullptr) (*check)(off, buffers_[static_cast<std::size_t>(slot)].data(), static_cast<std::size_t>(c_.block));
         ++done;
         if (issued < n) {
           prepare(slot);
@@ -174,7 +134,7 @@ class UringReader final : public Reader {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
     if (sqe == nullptr) throw std::runtime_error("io_uring: no free submission entry");
     const std::uint64_t off = offsets_.next();
-    io_uring_prep_read(sqe, fd_.get(), buffers_.at(slot), static_cast<unsigned>(c_.block), off);
+    io_uring_prep_read(sqe, file_.fd(), buffers_[static_cast<std::size_t>(slot)].data(), static_cast<unsigned>(c_.block), off);
     io_uring_sqe_set_data64(sqe, static_cast<std::uint64_t>(slot));
     offset_[static_cast<std::size_t>(slot)] = off;
     pending_.push_back(slot);
@@ -186,8 +146,8 @@ class UringReader final : public Reader {
   }
 
   Config c_;
-  Fd fd_;
-  Buffers buffers_;
+  dataload::RangeFile file_;
+  std::vector<dataload::ReadBuffer> buffers_;  // one a slot, each at least bs, aligned for O_DIRECT
   Offsets offsets_;
   io_uring ring_{};
   std::vector<std::uint64_t> offset_;           // per slot: the offset its read asked for

@@ -15,6 +15,7 @@
 #include "bench/core/errors.hpp"
 #include "bench/core/interrupt.hpp"
 #include "bench/core/paths.hpp"
+#include "bench/suites/dataload/io.hpp"
 #include "bench/suites/storage/storage.hpp"
 #include "kernels/common/random.hpp"
 
@@ -105,9 +106,10 @@ void extend(const fs::path& path, std::int64_t from, std::int64_t to) {
     }
     at += static_cast<std::int64_t>(n);
   }
-  if (error.empty() && ::fdatasync(fd) != 0) error = std::strerror(errno);
-  if (error.empty()) (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   ::close(fd);
+  if (error.empty()) {
+    if (auto why = dataload::evict(path)) error = *why;  // fdatasync, then POSIX_FADV_DONTNEED
+  }
   if (!error.empty()) {
     throw CaseSkipped(fmt::format("cannot write the {} MiB test file {}: {}", to >> 20, path.string(), error));
   }
