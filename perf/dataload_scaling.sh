@@ -37,7 +37,7 @@ counts+=("$physical")
 echo "CPUs usable: ${#cpus[@]}, physical cores: $physical; workers: ${counts[*]}"
 
 "$bin" datagen --out "$work/data" --count 64 --tokens 0 >/dev/null
-file="$(ls "$work"/data/images/*.jpg | head -1)"
+file="$(ls "$work"/data/images/*.jpg | sed -n 1p)"
 
 tjbench_rate() {  # sum over N concurrent tjbench processes of their Mpixels/s
   local n=$1 i pids=()

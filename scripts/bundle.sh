@@ -54,7 +54,7 @@ programs=("$bin")
 for p in gpubench_perf_cublaslt gpubench_perf_memcpy gpubench_perf_chase_gpu; do
   if [ -x "$build/perf/$p" ]; then programs+=("$build/perf/$p"); else log "bundle: $p not built: gpu-smoke.sh's peer step will fail"; fi
 done
-version=$("$bin" version | head -n1 | awk '{print $2}')
+version=$("$bin" version | awk 'NR == 1 {print $2}')
 [ -n "$version" ] || die "bundle.sh: '$bin version' printed no version"
 version+="${cuda:+-cuda$cuda}"
 mkdir -p "$out_dir"
@@ -98,7 +98,7 @@ done
 # Loaded at run time (dlopen), so ldd does not list them: CUPTI (trace, metrics, --timer cupti)
 # and the Perfworks libraries CUPTI loads for hardware metrics. The CUPTI soname follows the
 # CUDA major version gpubench was built with (profilers/cupti/cupti_api.cpp).
-cuda_major=$("$bin" version | sed -n 's/.*CUDA runtime \([0-9]*\)\..*/\1/p' | head -n1)
+cuda_major=$("$bin" version | sed -n 's/.*CUDA runtime \([0-9]*\)\..*/\1/p' | sed -n 1p)
 [ -n "$cuda_major" ] || die "bundle.sh: '$bin version' names no CUDA runtime version"
 # cuDNN and the shared CUDA runtime: the attention suite's cudnn provider (the cuDNN frontend)
 # loads both at run time (a host without them skips those cases with the reason); the launcher
@@ -114,9 +114,9 @@ optional=("libcupti.so.$cuda_major" libnvperf_host.so libnvperf_target.so libcud
   for name in "${optional[@]}"; do echo "optional $name"; done
 } >"$dest/cuda-libs.txt"
 if [ "$with_cuda" = 1 ]; then
-  cupti=$(ldconfig -p | awk -v n="${optional[0]}" '$1 == n {print $NF; exit}')
+  cupti=$(ldconfig -p | awk -v n="${optional[0]}" '$1 == n && p == "" {p = $NF} END {if (p != "") print p}')
   # (|| true: with pipefail, ls naming a missing file would end the script without a word.)
-  [ -n "$cupti" ] || cupti=$(ls /usr/local/cuda/lib64/"${optional[0]}" /usr/local/cuda/extras/CUPTI/lib64/"${optional[0]}" 2>/dev/null | head -n1 || true)
+  [ -n "$cupti" ] || cupti=$(ls /usr/local/cuda/lib64/"${optional[0]}" /usr/local/cuda/extras/CUPTI/lib64/"${optional[0]}" 2>/dev/null | sed -n 1p || true)
   if [ "$cuda" = 12 ]; then  # the toolkit built with, not the machine's CUDA 13
     cupti="$(dirname "$("$GPUBENCH_ROOT/scripts/toolkit-cuda12.sh")")/../lib64/${optional[0]}"
   fi
@@ -140,7 +140,7 @@ mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
 total=$(du -sb "$dest" | awk '{print $1}')
 log "bundle: $dest"
 log "  bin/: $(mib "$(du -sb "$dest/bin" | awk '{print $1}')") ($(cd "$dest/bin" && ls | grep -vx lib | paste -sd' ' -))"
-log "  lib/: $(mib "$(du -sb "$dest/lib" | awk '{print $1}')") in $(ls "$dest/lib" | wc -l) libraries; largest: $(cd "$dest/lib" && ls -S | head -n3 | paste -sd' ' -)"
+log "  lib/: $(mib "$(du -sb "$dest/lib" | awk '{print $1}')") in $(ls "$dest/lib" | wc -l) libraries; largest: $(cd "$dest/lib" && ls -S | sed -n 1,3p | paste -sd' ' -)"
 if [ "$tarball" = 0 ]; then
   log "  unpacked: $(mib "$total") (no tarball: --no-tarball)"
   exit 0

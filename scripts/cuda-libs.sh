@@ -54,7 +54,7 @@ cuda_libs_locate() {
   done <<<"$CUDA_LIBS_DIRS"
   if command -v ldconfig >/dev/null 2>&1 || [ -x /sbin/ldconfig ]; then
     local path
-    path=$({ ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | awk -v n="$soname" '$1 == n {print $NF; exit}')
+    path=$({ ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | awk -v n="$soname" '$1 == n && p == "" {p = $NF} END {if (p != "") print p}')
     [ -n "$path" ] && { echo "$path"; return 0; }
   fi
   return 1

@@ -297,7 +297,7 @@ if [ "$dry_run" = 0 ]; then
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
   # The planned column of a real run comes from the same dry runs, for the GPU's model by name:
   # no CUDA context per step (where gpubench does not know the model, each step plans on the GPU).
-  gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader -i "${device#cuda:}" 2>/dev/null | head -n1)
+  gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader -i "${device#cuda:}" 2>/dev/null | sed -n 1p)
   [ "$device" = cuda:0 ] && [ -n "$gpu_name" ] && "${gpubench[@]}" list --assume "$gpu_name" --suite memory --axis test=launch >/dev/null 2>&1 &&
     assume="$gpu_name"
 else
@@ -651,9 +651,9 @@ do_step() {
 
 # ---------------------------------------------------------------------------------------------
 if [ "$dry_run" = 1 ]; then
-  echo "gpu-smoke dry run: ${assume:+planned for $assume with }$("${gpubench[@]}" version 2>/dev/null | head -n1)"
+  echo "gpu-smoke dry run: ${assume:+planned for $assume with }$("${gpubench[@]}" version 2>/dev/null | sed -n 1p)"
 else
-  echo "gpu-smoke: $("${gpubench[@]}" version | head -n1); results in $out"
+  echo "gpu-smoke: $("${gpubench[@]}" version | sed -n 1p); results in $out"
   nvidia-smi -L 2>/dev/null || echo "gpu-smoke: nvidia-smi not found"
 fi
 started=$(now)

@@ -64,9 +64,9 @@ bundle_args=(--out "$work/bundle" --with-cuda-libs --no-tarball)
 [ -n "$build" ] && bundle_args+=(--build "$build")
 [ "$cuda" = 12 ] && bundle_args+=(--cuda 12)
 "$GPUBENCH_ROOT/scripts/bundle.sh" "${bundle_args[@]}" >&2
-bundle=$(ls -d "$work"/bundle/gpubench-*/ | head -n1)
+bundle=$(ls -d "$work"/bundle/gpubench-*/ | sed -n 1p)
 bundle="${bundle%/}"
-cuda_major=$("$bundle/bin/gpubench" version 2>/dev/null | sed -n 's/.*CUDA runtime \([0-9]*\)\..*/\1/p' | head -n1 || true)
+cuda_major=$("$bundle/bin/gpubench" version 2>/dev/null | sed -n 's/.*CUDA runtime \([0-9]*\)\..*/\1/p' | sed -n 1p || true)
 [ "$cuda_major" = "$cuda" ] || die "image.sh: the bundled gpubench is built with CUDA ${cuda_major:-unknown}, not $cuda (give --build a CUDA $cuda build folder)"
 
 # The libraries bundle.sh leaves to the host even with --with-cuda-libs: the shared CUDA runtime
@@ -136,7 +136,7 @@ $sudo mount -t proc proc "$rootfs/proc"
 version_text=$($sudo env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/root chroot "$rootfs" gpubench version 2>&1) || {
   $sudo umount "$rootfs/proc"; die "image.sh: gpubench version failed inside the image's root: $version_text"; }
 $sudo umount "$rootfs/proc"
-field() { printf '%s\n' "$version_text" | sed -n "s/^$1: \([^ ]*\).*/\1/p" | head -n1; }
+field() { printf '%s\n' "$version_text" | sed -n "s/^$1: \([^ ]*\).*/\1/p" | sed -n 1p; }
 gpubench_version=$(printf '%s\n' "$version_text" | awk 'NR == 1 {print $2}')
 runtime=$(printf '%s\n' "$version_text" | sed -n 's/^CUDA runtime \([0-9.]*\).*/\1/p')
 labels=(
@@ -151,7 +151,7 @@ labels=(
   "io.gpubench.cuda.cudnn=$(field cudnn | grep -E '^[0-9]' || echo none)"
   "io.gpubench.minimum-driver=$(printf '%s\n' "$version_text" | sed -n 's/^minimum NVIDIA driver: \([0-9.]*\).*/\1/p')"
   "io.gpubench.debian=$suite"
-  "io.gpubench.mpi=$([ "$mpi" = 1 ] && printf '%s\n' "$version_text" | sed -n 's/^mpi: //p' | head -n1 || echo none)"
+  "io.gpubench.mpi=$([ "$mpi" = 1 ] && printf '%s\n' "$version_text" | sed -n 's/^mpi: //p' | sed -n 1p || echo none)"
 )
 
 # 5. The image: the file system as one layer, the launcher as its entrypoint.
@@ -171,7 +171,7 @@ $sudo tar -C "$rootfs" -c . | podman import "${changes[@]}" - "$tag" >/dev/null
 mib() { awk -v b="$1" 'BEGIN { printf "%.0f MiB", b / 1048576 }'; }
 size=$(podman image inspect --format '{{.Size}}' "$tag")
 cuda_bytes=$(cd "$bundle/lib" && du -cb $(ls | grep -E '^lib(cublas|nccl|cupti|nvperf|cudart|cudnn|nvrtc)') | tail -n1 | awk '{print $1}')
-log "image $tag: $(mib "$size") ($(printf '%s\n' "$version_text" | head -n1))"
+log "image $tag: $(mib "$size") ($(printf '%s\n' "$version_text" | sed -n 1p))"
 bundle_bytes=$(du -sb "$bundle" | awk '{print $1}')
 log "  Debian $suite minbase root${packages:+ with $packages}: $(mib $(( $($sudo du -sb "$rootfs" | awk '{print $1}') - bundle_bytes )))"
 log "  /opt/gpubench: $(mib "$bundle_bytes"), of which CUDA libraries $(mib "$cuda_bytes"): $(cd "$bundle/lib" && ls -S | grep -E '^lib(cublas|nccl|cupti|nvperf|cudart|cudnn|nvrtc)' | paste -sd' ' -)"

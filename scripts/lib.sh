@@ -22,7 +22,7 @@ die() { printf '[gpubench] error: %s\n' "$*" >&2; exit 1; }
 ensure_packages() {
   local missing=()
   for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = 'install ok installed' ] || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   command -v apt-get >/dev/null || die "missing packages (${missing[*]}) and no apt-get: install them by hand"

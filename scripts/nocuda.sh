@@ -41,7 +41,7 @@ nocuda_build() {  # DIR [cmake args...]
     cmake --build "$dir" -j "${GPUBENCH_JOBS:-$(nproc)}" ${GPUBENCH_TARGETS:+--target $GPUBENCH_TARGETS} >&2) ||
     { cat "$dir.configure.log" >&2 2>/dev/null; die "build without CUDA failed ($dir)"; }
   grep -q 'CUDA: OFF' "$dir.configure.log" ||
-    die "CMake found a CUDA compiler although the toolkits are hidden: $(grep 'CUDA' "$dir.configure.log" | head -1)"
+    die "CMake found a CUDA compiler although the toolkits are hidden: $(grep -m1 'CUDA' "$dir.configure.log")"
   echo "$dir"
 }
 

@@ -50,7 +50,7 @@ debian_root "$debroot" || skip "debootstrap $suite failed (no network to deb.deb
 in_root() { $sudo env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root chroot "$debroot" "$@"; }
 dev_packages=$(in_root dpkg-query -W -f '${Package}\n' | grep -c -- '-dev$' || true)
 echo "== root: $debroot, Debian $suite, $(in_root dpkg-query -W -f '${Package}\n' | wc -l) packages," \
-  "$dev_packages dev packages; glibc $(in_root ldd --version | head -n1 | awk '{print $NF}'); python3: $(in_root sh -c 'command -v python3 || echo none')"
+  "$dev_packages dev packages; glibc $(in_root ldd --version | awk 'NR == 1 {print $NF}'); python3: $(in_root sh -c 'command -v python3 || echo none')"
 [ "$dev_packages" = 0 ] || fail "the root has dev packages"
 
 # The bundle.
@@ -59,7 +59,7 @@ if [ -z "$bundle" ]; then
   out=$(mktemp -d)
   made_bundle="$out"
   "$here/bundle.sh" --build "$build" --out "$out" || fail "bundle.sh failed"
-  bundle=$(ls -d "$out"/gpubench-*/ | head -n1)
+  bundle=$(ls -d "$out"/gpubench-*/ | sed -n 1p)
 fi
 bundle="${bundle%/}"
 name=$(basename "$bundle")

@@ -80,28 +80,29 @@ tag=gpubench:test
 version_case() {
   local text
   text=$(in_image "$tag" version) || { echo "$text"; return 1; }
-  echo "$text" | head -n 4
-  echo "$text" | grep -q '^gpubench [0-9]' && echo "$text" | grep -q '^CUDA runtime 13\.' || return 1
+  sed -n 1,4p <<<"$text"
+  grep -q '^gpubench [0-9]' <<<"$text" && grep -q '^CUDA runtime 13\.' <<<"$text" || return 1
   # The labels record what the image's gpubench loads.
   local label
   for lib in cublas nccl cudnn; do
     label=$(podman image inspect --format "{{ index .Labels \"io.gpubench.cuda.$lib\" }}" "$tag")
     echo "label io.gpubench.cuda.$lib=$label"
-    echo "$text" | grep -q "^$lib: $label" || { echo "version inside prints no '$lib: $label'"; return 1; }
+    grep -q "^$lib: $label" <<<"$text" || { echo "version inside prints no '$lib: $label'"; return 1; }
   done
 }
 check "version inside the image: gpubench, CUDA runtime 13, libraries as labelled" version_case
-check "--help inside the image" bash -c "podman run --rm --network=none $tag --help | grep -q 'evaluate'"
+help_case() { local text; text=$(in_image "$tag" --help) || return 1; grep -q 'evaluate' <<<"$text"; }
+check "--help inside the image" help_case
 
 # 2. doctor without a GPU: its usual exit code (0: nothing blocking), the missing libraries named.
 doctor_case() {
   local text rc
   text=$(in_image "$tag" doctor 2>&1); rc=$?
-  echo "$text" | grep -E 'container|driver' | head -n 4
+  grep -E 'container|driver' <<<"$text" | sed -n 1,4p
   [ "$rc" = 0 ] || { echo "doctor exited $rc"; return 1; }
-  echo "$text" | grep -q 'in a podman container' &&
-    echo "$text" | grep -q 'libcuda.so.1, libnvidia-ml.so.1, libnvidia-ptxjitcompiler.so.1 not found' &&
-    echo "$text" | grep -q -- '--device nvidia.com/gpu=all'
+  grep -q 'in a podman container' <<<"$text" &&
+    grep -q 'libcuda.so.1, libnvidia-ml.so.1, libnvidia-ptxjitcompiler.so.1 not found' <<<"$text" &&
+    grep -q -- '--device nvidia.com/gpu=all' <<<"$text"
 }
 check "doctor inside the image names the missing driver libraries" doctor_case
 
@@ -137,7 +138,7 @@ evaluate_case() {
   local text
   text=$(in_image "$tag" evaluate --dry-run --assume h100-sxm:8 2>&1) || { echo "$text" | tail -n 5; return 1; }
   echo "$text" | tail -n 2
-  echo "$text" | grep -q 'screen'
+  grep -q 'screen' <<<"$text"
 }
 check "evaluate --dry-run --assume h100-sxm:8 inside the image" evaluate_case
 
@@ -146,7 +147,7 @@ if [ "$mpi" = 1 ]; then
   if build_image gpubench:test-mpi --build "$build" --mpi --without-cudnn; then
     mpi_case() {
       podman run --rm --network=none --entrypoint /bin/sh gpubench:test-mpi -c \
-        'test -x /usr/sbin/sshd && command -v mpirun && mpirun --version | head -n 1 &&
+        'test -x /usr/sbin/sshd && command -v mpirun && mpirun --version | sed -n 1p &&
          /usr/sbin/sshd -t && /usr/sbin/sshd -T | grep -x "strictmodes no" &&
          ssh -G worker-0 | grep -x "stricthostkeychecking false"' || return 1
       podman run --rm --network=none -v "$out:/out" --entrypoint mpirun gpubench:test-mpi --allow-run-as-root \
@@ -174,7 +175,7 @@ if [ -n "$cuda12" ]; then
       local text
       text=$(in_image gpubench:test-cuda12 version) || return 1
       echo "$text" | sed -n '3,4p'
-      echo "$text" | grep -q '^CUDA runtime 12\.4' && in_image gpubench:test-cuda12 doctor >/dev/null
+      grep -q '^CUDA runtime 12\.4' <<<"$text" && in_image gpubench:test-cuda12 doctor >/dev/null
     }
     check "the CUDA 12.4 image: version and doctor" cuda12_case
   else

@@ -62,7 +62,7 @@ pass "munge: munged runs with a private key and socket"
 
 # --- slurm.conf -----------------------------------------------------------------------------
 node="$(hostname -s)"
-node_line="$(slurmd -C | head -n1)"  # NodeName=<host> CPUs=... RealMemory=...
+node_line="$(slurmd -C | sed -n 1p)"  # NodeName=<host> CPUs=... RealMemory=...
 cpus="$(sed -n 's/.*CPUs=\([0-9]*\).*/\1/p' <<<"$node_line")"
 port=$((20000 + RANDOM % 20000))
 me="$(id -un)"
@@ -115,7 +115,7 @@ fi
 pass "slurm: slurmctld and slurmd up, node $node idle with $cpus CPUs"
 
 # job_state ID: the job's state (COMPLETED, FAILED, ...), from slurmctld (no accounting here).
-job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -n1; }
+job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | sed -n 1p; }
 job_done() {
   case "$(job_state "$1")" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED) return 0 ;; esac
   return 1
@@ -167,7 +167,7 @@ export GPUBENCH="$gpubench"
 
 # 1. One node's suite with its report.
 if id=$(OUT_DIR="$results/suite" RUN_ARGS="$cpu_args --suite memory" submit suite 300 --time=10 "$slurm_dir/suite.sbatch"); then
-  f=$(ls "$results/suite/"*.json 2>/dev/null | head -n1)
+  f=$(ls "$results/suite/"*.json 2>/dev/null | sed -n 1p)
   if [ "$(job_state "$id")" != COMPLETED ]; then
     fail "suite.sbatch: job $id ended $(job_state "$id"): $(tail -n5 "$tmp/out/suite.out")"
   elif [ -z "$f" ]; then
@@ -183,7 +183,7 @@ fi
 
 # 1b. One node's evaluation (CPU mode, a 3-minute budget) with its card.
 if id=$(OUT_DIR="$results/evaluate" BUDGET=3m EVALUATE_ARGS="--device cpu" submit evaluate 400 --time=10 "$slurm_dir/evaluate.sbatch"); then
-  f=$(ls "$results/evaluate/"*.json 2>/dev/null | head -n1)
+  f=$(ls "$results/evaluate/"*.json 2>/dev/null | sed -n 1p)
   if [ "$(job_state "$id")" != COMPLETED ]; then
     fail "evaluate.sbatch: job $id ended $(job_state "$id"): $(tail -n5 "$tmp/out/evaluate.out")"
   elif [ -z "$f" ] || ! [ -s "${f%.json}.md" ] || ! [ -s "${f%.json}.html" ]; then
@@ -200,13 +200,13 @@ fi
 # 2. Collectives over the MPI CPU backend, 2 tasks, through each launcher.
 for launcher in srun mpirun; do
   dir="$results/collectives-$launcher"
-  if [ "$launcher" = srun ] && ! srun --mpi=list 2>&1 | grep -q pmix; then
+  if [ "$launcher" = srun ] && ! grep -q pmix <<<"$(srun --mpi=list 2>&1)"; then
     skip "collectives.sbatch (srun): this Slurm has no PMIx plugin (srun --mpi=list: $(srun --mpi=list 2>&1 | tr '\n' ' '))"
     continue
   fi
   if id=$(OUT_DIR="$dir" LAUNCHER=$launcher RUN_ARGS="$cpu_args -a size=8,64k" \
     submit "collectives-$launcher" 300 --nodes=1 --ntasks-per-node=2 --time=10 "$slurm_dir/collectives.sbatch"); then
-    f=$(ls "$dir/"*.json 2>/dev/null | head -n1)
+    f=$(ls "$dir/"*.json 2>/dev/null | sed -n 1p)
     if [ "$(job_state "$id")" != COMPLETED ]; then
       fail "collectives.sbatch ($launcher): job $id ended $(job_state "$id"): $(tail -n5 "$tmp/out/collectives-$launcher.out" | tr '\n' ' ')"
     elif [ -z "$f" ] || [ "$(ls "$dir/"*.json | wc -l)" != 1 ]; then
@@ -224,7 +224,7 @@ done
 # 3. The fleet run: every node's tasks at once into one results file.
 if id=$(OUT_DIR="$results/fleet" RUN_ARGS="$cpu_args --suite memory" \
   submit fleet 300 --nodes=1 --ntasks-per-node=2 --time=10 "$slurm_dir/fleet.sbatch"); then
-  f=$(ls "$results/fleet/"*.json 2>/dev/null | head -n1)
+  f=$(ls "$results/fleet/"*.json 2>/dev/null | sed -n 1p)
   if [ "$(job_state "$id")" != COMPLETED ]; then
     fail "fleet.sbatch: job $id ended $(job_state "$id"): $(tail -n5 "$tmp/out/fleet.out" | tr '\n' ' ')"
   elif [ -z "$f" ]; then

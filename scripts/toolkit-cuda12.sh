@@ -181,7 +181,7 @@ EOF
 printf '{ "cuda": { "name": "CUDA SDK", "version": "12.4.1" } }\n' >"$t/version.json"
 
 # The assembled compiler must say 12.4 and its headers must be 12.4's.
-"$t/bin/nvcc" --version | grep -q 'release 12.4' || die "the assembled nvcc is not 12.4: $("$t/bin/nvcc" --version | tail -n2)"
+grep -q 'release 12.4' <<<"$("$t/bin/nvcc" --version)" || die "the assembled nvcc is not 12.4: $("$t/bin/nvcc" --version | tail -n2)"
 grep -Eq '#define CUDART_VERSION +12040' "$t/include/cuda_runtime_api.h" || die "cuda_runtime_api.h is not 12.4's"
 rm -rf "$dir"
 mv "$t" "$dir"

@@ -39,7 +39,7 @@ cudnn_here=1
 grep -Eq '^attention-fp8 +run +0 cases' <<<"$out" && cudnn_here=0
 [ $cudnn_here = 1 ] || echo "note: libcudnn does not load here: the cuDNN allowances and the docs' part totals are not checked"
 for p in 1 2; do
-  limit=$(sed -n "s/.*gpu-smoke.sh --part $p .*--time-limit \([0-9]*\).*/\1/p" "$doc" | head -n1)
+  limit=$(sed -n "s/.*gpu-smoke.sh --part $p .*--time-limit \([0-9]*\).*/\1/p" "$doc" | sed -n 1p)
   [ -n "$limit" ] || { fail "docs/gpu-hosts.md has no call running --part $p with a --time-limit"; continue; }
   line=$(grep "^part $p: " <<<"$out")
   if [[ "$line" =~ ^part\ $p:\ [0-9]+\ steps,\ [0-9]+\ cases,\ about\ ([0-9]+)\ s$ ]]; then
@@ -47,7 +47,7 @@ for p in 1 2; do
     # The docs' figure is the CUDA 13 build's; another toolkit plans a few steps otherwise
     # (block-scaled GEMM needs 12.8), so it must agree within 5% (at least 10 s).
     planned=${BASH_REMATCH[1]}
-    stated=$(grep -o "part $p plans about [0-9]* s" "$doc" | grep -o '[0-9]* s$' | grep -o '[0-9]*' | head -n1)
+    stated=$(grep -o "part $p plans about [0-9]* s" "$doc" | grep -o '[0-9]* s$' | grep -o '[0-9]*' | sed -n 1p)
     if [ $cudnn_here = 1 ]; then
       if [ -z "$stated" ]; then
         fail "docs/gpu-hosts.md does not say what part $p plans ('part $p plans about N s')"
@@ -82,7 +82,7 @@ for n in $first_run; do
   [ -n "$at" ] || { fail "never-run step $n is not in the plan"; continue; }
   [ "$at" -gt "$last_new" ] && last_new=$at
 done
-first_old=$(grep -nx -E 'gemm-cublas|memory-bandwidth|quick|soak|datagen|coll-ops|train-mlp' <<<"$order" | head -n1 | cut -d: -f1)
+first_old=$(grep -nx -E 'gemm-cublas|memory-bandwidth|quick|soak|datagen|coll-ops|train-mlp' <<<"$order" | sed -n 1p | cut -d: -f1)
 [ "$last_new" -lt "${first_old:-0}" ] || fail "a never-run step comes after a path the H200 passed (line $last_new vs $first_old)"
 [ "$(head -n1 <<<"$order")" = doctor ] || fail "the plan does not start with doctor: $(head -n1 <<<"$order")"
 part1=$("$smoke" --dry-run --assume h200 --part 1 2>&1) || fail "--part 1 plan failed"

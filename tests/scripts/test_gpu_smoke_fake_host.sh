@@ -19,7 +19,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 "$smoke" --out "$work/pass" >"$work/pass.log" 2>&1; rc=$?
 sed -n '/^step /,$p' "$work/pass.log"
 [ "$rc" = 0 ] || { fail "exit status $rc on a passing host"; tail -n 40 "$work/pass.log"; }
-tail -n1 "$work/pass.log" | grep -q 'PASSED$' || fail "no PASSED line"
+grep -q 'PASSED$' <<<"$(tail -n1 "$work/pass.log")" || fail "no PASSED line"
 steps=$(sed -n '/^steps() {/,/^STEPS$/p' "$smoke" | awk 'NF >= 2 && $1 !~ /^#/ && $1 != "steps()" && $1 != "cat" && $1 != "PART" {print $2}')
 for n in $steps; do
   row=$(grep "^$n " <<<"$(sed -n '/^step /,$p' "$work/pass.log")")
@@ -40,7 +40,7 @@ FAKE_SUSPECT=gemm-llm "$smoke" --out "$work/suspect" --only '^(gemm-llm|report)$
 [ "$rc" = 1 ] || fail "a suspect entry: exit $rc, expected 1"
 grep -Eq '^gemm-llm +run +1 +0 +0 .* FAIL' "$work/suspect.log" || fail "gemm-llm is not FAIL: $(grep '^gemm-llm' "$work/suspect.log")"
 grep -q 'suspect: above the datasheet peak (fake)' "$work/suspect/logs/gemm-llm.log" || fail "the suspect reason is not in the log"
-tail -n1 "$work/suspect.log" | grep -q 'FAILED (1 step(s))$' || fail "no FAILED line: $(tail -n1 "$work/suspect.log")"
+grep -q 'FAILED (1 step(s))$' <<<"$(tail -n1 "$work/suspect.log")" || fail "no FAILED line: $(tail -n1 "$work/suspect.log")"
 
 # A failed case (exit 1 and a failed entry) fails its step, with its reason shown.
 FAKE_FAIL=coll-ops "$smoke" --out "$work/failed" --only '^coll-ops$' >"$work/failed.log" 2>&1; rc=$?
@@ -70,7 +70,7 @@ grep -q '= 2.000 (expected 0.8..1.25) FAIL$' "$work/slow.log" || fail "the out-o
 grep -Eq '^gemm-cublas +run .* PASS' "$work/short.log" || fail "gemm-cublas row: $(grep '^gemm-cublas' "$work/short.log")"
 grep -Eq '^soak +soak .* SKIP out of time: [0-9]+ s of --time-limit left$' "$work/short.log" || fail "soak row: $(grep '^soak' "$work/short.log")"
 grep -Eq '^report +report .* PASS' "$work/short.log" || fail "report row: $(grep '^report' "$work/short.log")"
-tail -n1 "$work/short.log" | grep -q 'INCOMPLETE (1 step(s) out of time)$' || fail "no INCOMPLETE line: $(tail -n1 "$work/short.log")"
+grep -q 'INCOMPLETE (1 step(s) out of time)$' <<<"$(tail -n1 "$work/short.log")" || fail "no INCOMPLETE line: $(tail -n1 "$work/short.log")"
 "$smoke" --time-limit 0 >/dev/null 2>&1; [ $? = 2 ] || fail "--time-limit 0 is not a usage error"
 
 # A step still running when --time-limit runs out is stopped and is SKIP (out of time), never
@@ -80,7 +80,7 @@ FAKE_HANG=gemm-cublas "$smoke" --out "$work/cut" --time-limit 8 --only '^(gemm-c
 grep -Eq '^gemm-cublas +run +1 +0 +0 .* SKIP out of time: stopped at --time-limit after [0-9.]+ s$' "$work/cut.log" ||
   fail "the cut step is not SKIP out of time: $(grep '^gemm-cublas' "$work/cut.log")"
 grep -Eq '^gemm-cublaslt +run .* SKIP out of time: [0-9]+ s of --time-limit left$' "$work/cut.log" || fail "gemm-cublaslt row: $(grep '^gemm-cublaslt' "$work/cut.log")"
-tail -n1 "$work/cut.log" | grep -q 'INCOMPLETE (2 step(s) out of time)$' || fail "no INCOMPLETE line: $(tail -n1 "$work/cut.log")"
+grep -q 'INCOMPLETE (2 step(s) out of time)$' <<<"$(tail -n1 "$work/cut.log")" || fail "no INCOMPLETE line: $(tail -n1 "$work/cut.log")"
 grep -q 'FAIL' <<<"$(sed -n '/^step /,$p' "$work/cut.log")" && fail "a cut step reads FAIL"
 # A case that failed before the cut still fails the step.
 FAKE_HANG=coll-ops FAKE_FAIL=coll-ops "$smoke" --out "$work/cutfail" --time-limit 8 --only '^coll-ops$' >"$work/cutfail.log" 2>&1; rc=$?
