@@ -483,6 +483,8 @@ class CardBuilder {
       for (std::size_t k : ok_entries(item)) (axis_text(entry(k), "rw") == "read" ? seq : rnd).push_back(k);
       best_field(item, seq, "storage sequential reads, best depth", "gbps", "GB/s");
       best_field(item, rnd, "storage random reads, best depth", "iops", "IOPS");
+    } else if (n == "storage-feeds") {
+      storage_feeds(item);
     } else {
       per_gpu(item, n + ", best case", false);  // peer-copies, host-concurrency and items to come
     }
@@ -562,6 +564,33 @@ class CardBuilder {
     fig.verdict = rec.value("meets_max_stall", false)
                       ? "normal"
                       : fmt::format("stall target not met: {:.1f}% against {:g}% with the most cores tried", stall, target);
+  }
+
+  // `tune storage`'s verdict (the file's gpubench.storage_au): how many emulated accelerators the
+  // node's storage keeps at the workload's AU threshold, beside the node's own GPUs.
+  void storage_feeds(const Item& item) {
+    const json& au = f_.storage_au;
+    const std::string label = "GPUs this storage feeds (MLPerf Storage's AU)";
+    if (!is_ok_status(item.status) || !au.is_object() || !au.contains("largest_passing")) {
+      no_value(item, label, "GPUs fed");
+      return;
+    }
+    const double threshold = num(au, "au_threshold_pct").value_or(0);
+    const int fed = static_cast<int>(num(au, "largest_passing").value_or(0));
+    CardFigure& fig = add(item, label, "GPUs fed");
+    fig.metric = "largest_passing";
+    fig.unit = "GPUs";
+    fig.value = fed;
+    const std::string bound = au.value("bounded_by", "");
+    const std::string bound_text = bound == "budget"             ? fmt::format("at least {}: the budget ended the search; ", fed)
+                                   : bound == "max_accelerators" ? fmt::format("at least {}: the most tried; ", fed)
+                                                                 : std::string();
+    fig.detail = fmt::format("{}{} on emulated {} at AU >= {:g}% ({} GB/s each); {}", bound_text, au.value("workload", ""),
+                             au.value("accelerator", ""), threshold, sig3(num(au, "demand_gbps_per_accelerator").value_or(0)),
+                             au.value("cache", ""));
+    fig.verdict = card_.gpus > 0 && fed < card_.gpus
+                      ? fmt::format("feeds {} of the node's {} GPUs: the input path starves the rest", fed, card_.gpus)
+                      : "normal";
   }
 
   void health() {

@@ -335,7 +335,10 @@ AxisSplit split_axes(const Model& m, const std::vector<std::size_t>& cases) {
 // A case's label from the axes that vary (its name when none does).
 std::string varying_label(const ResultEntry& e, const std::vector<std::string>& varying) {
   std::string out;
-  for (const std::string& a : varying) out += (out.empty() ? "" : " ") + a + "=" + axis_text(e, a);
+  for (const std::string& a : varying) {
+    if (!e.axes.contains(a)) continue;  // a case of the suite's other kind (the storage suite's reads and AU runs)
+    out += (out.empty() ? "" : " ") + a + "=" + axis_text(e, a);
+  }
   return out.empty() ? e.name : out;
 }
 

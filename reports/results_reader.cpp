@@ -245,6 +245,7 @@ ResultsFile read_results_text(std::string_view text, const std::filesystem::path
     if (auto s = gb->find("summaries"); s != gb->end() && s->is_object()) file.summaries = json(*s);
     if (auto t = gb->find("tuning"); t != gb->end() && t->is_object()) file.tuning = json(*t);
     if (auto t = gb->find("mamf"); t != gb->end() && t->is_object()) file.mamf = json(*t);
+    if (auto t = gb->find("storage_au"); t != gb->end() && t->is_object()) file.storage_au = json(*t);
     if (auto s = gb->find("soak"); s != gb->end() && s->is_object()) file.soak = json(*s);
   }
 

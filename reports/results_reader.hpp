@@ -50,6 +50,7 @@ struct ResultsFile {
   nlohmann::json tuning;  // top-level gpubench.tuning (`gpubench tune train|dataload`); null when absent
   nlohmann::json soak;  // top-level gpubench.soak (a soak's series and verdict); null when absent
   nlohmann::json mamf;  // top-level gpubench.mamf (`gpubench tune gemm --mamf`); null when absent
+  nlohmann::json storage_au;  // top-level gpubench.storage_au (`gpubench tune storage`); null when absent
   std::string host() const;  // context.host_name
   std::vector<std::string> warnings;  // e.g. a case and repetition recorded twice
 };

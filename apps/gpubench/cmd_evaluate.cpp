@@ -329,6 +329,14 @@ class Evaluation {
         return;
       }
       args[4] = fmt::format("{:.0f}s", std::min(item.soak_s, left));
+    } else if (item.kind == Item::Kind::TuneStorage) {
+      const double left = end - now_epoch() - 4;
+      if (left < 5) {
+        outcome.status = "stopped: budget spent";
+        return;
+      }
+      args[3] = fmt::format("{:.0f}", std::min(item.soak_s, left));
+      args.push_back("--quiet");
     } else if (item.kind == Item::Kind::TuneDataload) {
       const double left = end - now_epoch() - 4;
       if (left < 5) {

@@ -61,6 +61,7 @@ int dry_run(const TuneOptions& o) {
 int cmd_tune(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "train") return cmd_tune_train({args.begin() + 1, args.end()});
   if (!args.empty() && args.front() == "dataload") return cmd_tune_dataload({args.begin() + 1, args.end()});
+  if (!args.empty() && args.front() == "storage") return cmd_tune_storage({args.begin() + 1, args.end()});
   if (!args.empty() && args.front() == "gemm" && std::find(args.begin(), args.end(), "--mamf") != args.end()) {
     return cmd_tune_mamf(args);
   }

@@ -22,6 +22,7 @@ int cmd_serving(const std::vector<std::string>& args);
 int cmd_tune(const std::vector<std::string>& args);
 int cmd_tune_train(const std::vector<std::string>& args);  // `tune train`: 1 when nothing could be recommended
 int cmd_tune_dataload(const std::vector<std::string>& args);
+int cmd_tune_storage(const std::vector<std::string>& args);   // `tune storage`, from cmd_tune
 int cmd_tune_mamf(const std::vector<std::string>& args);  // `tune gemm --mamf`, from cmd_tune  // `tune dataload`, from cmd_tune
 int cmd_evaluate(const std::vector<std::string>& args);  // 1: a case failed or doctor found an error
 int cmd_soak(const std::vector<std::string>& args);  // 1: a rule failed; 128+N: interrupted by signal N

@@ -25,7 +25,7 @@ Commands:
   history   per-case series over many runs with change points
   doctor    check the machine (driver, GPUs, libraries, host, disk) and say what to fix
   version   print version, build and library versions
-  tune      search cuBLASLt algorithms per GEMM shape (tune gemm); a training setup (tune train) or data loader (tune dataload)
+  tune      search cuBLASLt algorithms per GEMM shape (tune gemm); a training setup (tune train), a data loader (tune dataload) or how many GPUs storage feeds (tune storage)
   datagen   write a synthetic dataset for the dataload suite
   scaling   project data-parallel training to N GPUs from measured timelines and collectives
   serving   project serving latencies (TTFT, TPOT, ITL, goodput) from measured prefill and decode steps

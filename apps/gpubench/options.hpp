@@ -11,6 +11,7 @@
 #include "bench/core/measure.hpp"
 #include "bench/core/plan.hpp"
 #include "bench/tune/dataload_tune.hpp"
+#include "bench/tune/storage_tune.hpp"
 #include "profilers/profile.hpp"
 #include "reports/outputs.hpp"
 #include "reports/scaling.hpp"
@@ -172,6 +173,14 @@ struct TuneDataloadCli {
   tune::DataloadTuneOptions options;
 };
 TuneDataloadCli parse_tune_dataload_options(const std::vector<std::string>& args);
+
+// `gpubench tune storage` (parse_tune.cpp): the options, their values checked.
+struct TuneStorageCli {
+  bool help = false;
+  std::string help_text;
+  tune::StorageTuneOptions options;
+};
+TuneStorageCli parse_tune_storage_options(const std::vector<std::string>& args);
 
 // `gpubench scaling` (cmd_scaling.cpp).
 struct ScalingCli {

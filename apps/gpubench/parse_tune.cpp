@@ -10,6 +10,7 @@
 #include "bench/core/paths.hpp"
 #include "bench/suites/gemm/gemm_tune.hpp"
 #include "bench/tune/dataload_tune.hpp"
+#include "bench/tune/storage_tune.hpp"
 
 namespace gpubench::app {
 namespace {
@@ -50,6 +51,26 @@ default: a 0.05 s step per batch. Under mpirun/srun the recommendation is per ra
 tunes with its share of the node's CPUs, the other ranks exit at once.
 Exit status: 0 with a recommendation, 1 when none could be made or the device is not here,
 2 on bad usage.
+
+Options)";
+
+constexpr const char* kTuneStorageUsage = R"(Usage: gpubench tune storage [options]
+
+How many accelerators this storage keeps fed, as MLPerf Storage measures it: N emulated
+accelerators each take a batch of samples from its own loader threads, then compute for the
+workload's step time (a sleep: no GPU is needed). AU (accelerator utilisation) = compute time /
+run time, the first step's wait excluded; the verdict is the largest N whose AU meets the
+workload's threshold. N = 1, 2, 4, ... until one misses, then halving the gap, within --budget.
+The samples are shuffled ranges of one file: generated (position-derived content, every read
+checked) in GPUBENCH_STORAGE_DIR or the temporary folder, or GPUBENCH_STORAGE_FILE (read only).
+Writes a results file: every N tried is an entry, gpubench.storage_au holds the curve and the
+verdict (docs/suite-storage.md). Prints the curve and a line 'verdict: this storage feeds N GPUs
+at AU >= X% (...)'. Exit status: 0 when the search ran, 1 when a run failed (an I/O error, wrong
+content), 2 on bad usage.
+
+Workloads (MLPerf Storage's configs): unet3d (146.6 MB samples, batch 7; h100 0.323 s, a100
+0.636 s; AU 90%), resnet50 (114660 B, batch 400; h100 0.224 s, a100 0.435 s; AU 90%), retinanet
+(153600 B, batch 16; h100 0.180 s; AU 85%), or custom (--sample-bytes, --batch, --step-time).
 
 Options)";
 
@@ -130,6 +151,7 @@ tuning report: per shape, the default's time, the best time, the gain and the al
 Exit status: 0 when every shape was tuned or skipped, 1 when one failed or there is no CUDA
 device, 2 on bad usage. `gpubench tune train --help`: the search over a training setup's knobs;
 `gpubench tune dataload --help`: the fewest loader workers keeping the data stall low;
+`gpubench tune storage --help`: how many accelerators this storage keeps fed (MLPerf Storage's AU);
 `gpubench tune gemm --mamf --help`: the maximum achievable matmul FLOP/s over a sweep of shapes.
 
 Options)";
@@ -160,8 +182,8 @@ TuneOptions parse_tune_options(const std::vector<std::string>& args) {
   positional.add("target", 1);
   po::variables_map vm = parse_or_throw(args, all, &positional);
   if (take_help(vm, desc, o.help, o.help_text)) return o;
-  if (o.target.empty()) throw UsageError("what to tune? `gpubench tune gemm`, `gpubench tune train` or `gpubench tune dataload`");
-  if (o.target != "gemm") throw UsageError(fmt::format("'{}': tunable targets are gemm, train, dataload", o.target));
+  if (o.target.empty()) throw UsageError("what to tune? `gpubench tune gemm`, `gpubench tune train`, `gpubench tune dataload` or `gpubench tune storage`");
+  if (o.target != "gemm") throw UsageError(fmt::format("'{}': tunable targets are gemm, train, dataload, storage", o.target));
   if (!o.selection.suites.empty() && (o.selection.suites.size() != 1 || o.selection.suites[0] != "gemm")) {
     throw UsageError("--suite: tune works on the gemm suite only");
   }
@@ -216,6 +238,52 @@ TuneDataloadCli parse_tune_dataload_options(const std::vector<std::string>& args
   o.max_stall = max_stall_pct / 100;
   o.command_line = "gpubench tune dataload " + join_args(args);
   tune::check_dataload_option_values(o);  // the rest (--dataset, --out) when it runs
+  return cli;
+}
+
+TuneStorageCli parse_tune_storage_options(const std::vector<std::string>& args) {
+  TuneStorageCli cli;
+  tune::StorageTuneOptions& o = cli.options;
+  std::int64_t sample_bytes = 0;
+  int batch = 0, read_threads = 0;
+  double step_time = 0, au = 0;
+  std::string device;
+  po::options_description desc(kTuneStorageUsage);
+  desc.add_options()
+      ("device,d", po::value(&device), "cpu: the host reads the storage (the only choice; for evaluate's workers)")
+      ("workload", po::value(&o.workload)->default_value(o.workload), "unet3d, resnet50, retinanet or custom")
+      ("accelerator", po::value(&o.accelerator)->default_value(o.accelerator),
+       "whose published step time: h100 or a100 (retinanet: h100)")
+      ("sample-bytes", po::value(&sample_bytes), "bytes per sample (custom; or instead of the workload's)")
+      ("batch", po::value(&batch), "samples per step per accelerator (custom; or instead of the workload's)")
+      ("step-time", po::value(&step_time), "the emulated step in seconds (custom; or instead of the published one)")
+      ("consumer-from", po::value(&o.consumer_from),
+       "or a results file with a train case: its measured samples/s at --batch gives the step")
+      ("au", po::value(&au), "the AU threshold in percent (default: the workload's, 90 or 85)")
+      ("read-threads", po::value(&read_threads), "loader threads per accelerator (default: the workload's, 4 or 8)")
+      ("direct", po::value(&o.direct)->default_value(o.direct), "1: O_DIRECT reads; 0: through the page cache")
+      ("size", po::value(&o.size)->default_value(o.size), "bytes of the generated file (0: 1 GiB, at least two batches)")
+      ("max-accelerators", po::value(&o.max_accelerators)->default_value(o.max_accelerators), "the most N tried")
+      ("run-time", po::value(&o.run_s)->default_value(o.run_s), "seconds of steps per run, at least (and 5 steps)")
+      ("budget", po::value(&o.budget_s)->default_value(o.budget_s), "seconds the search may take")
+      ("seed", po::value(&o.seed)->default_value(o.seed), "the samples' shuffle")
+      ("out,o", po::value(&o.out), "results file (default results/<host>-<UTC time>.json)")
+      ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr")
+      ("help,h", "show this help");
+  po::variables_map vm = parse_or_throw(args, desc);
+  if (take_help(vm, desc, cli.help, cli.help_text)) return cli;
+  if (vm.count("sample-bytes")) o.sample_bytes = sample_bytes;
+  if (vm.count("batch")) o.batch = batch;
+  if (vm.count("step-time")) o.step_time_s = step_time;
+  if (vm.count("au")) o.au_pct = au;
+  if (vm.count("read-threads")) o.read_threads = read_threads;
+  if (vm.count("out") && o.out.empty()) throw UsageError("--out: empty path");
+  if (vm.count("consumer-from") && o.consumer_from.empty()) throw UsageError("--consumer-from: empty path");
+  if (vm.count("device") && device != "cpu") {
+    throw UsageError(fmt::format("--device '{}': tune storage reads on the host: cpu (the accelerators are emulated)", device));
+  }
+  o.command_line = "gpubench tune storage " + join_args(args);
+  tune::check_storage_option_values(o);  // the files when it runs
   return cli;
 }
 

@@ -178,6 +178,20 @@ std::vector<Item> cpu_items(double soak_s) {
 // folder (docs/suite-storage.md).
 Item storage_item() { return run("input", "storage", 22, Where::HostCpu, {"storage"}, {}); }
 
+// How many GPUs the node's storage feeds (priority 23): `tune storage`, MLPerf Storage's emulated
+// accelerators, for a twentieth of the budget (10 to 60 s) on the host. A GPU node: unet3d (the
+// heaviest reader, 3.2 GB/s per H100) on emulated A100s when its GPUs are A100s, else H100s
+// (MLPerf's newest published step), up to twice its GPUs; a CPU node: resnet50 on H100s over a
+// 256 MiB file.
+Item storage_feeds_item(const std::vector<DeviceInfo>& devices, double tune_s) {
+  const bool gpu = !devices.empty() && devices.front().is_cuda();
+  const bool a100 = gpu && devices.front().name.find("A100") != std::string::npos;
+  std::vector<std::string> options{"--workload", gpu ? "unet3d" : "resnet50", "--accelerator", a100 ? "a100" : "h100",
+                                   "--max-accelerators", std::to_string(gpu ? 2 * devices.size() : 16), "--run-time", "2"};
+  if (!gpu) options.insert(options.end(), {"--size", std::to_string(256 << 20)});
+  return timed("input", "storage-feeds", 23, K::TuneStorage, Where::HostCpu, tune_s, std::move(options));
+}
+
 std::string seconds_text(double s) { return fmt::format("{:.0f} s", s); }
 
 }  // namespace
@@ -188,8 +202,9 @@ std::vector<std::string> Item::arguments() const {
       return {"doctor"};
     case K::Soak:
       return {"soak", "--load", "gemm", "--duration", fmt::format("{:.0f}s", soak_s)};
-    case K::TuneDataload: {
-      std::vector<std::string> a{"tune", "dataload", "--budget", fmt::format("{:.0f}", soak_s)};
+    case K::TuneDataload:
+    case K::TuneStorage: {
+      std::vector<std::string> a{"tune", kind == K::TuneDataload ? "dataload" : "storage", "--budget", fmt::format("{:.0f}", soak_s)};
       a.insert(a.end(), axes.begin(), axes.end());
       return a;
     }
@@ -234,6 +249,7 @@ std::vector<Item> evaluation_items(const std::vector<DeviceInfo>& devices, doubl
   for (Item& i : gpu ? gpu_items(devices.size(), soak_s) : cpu_items(soak_s)) items.push_back(std::move(i));
   items.push_back(loader_cores_item(std::clamp(std::floor(budget_s / 20), 10.0, 60.0), gpu ? 32 : 8));
   items.push_back(storage_item());
+  items.push_back(storage_feeds_item(devices, std::clamp(std::floor(budget_s / 20), 10.0, 60.0)));
   return items;
 }
 
@@ -257,6 +273,7 @@ EvaluationPlan plan_evaluation(const std::vector<const Suite*>& suites, const st
         item.cases = devices.size();
         continue;
       case K::TuneDataload:  // the search stops within its budget; its dataset and start besides
+      case K::TuneStorage:   // (its file's writing besides)
         item.planned_s = item.soak_s + kSoakStartS;
         item.cases = 1;
         continue;

@@ -40,11 +40,11 @@ struct Item {
   std::string part;  // check, screen, depth, node, input
   std::string name;  // gemm-bf16, hbm-triad, ... (stable: the node card reads them)
   int priority = 0;  // lower is kept first
-  enum class Kind { Doctor, Run, Soak, TuneDataload } kind = Kind::Run;
+  enum class Kind { Doctor, Run, Soak, TuneDataload, TuneStorage } kind = Kind::Run;
   Where where = Where::OneGpu;
   std::vector<std::string> suites;  // Run: the suites, each axis given below
-  std::vector<std::string> axes;    // Run: NAME=VALUES overrides over the quick preset; TuneDataload: its options
-  double soak_s = 0;                // Soak: the duration; TuneDataload: the search's budget
+  std::vector<std::string> axes;    // Run: NAME=VALUES overrides over the quick preset; Tune*: its options
+  double soak_s = 0;                // Soak: the duration; Tune*: the search's budget
   std::size_t min_devices = 1;      // fewer selected devices (or ranks): skipped, saying so
   // One rank per device (the data-parallel step; the CPU's collectives): under mpirun/srun the
   // team runs it; a plain evaluation of several GPUs starts it under mpirun itself.

@@ -95,6 +95,10 @@ TEST_F(EvaluateCli, CpuEvaluationWithinItsBudgetLeadsWithTheCard) {
   const auto row = md.find("| input | loader cores per GPU under the stall target | ");
   ASSERT_NE(row, std::string::npos) << md.substr(0, 4000);
   EXPECT_NE(md.substr(row, 400).find("% stall for a consumer of 800 samples/s"), std::string::npos) << md.substr(row, 400);
+  // The input part's storage-feeds item: tune storage's curve, on the card as GPUs fed.
+  ASSERT_TRUE(doc["gpubench"].contains("storage_au")) << "no gpubench.storage_au from the storage-feeds item";
+  EXPECT_FALSE(doc["gpubench"]["storage_au"]["curve"].empty());
+  EXPECT_NE(md.find("| input | GPUs this storage feeds (MLPerf Storage's AU) | "), std::string::npos) << md.substr(0, 4000);
   // The stated SLO: recorded, and the goodput row counts against it.
   EXPECT_EQ(ev["slo"]["ttft_ms"].get<double>(), 2000);
   EXPECT_EQ(ev["slo"]["tpot_ms"].get<double>(), 500);

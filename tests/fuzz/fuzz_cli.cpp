@@ -1,7 +1,7 @@
 // libFuzzer target: command-line parsing of `gpubench run`, `list`, `report`, `compare`, `history`.
 //
 // Input: an argument vector, arguments separated by NUL bytes; the first is the command
-// (run, list, report, compare, history, scaling, serving, soak, tune-train, tune-gemm, tune-dataload or numbers; anything else is ignored), the rest its arguments, as main() passes
+// (run, list, report, compare, history, scaling, serving, soak, tune-train, tune-gemm, tune-dataload, tune-storage or numbers; anything else is ignored), the rest its arguments, as main() passes
 // them. The target takes the commands' real path up to the point where they would touch the
 // machine: parse_run_options / parse_list_options / parse_report_options (Boost.Program_options,
 // the numeric checks, parse_benchmark_flags with benchmark::Initialize), then for run and list
@@ -203,6 +203,17 @@ void fuzz_tune_train(const std::vector<std::string>& args) {
   require(!o.global_batch || *o.global_batch >= 1, "tune train's global batch is at least 1");
 }
 
+void fuzz_tune_storage(const std::vector<std::string>& args) {
+  const app::TuneStorageCli cli = app::parse_tune_storage_options(args);
+  if (cli.help) return;
+  const auto& o = cli.options;
+  require(o.budget_s > 0 && o.budget_s <= 86400, "tune storage's budget is in range");
+  require(o.max_accelerators >= 1 && o.max_accelerators <= 256, "tune storage's --max-accelerators is in range");
+  require(!o.au_pct || (*o.au_pct > 0 && *o.au_pct < 100), "tune storage's --au is a percentage below 100");
+  require(!o.step_time_s || (*o.step_time_s >= 0.001 && *o.step_time_s <= 60), "tune storage's step time is in range");
+  require(o.workload != "custom" || (o.sample_bytes && o.batch), "a custom workload has its sample size and batch");
+}
+
 void fuzz_tune_gemm(const std::vector<std::string>& args) {
   const app::TuneOptions o = app::parse_tune_options(args);
   if (o.help) return;
@@ -284,6 +295,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       fuzz_tune_train(args);
     } else if (command == "tune-dataload") {
       fuzz_tune_dataload(args);
+    } else if (command == "tune-storage") {
+      fuzz_tune_storage(args);
     } else if (command == "tune-gemm") {
       fuzz_tune_gemm(args);
     }

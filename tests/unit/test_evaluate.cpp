@@ -59,6 +59,34 @@ TEST(Evaluate, StorageIsPlannedOnTheHostsCpu) {
   EXPECT_EQ(storage->arguments(), (std::vector<std::string>{"run", "--suite", "storage"}));
 }
 
+// How many GPUs the storage feeds: `tune storage` on the host, unet3d on the node's kind of
+// emulated accelerator (A100s for an A100 node, else H100s), up to twice the node's GPUs; a CPU
+// node emulates resnet50 on H100s over a small file.
+TEST(Evaluate, StorageFeedsRunsTuneStorageForTheNodesGpus) {
+  const reports::SpecSheet& specs = reports::SpecSheet::builtin();
+  auto feeds = [](const EvaluationPlan& p) {
+    for (const Item& i : p.items) {
+      if (i.name == "storage-feeds") return i;
+    }
+    ADD_FAILURE() << "no storage-feeds item";
+    return Item{};
+  };
+  for (const reports::GpuSpec& g : specs.gpus()) {
+    const Item i = feeds(plan_evaluation(suites::all(), node(g, 8), 1800, settings(specs)));
+    EXPECT_EQ(i.part, "input");
+    EXPECT_EQ(i.where, Where::HostCpu);
+    EXPECT_EQ(i.status, "planned") << g.key;
+    const std::string acc = g.name.find("A100") != std::string::npos ? "a100" : "h100";
+    EXPECT_EQ(i.arguments(), (std::vector<std::string>{"tune", "storage", "--budget", "60", "--workload", "unet3d", "--accelerator", acc,
+                                                       "--max-accelerators", "16", "--run-time", "2"}))
+        << g.key;
+  }
+  DeviceInfo cpu;
+  const Item c = feeds(plan_evaluation(suites::all(), {cpu}, 600, settings(specs)));
+  EXPECT_EQ(c.arguments(), (std::vector<std::string>{"tune", "storage", "--budget", "30", "--workload", "resnet50", "--accelerator",
+                                                     "h100", "--max-accelerators", "16", "--run-time", "2", "--size", "268435456"}));
+}
+
 TEST(Evaluate, EveryModelAndNodeSizeKeepsItsBudget) {
   const reports::SpecSheet& specs = reports::SpecSheet::builtin();
   for (const reports::GpuSpec& g : specs.gpus()) {
