@@ -42,6 +42,7 @@ cuda12_build() {  # DIR [cmake args...]
   # toolkit lacks (PyPI nvidia-cudnn-cu12's, in build/deps/cudnn-cu12).
   ensure_cudnn_frontend
   ensure_cudnn_headers 12 "$toolkit"
+  ensure_nvjpeg_headers 12 "$toolkit"  # the dataload suite's decode=gpu (PyPI nvidia-nvjpeg-cu12's nvjpeg.h)
   use_ccache
   # The toolkit's nvcc, headers and libraries only: no CUDA 13 from the environment.
   unset CUDA_HOME CUDA_PATH CUDAToolkit_ROOT

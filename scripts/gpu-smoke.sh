@@ -97,6 +97,9 @@ run      coll-per-iter    --suite collectives --axis gpus=1 --axis op=all_reduce
 # The bare pointer-chase peer beside the suite's host_device_latency (memory-overheads runs it).
 run      memory-overheads --suite memory --axis test=launch,launch_queue,graph_launch,graph_queue,sync,malloc,malloc_async,host_device_latency --axis size=0,64M
 peer     peer-chase       chase_gpu memory-overheads --min-time 0.3 --rounds 1
+# nvJPEG's batched decode (issue 44): the CUDA decoder alone, DALI's 65% split and the hardware
+# decoder alone (skipped, saying so, on a GPU without one), each image checked against libjpeg-turbo.
+run      dataload-nvjpeg  --suite dataload --axis stage=decode --axis decode=gpu --axis hw_load=0,65,100 --axis workers=1 --axis batch=32
 # The achievable-matmul search (issue 27): shapes pruned by wave quantisation from the SM count, the
 # finalists measured longer, the SM clock of the best measurement from NVML.
 mamf     mamf-bf16        --axis dtype=bf16 --budget 10

@@ -150,27 +150,56 @@ GPUBENCH_CUDNN_WHEELS=(  # CUDA major, the wheel's MB, the pin
 ensure_cudnn_headers() {  # MAJOR TOOLKIT
   local major="$1" toolkit="$2" pin="" mb=""
   [ -f "$toolkit/include/cudnn.h" ] || [ -f "$toolkit/targets/x86_64-linux/include/cudnn.h" ] && return 0
-  local dest="$GPUBENCH_ROOT/build/deps/cudnn-cu$major"
-  [ -f "$dest/include/cudnn.h" ] && return 0
   for entry in "${GPUBENCH_CUDNN_WHEELS[@]}"; do
     [ "${entry%% *}" = "$major" ] && read -r _ mb pin <<<"$entry"
   done
   [ -n "$pin" ] || { log "no cudnn.h for CUDA $major (no pinned nvidia-cudnn-cu$major): no cuDNN attention provider"; return 0; }
+  wheel_headers "$pin" "$mb" nvidia/cudnn/include/ cudnn.h cudnn-headers "$GPUBENCH_ROOT/build/deps/cudnn-cu$major" ||
+    log "cudnn.h not installed (downloading or unpacking ${pin%% *} failed): no cuDNN attention provider with CUDA $major"
+}
+
+# nvjpeg.h, which no CUDA Toolkit here ships (the CUDA 13 build machine's lacks it, as does the
+# 12.4 one scripts/toolkit-cuda12.sh assembles): the include/ of PyPI's nvidia-nvjpeg (CUDA 13)
+# or nvidia-nvjpeg-cu12 wheel, in build/deps/nvjpeg-cu<MAJOR>/include (a 3.8 or 5.3 MB wheel,
+# pinned by SHA-256; its one header kept in the cache). The dataload suite's decode=gpu loads
+# libnvjpeg at run time; without the header it is built without it (those cases say so).
+GPUBENCH_NVJPEG_WHEELS=(  # CUDA major, the wheel's MB, the pin, the header's folder in the wheel
+  "12 5 nvidia-nvjpeg-cu12==12.4.0.76 --hash=sha256:3888f10b32fbd58e80166c48e01073732d752fa5f167b7cb5b9615f1c6375a20 nvidia/nvjpeg/include/"
+  "13 4 nvidia-nvjpeg==13.3.2.43 --hash=sha256:27f9c4a25a73f1d1ad35c342c8d657c8ff43e23877f338ef15fb2602ac2e5aa8 nvidia/cu13/include/"
+)
+ensure_nvjpeg_headers() {  # MAJOR TOOLKIT
+  local major="$1" toolkit="$2" pin="" mb="" prefix=""
+  [ -f "$toolkit/include/nvjpeg.h" ] || [ -f "$toolkit/targets/x86_64-linux/include/nvjpeg.h" ] && return 0
+  local entry name hash
+  for entry in "${GPUBENCH_NVJPEG_WHEELS[@]}"; do
+    [ "${entry%% *}" = "$major" ] && read -r _ mb name hash prefix <<<"$entry" && pin="$name $hash"
+  done
+  [ -n "$pin" ] || { log "no nvjpeg.h for CUDA $major (no pinned wheel): no GPU JPEG decode"; return 0; }
+  wheel_headers "$pin" "$mb" "$prefix" nvjpeg.h nvjpeg-headers "$GPUBENCH_ROOT/build/deps/nvjpeg-cu$major" ||
+    log "nvjpeg.h not installed (downloading or unpacking ${pin%% *} failed): no GPU JPEG decode with CUDA $major"
+}
+
+# wheel_headers PIN MB PREFIX HEADER CACHE_NAME DEST: the .h files directly under PREFIX of the
+# pinned PyPI wheel (PIN: "name==version --hash=sha256:..."), downloaded once into the cache (the
+# wheel dropped, the headers kept), copied to DEST/include with DEST/SOURCE naming the wheel.
+# Returns 1 when the download or the unpacking fails (DEST then left alone).
+wheel_headers() {
+  local pin="$1" mb="$2" prefix="$3" header="$4" cache_name="$5" dest="$6"
+  [ -f "$dest/include/$header" ] && return 0
   local name="${pin%% *}"
-  local cached="${GPUBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpubench}/cudnn-headers/${name/==/-}"
-  if [ ! -f "$cached/include/cudnn.h" ]; then
-    log "fetching cudnn.h from PyPI $name (a $mb MB wheel, once; only its headers are kept in $cached)"
+  local cached="${GPUBENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpubench}/$cache_name/${name/==/-}"
+  if [ ! -f "$cached/include/$header" ]; then
+    log "fetching $header from PyPI $name (a $mb MB wheel, once; only its headers are kept in $cached)"
     local tmp="$cached.tmp"
     rm -rf "$tmp" && mkdir -p "$tmp/wheel"
     echo "$pin" >"$tmp/requirements.txt"
     # The x86_64 wheel on any host: the headers are the same in every wheel, the hash is that one's.
     if ! python3 -m pip download -q --no-cache-dir --disable-pip-version-check --no-deps --only-binary=:all: \
-        --platform manylinux_2_27_x86_64 --require-hashes -r "$tmp/requirements.txt" -d "$tmp/wheel" >/dev/null 2>&1 ||
-       ! python3 - "$tmp" <<'PY'
+        --platform manylinux_2_27_x86_64 --platform manylinux2014_x86_64 --require-hashes -r "$tmp/requirements.txt" -d "$tmp/wheel" >/dev/null 2>&1 ||
+       ! python3 - "$tmp" "$prefix" "$header" <<'PY'
 import glob, os, sys, zipfile
-tmp = sys.argv[1]
+tmp, prefix, header = sys.argv[1:4]
 (wheel,) = glob.glob(os.path.join(tmp, "wheel", "*.whl"))
-prefix = "nvidia/cudnn/include/"
 os.makedirs(os.path.join(tmp, "include"))
 with zipfile.ZipFile(wheel) as z:
     for info in z.infolist():
@@ -178,13 +207,12 @@ with zipfile.ZipFile(wheel) as z:
         if info.filename.startswith(prefix) and name.endswith(".h") and "/" not in name:
             with open(os.path.join(tmp, "include", name), "wb") as out:
                 out.write(z.read(info))
-if not os.path.exists(os.path.join(tmp, "include", "cudnn.h")):
-    sys.exit("no nvidia/cudnn/include/cudnn.h in " + wheel)
+if not os.path.exists(os.path.join(tmp, "include", header)):
+    sys.exit(f"no {prefix}{header} in {wheel}")
 PY
     then
       rm -rf "$tmp"
-      log "cudnn.h not installed (downloading or unpacking $name failed): no cuDNN attention provider with CUDA $major"
-      return 0
+      return 1
     fi
     rm -rf "$tmp/wheel" "$tmp/requirements.txt" "$cached"
     mv "$tmp" "$cached"
@@ -214,6 +242,7 @@ build_preset() {
     ensure_sass_tools
     ensure_cudnn_frontend
     ensure_cudnn_headers "$(cuda_major "$CUDACXX")" "$(dirname "$(dirname "$(readlink -f "$CUDACXX")")")"
+    ensure_nvjpeg_headers "$(cuda_major "$CUDACXX")" "$(dirname "$(dirname "$(readlink -f "$CUDACXX")")")"
   fi
   use_ccache
   local jobs="${GPUBENCH_JOBS:-$(nproc)}"

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -144,6 +145,33 @@ TEST_F(Dataload, MismatchedShardIndexNamesThePath) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find((data / "images.idx").string()), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("does not match"), std::string::npos) << r.err;
+}
+
+// decode=gpu (nvJPEG) as the CLI contract runs it: on the cpu device its entries are
+// skipped with the reason and the run exits 0; a dry run for an assumed H100 plans them.
+TEST_F(Dataload, GpuDecodeIsSkippedOnTheCpuAndPlannedForAGpu) {
+  const fs::path out = dir / "D.json";
+  const Output r = gpubench(fmt::format("run --device cpu --suite dataload -a decode=gpu --out {}", out.string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(out);
+  const auto doc = nlohmann::json::parse(in);
+  ASSERT_FALSE(doc["benchmarks"].empty());
+  for (const auto& e : doc["benchmarks"]) {
+    EXPECT_EQ(e["gpubench"]["status"], "skipped") << e.dump();
+    EXPECT_EQ(e["gpubench"]["axes"]["decode"], "gpu");
+    EXPECT_NE(e["gpubench"]["reason"].get<std::string>().find("needs a CUDA device"), std::string::npos) << e.dump();
+  }
+  const Output d = gpubench("run --dry-run --assume h100-sxm -a decode=gpu --suite dataload");
+  ASSERT_EQ(d.code, 0) << d.err;
+  int planned = 0;
+  std::istringstream lines(d.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("/decode=gpu/") != std::string::npos && line.find("/cuda:0") != std::string::npos) {
+      EXPECT_EQ(line.find("skipped"), std::string::npos) << line;
+      ++planned;
+    }
+  }
+  EXPECT_EQ(planned, 2) << d.out;  // hw_load=0 and 65: the CUDA decoder alone and DALI's split
 }
 
 TEST_F(Dataload, DatagenBadOptions) {

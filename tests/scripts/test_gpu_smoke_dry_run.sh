@@ -75,7 +75,7 @@ grep -q 'preset case' <<<"$quick" && grep -q 'serve trace' <<<"$quick" || fail "
   fail "quick plans under the 67 s the H200 took for fewer cases: $quick"
 # The never-run steps come first (after doctor), in part 1; the first step of part 2 after them all.
 order=$(awk 'NF >= 2 && $1 != "gpu-smoke" && $1 != "part" && $1 != "planned:" {print $1}' <<<"$out")
-first_run="attention-fp8 train-fp8 train-paths train-plain train-dp train-largest infer-small infer-8b-layer infer-serve infer-fp8 infer-fp8-serve gemm-grouped memory-patterns coll-exchange coll-per-iter peer-chase mamf-bf16"
+first_run="attention-fp8 train-fp8 train-paths train-plain train-dp train-largest infer-small infer-8b-layer infer-serve infer-fp8 infer-fp8-serve gemm-grouped memory-patterns coll-exchange coll-per-iter peer-chase dataload-nvjpeg mamf-bf16"
 last_new=0
 for n in $first_run; do
   at=$(grep -nx "$n" <<<"$order" | cut -d: -f1)

@@ -54,6 +54,8 @@ struct Config {
   bool gpu_augment = false;
   std::int64_t step_us = 0;
   int train_grid = 0;  // consumer=train-*: pooled grid of the mlp's inputs (0: consumer=spin)
+  bool gpu_decode = false;  // decode=gpu: nvJPEG (stage decode)
+  int hw_load = 0;          // decode=gpu: percent of each batch to the hardware decoder
   std::size_t sample_bytes() const { return kernels::dataload::out_bytes(dtype); }
 };
 Config to_config(const Point& point);
@@ -87,6 +89,10 @@ void start_decoded_batch(HostBatch& b, int count);
 std::unique_ptr<Case> make_host_stage(const Config& c);  // read, decode, augment, decode_augment, collate
 std::unique_ptr<Case> make_pipeline_case(const DeviceInfo& device, const Config& c);
 std::unique_ptr<Case> make_gpu_case(const DeviceInfo& device, const Config& c);  // augment, h2d on CUDA
+// decode=gpu: nvJPEG's batched decode (nvjpeg.cpp; nvjpeg_none.cpp in a build without
+// nvjpeg.h or CUDA), and why this build cannot run it (planning: nullopt when it can try).
+std::unique_ptr<Case> make_nvjpeg_case(const DeviceInfo& device, const Config& c);
+std::optional<std::string> nvjpeg_unavailable();
 // What the pipeline's GPU consumer does with each batch.
 struct GpuConsumerSpec {
   double seconds = 0;   // consumer=spin: the calibrated kernel's time per batch

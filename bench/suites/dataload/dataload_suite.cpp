@@ -21,6 +21,7 @@ bool reads(Stage s, const std::string& axis) {
   if (axis == "aug") return s == Stage::Pipeline;
   if (axis == "step_us") return s == Stage::Pipeline;
   if (axis == "consumer") return s == Stage::Pipeline;
+  if (axis == "decode" || axis == "hw_load") return s == Stage::Decode;
   return true;  // stage, batch
 }
 
@@ -32,6 +33,7 @@ AxisValue neutral(const std::string& axis) {
   if (axis == "dtype") return std::string("fp32");
   if (axis == "aug") return std::string("cpu");
   if (axis == "consumer") return std::string("spin");
+  if (axis == "decode") return std::string("cpu");
   if (axis == "workers" || axis == "scale") return std::int64_t{1};
   return std::int64_t{0};  // prefetch, pinned, step_us
 }
@@ -74,6 +76,10 @@ class DataloadSuite final : public Suite {
         {"aug", AxisKind::Enum, "where the pipeline augments: cpu (in the workers) or gpu", {"cpu", "gpu"}, 1},
         {"step_us", AxisKind::Int, "pipeline, consumer=spin: the consumer's time per batch in microseconds (0: none)", {}, 0, {}, 60000000},
         {"consumer", AxisKind::Enum, "pipeline: spin (a calibrated wait of step_us: a GPU kernel, or a host loop) or train-768/3072/9408 (one training step of the train suite's mlp classifier on the batch's images mean-pooled to that many features)", {"spin", "train-768", "train-3072", "train-9408"}, 1},
+        // Added after the others: case names show them only for decode=gpu (resolve() leaves
+        // them out of a CPU decode's point), so earlier results keep their names.
+        {"decode", AxisKind::Enum, "decode: cpu (libjpeg-turbo, on the cpu device) or gpu (nvJPEG, batched, on a CUDA device)", {"cpu", "gpu"}, 1},
+        {"hw_load", AxisKind::Int, "decode=gpu: percent of each batch given to the GPU's hardware JPEG decoder (DALI's hw_decoder_load), the rest to nvJPEG's CUDA decoder", {}, 0, {}, 100},
     };
   }
 
@@ -87,15 +93,19 @@ class DataloadSuite final : public Suite {
           {"stage", stage},   {"workers", workers}, {"order", order},       {"io", io},
           {"format", format}, {"scale", scale},     {"dtype", dtype},       {"batch", batch},
           {"prefetch", prefetch}, {"pinned", "0"},  {"aug", "cpu"},         {"step_us", step},
-          {"consumer", consumer}};
+          {"consumer", consumer}, {"decode", "cpu"}, {"hw_load", "0"}};
     };
+    // On a GPU: its stages (decode there is nvJPEG's, split between the hardware and the CUDA
+    // decoder by hw_load).
     auto gpu = [&](std::vector<std::pair<std::string, std::string>> v, std::string stages, std::string pinned,
-                   std::string aug, std::string consumer) {
+                   std::string aug, std::string consumer, std::string hw_load) {
       for (auto& [k, val] : v) {
         if (k == "stage") val = stages;
         if (k == "pinned") val = pinned;
         if (k == "aug") val = aug;
         if (k == "consumer") val = consumer;
+        if (k == "decode") val = "gpu";
+        if (k == "hw_load") val = hw_load;
       }
       return v;
     };
@@ -128,17 +138,45 @@ class DataloadSuite final : public Suite {
       if (k == "scale") val = "1,2";
     }
     return {
-        {"quick", gpu(q_gpu, "augment,h2d,pipeline", "0,1", "cpu,gpu", "spin"), q},
-        {"standard", gpu(s_gpu, all, "0,1", "cpu,gpu", "spin,train-3072"), s},
-        {"full", gpu(f_gpu, all, "0,1", "cpu,gpu", "spin,train-768,train-3072,train-9408"), f},
+        {"quick", gpu(q_gpu, "decode,augment,h2d,pipeline", "0,1", "cpu,gpu", "spin", "0,65"), q},
+        {"standard", gpu(s_gpu, all, "0,1", "cpu,gpu", "spin,train-3072", "0,65,100"), s},
+        {"full", gpu(f_gpu, all, "0,1", "cpu,gpu", "spin,train-768,train-3072,train-9408", "0,25,50,65,75,100"), f},
     };
+  }
+
+  // decode and hw_load came after the other axes: a point that does not use them leaves them out,
+  // so its case name is what it was. Kept: a GPU decode's, and a value the user asked for that
+  // the stage cannot use (applies() then drops the point: `-a decode=gpu` plans decodes only).
+  Point resolve(const DeviceInfo& device, Point point) const override {
+    (void)device;
+    const bool decode_stage = point.text_or("stage", "") == "decode";
+    const bool gpu = point.text_or("decode", "cpu") == "gpu";
+    const bool split = point.integer_or("hw_load", 0) != 0;
+    if (decode_stage && (gpu || split)) return point;
+    if (!decode_stage && ((gpu && point.given("decode")) || (split && point.given("hw_load")))) return point;
+    Point plain;
+    plain.set_given(point.given_axes());
+    for (const auto& [name, value] : point.values()) {
+      if (name != "decode" && name != "hw_load") plain.set(name, value);
+    }
+    return plain;
   }
 
   bool applies(const DeviceInfo& device, const Point& point) const override {
     const std::optional<Stage> stage = parse_stage(point.text("stage"));
     if (!stage) return false;
-    // CPU-only stages are measured on the cpu device; a CUDA device runs augment, h2d, pipeline.
-    if (device.is_cuda() && *stage != Stage::Augment && *stage != Stage::H2D && *stage != Stage::Pipeline) return false;
+    // CPU-only stages are measured on the cpu device; a CUDA device runs augment, h2d, pipeline
+    // and nvJPEG's decode (decode=gpu: planned on the cpu device too, where it is skipped with
+    // the reason, so that asking for it on a machine without a GPU says why).
+    const bool gpu_decode = point.text_or("decode", "cpu") == "gpu";
+    if (device.is_cuda() && *stage == Stage::Decode && !gpu_decode) return false;
+    if (device.is_cuda() && *stage != Stage::Augment && *stage != Stage::H2D && *stage != Stage::Pipeline &&
+        *stage != Stage::Decode) {
+      return false;
+    }
+    if (!gpu_decode && point.integer_or("hw_load", 0) != 0) return false;  // a split of nvJPEG's decoders
+    // nvJPEG decodes a batch from one thread, at full size.
+    if (gpu_decode && (point.integer("workers") != 1 || point.integer("scale") != 1)) return false;
     for (const auto& [axis, value] : point.values()) {
       if (axis == "stage") continue;
       bool used = reads(*stage, axis);
@@ -165,6 +203,10 @@ class DataloadSuite final : public Suite {
       return fmt::format("scale={}: libjpeg-turbo's DCT scaling here is 1/1, 1/2, 1/4 or 1/8", c.scale);
     }
     if (!device.is_cuda() && c.stage == Stage::H2D) return "h2d needs a CUDA device";
+    if (c.gpu_decode && !device.is_cuda()) return "decode=gpu needs a CUDA device (nvJPEG decodes on the GPU)";
+    if (c.gpu_decode) {
+      if (std::optional<std::string> why = nvjpeg_unavailable()) return *why;
+    }
     if (c.batch > 4096) return fmt::format("batch={}: at most 4096 samples", c.batch);
     if (!device.is_cuda() && c.train_grid > 32) {
       return "consumer=train-9408 on the CPU: a 363M-parameter model (5.8 GB of fp32 state, seconds per step); use train-768 or train-3072";
@@ -176,6 +218,7 @@ class DataloadSuite final : public Suite {
   std::unique_ptr<Case> make_case(const DeviceInfo& device, const Point& point) const override {
     const Config c = to_config(point);
     if (c.stage == Stage::Pipeline) return make_pipeline_case(device, c);
+    if (c.gpu_decode) return make_nvjpeg_case(device, c);
     if (device.is_cuda()) return make_gpu_case(device, c);
     return make_host_stage(c);
   }
@@ -242,6 +285,8 @@ Config to_config(const Point& p) {
   // train-<features>: features = 3 x grid x grid, the grid dividing 224 (kAugmentSize).
   const std::string consumer = p.text("consumer");
   c.train_grid = consumer == "train-768" ? 16 : consumer == "train-3072" ? 32 : consumer == "train-9408" ? 56 : 0;
+  c.gpu_decode = p.text_or("decode", "cpu") == "gpu";
+  c.hw_load = static_cast<int>(p.integer_or("hw_load", 0));
   return c;
 }
 
