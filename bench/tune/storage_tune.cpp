@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -166,7 +167,11 @@ int tune_storage(const StorageTuneOptions& o) {
   // The file: two batches at least (a run of N accelerators cycles through it).
   const std::int64_t slot = st::aligned_sample_bytes(w.sample_bytes);
   const std::int64_t need = 2 * slot * w.batch;
-  const std::int64_t size = std::max(o.size > 0 ? o.size / st::kAlign * st::kAlign : std::int64_t{1} << 30, need);
+  // The generated file: --size, else 1 GiB; a given file (GPUBENCH_STORAGE_FILE) is read whole and
+  // needs only the two batches unless --size asks for more.
+  const char* given = std::getenv(st::kFileEnv);
+  const std::int64_t fallback = given != nullptr && *given != '\0' ? need : std::int64_t{1} << 30;
+  const std::int64_t size = std::max(o.size > 0 ? o.size / st::kAlign * st::kAlign : fallback, need);
   if (o.size > 0 && o.size < need) {
     throw UsageError(fmt::format("--size {}: a run needs two batches ({} samples of {} bytes): at least {}", o.size, 2 * w.batch, slot, need));
   }

@@ -84,6 +84,30 @@ TEST_F(TuneStorage, AStorageThatCannotFeedOneAcceleratorFeedsZero) {
   EXPECT_LT(doc["benchmarks"][0]["gpubench"]["metrics"]["au_pct"].get<double>(), 90);
 }
 
+TEST_F(TuneStorage, AGivenFileIsReadWholeAndNeverWritten) {
+  const fs::path f = dir / "data.bin";
+  {
+    std::ofstream s(f, std::ios::binary);
+    const std::string chunk(1 << 20, 'x');
+    for (int i = 0; i < 4; ++i) s << chunk;
+  }
+  const fs::path out = dir / "G.json";
+  // A 4 MiB file, smaller than the 1 GiB a generated one would be: two batches of 16 x 64 KiB fit.
+  const Output o = gpubench(fmt::format("tune storage --workload custom --sample-bytes 65536 --batch 16 --step-time 0.01 "
+                                        "--direct 0 --run-time 0.1 --max-accelerators 2 --budget 20 -q --out {}",
+                                        out.string()),
+                            fmt::format("GPUBENCH_STORAGE_FILE={}", f.string()));
+  ASSERT_EQ(o.code, 0) << o.err;
+  const nlohmann::json doc = read_json(out);
+  EXPECT_EQ(doc["gpubench"]["storage_au"]["file"]["path"], f.string());
+  EXPECT_EQ(doc["gpubench"]["storage_au"]["file"]["bytes"], 4 << 20);
+  for (const auto& e : doc["benchmarks"]) {
+    EXPECT_EQ(e["gpubench"]["verification"]["checked"], 0);  // its content is not known
+    EXPECT_NE(e["gpubench"]["verification"]["method"].get<std::string>().find("length"), std::string::npos);
+  }
+  EXPECT_EQ(fs::file_size(f), 4u << 20);
+}
+
 TEST_F(TuneStorage, BadInputIsOneLineAndExitTwo) {
   for (const std::string args : {"--workload bert", "--workload retinanet --accelerator a100", "--workload custom --batch 4",
                                  "--au 100", "--max-accelerators 0", "--direct 2", "--budget -1", "--run-time 0",
