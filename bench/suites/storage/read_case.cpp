@@ -23,8 +23,9 @@ constexpr std::size_t kMaxLatencies = std::size_t{1} << 22;
 class ReadCase final : public HostCase {
  public:
   explicit ReadCase(const Config& c) : c_(c) {
-    // A run: 32 x the queue, so its fill and drain (at most qd reads' time) are at most 1/32 of
-    // it, and at least 8 MiB per job, so it is long against the pool's hand-off (~10 us).
+    // A run: 32 x the queue (io_uring's queue stays full between runs, so a run is many
+    // latencies long and the qd reads it inherits are a small share of its count), and at least
+    // 8 MiB per job, so it is long against the pool's hand-off (~10 us).
     ops_ = std::max<std::int64_t>(32 * c_.qd, (std::int64_t{8} << 20) / c_.block);
   }
 
@@ -124,7 +125,7 @@ class ReadCase final : public HostCase {
         {"file", {{"path", file_.path.string()}, {"bytes", file_.bytes}, {"read_bytes", c_.size}, {"origin", file_.origin},
                   {"filesystem", file_.filesystem}}},
         {"cache", cache_note()},
-        {"engine", c_.engine == Engine::Uring ? "io_uring (liburing): qd reads in flight per job, one submit per batch of completions"
+        {"engine", c_.engine == Engine::Uring ? "io_uring (liburing): qd reads in flight per job, each replacement submitted as its completion is reaped (as fio)"
                                               : "pread: one read at a time per job"},
         {"reads_per_run_per_job", ops_},
         {"latency_us", lat},

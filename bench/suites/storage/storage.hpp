@@ -95,12 +95,12 @@ class Offsets {
 // Called with each completed read's offset and bytes (verification only).
 using CheckRead = std::function<void(std::uint64_t offset, const std::uint8_t* data, std::size_t size)>;
 
-// One job: reads `block` bytes at the next offsets, `qd` of them in flight (io_uring) or one at a
-// time (psync). Nothing is in flight between calls.
+// One job: reads `block` bytes at the next offsets, `qd` of them in flight (io_uring: the queue
+// stays full between calls, as in one continuous fio run) or one at a time (psync).
 class Reader {
  public:
   virtual ~Reader() = default;
-  // Makes `n` reads, up to qd at a time, and returns when all have completed; appends each one's
+  // Returns after `n` more reads have completed (io_uring: the qd in flight carry on); appends each one's
   // latency (seconds from its submission to its reaped completion) to `latencies`. Throws
   // std::runtime_error on an I/O error or a short read.
   virtual void complete(std::int64_t n, std::vector<float>& latencies, const CheckRead* check) = 0;
