@@ -322,32 +322,24 @@ class Evaluation {
   void run_item(const Item& item, double end, evaluate::ItemOutcome& outcome) {
     std::vector<std::string> args = item.arguments();
     const std::string stem = item.part + "-" + item.name;
-    if (item.kind == Item::Kind::Soak) {
-      const double left = end - now_epoch() - 4;  // the soak's start and end
+    const bool timed = item.kind == Item::Kind::Soak || item.kind == Item::Kind::TuneStorage || item.kind == Item::Kind::TuneDataload;
+    if (timed) {
+      // A soak's duration or a tune's --budget: what the item asks, cut to what is left.
+      const double left = end - now_epoch() - 4;  // the process's start and end
       if (left < 5) {
         outcome.status = "stopped: budget spent";
         return;
       }
-      args[4] = fmt::format("{:.0f}s", std::min(item.soak_s, left));
-    } else if (item.kind == Item::Kind::TuneStorage) {
-      const double left = end - now_epoch() - 4;
-      if (left < 5) {
-        outcome.status = "stopped: budget spent";
-        return;
+      const double seconds = std::min(item.soak_s, left);
+      if (item.kind == Item::Kind::Soak) {
+        args[4] = fmt::format("{:.0f}s", seconds);
+      } else {
+        args[3] = fmt::format("{:.0f}", seconds);
+        args.push_back("--quiet");
       }
-      args[3] = fmt::format("{:.0f}", std::min(item.soak_s, left));
-      args.push_back("--quiet");
-    } else if (item.kind == Item::Kind::TuneDataload) {
-      const double left = end - now_epoch() - 4;
-      if (left < 5) {
-        outcome.status = "stopped: budget spent";
-        return;
-      }
-      args[3] = fmt::format("{:.0f}", std::min(item.soak_s, left));
-      args.push_back("--quiet");
       // Every GPU fed at once: one GPU's loader gets its share of the node's CPUs (under a team
       // tune divides them among a node's ranks itself).
-      if (team_ == nullptr && plan_.devices.size() > 1) {
+      if (item.kind == Item::Kind::TuneDataload && team_ == nullptr && plan_.devices.size() > 1) {
         const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
         args.insert(args.end(), {"--max-workers", std::to_string(std::max<std::size_t>(1, cpus / plan_.devices.size()))});
       }

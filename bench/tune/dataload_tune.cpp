@@ -211,18 +211,18 @@ struct Run {
   std::int64_t samples = 0;  // timed samples (steps) behind noise_pct
 };
 
-// One pipeline case through the harness; its entry recorded in the results (replacing an
-// earlier measurement of the same case) with gpubench.tune = {stage[, role]}.
-Run run_case(Context& cx, const Config& settings, int workers, const std::string& io, const MeasureOptions& m,
-             const std::string& stage, const std::string& role = "") {
-  Run r;
+// One dataload case through the harness (the axes given; the plan must hold exactly one case);
+// its entry recorded in the results (replacing an earlier measurement of the same case) with
+// gpubench.tune = {stage[, role]}. Null with `reason` set when nothing was measured.
+Json measure_case(Context& cx, const std::vector<std::string>& axes, const MeasureOptions& m, const std::string& stage,
+                  const std::string& role, std::string& reason) {
   PlanRequest request;
   request.suites = {"dataload"};
-  request.axis_overrides = axis_overrides(cx, settings, workers, io);
+  request.axis_overrides = axes;
   const std::vector<PlannedCase> plan = make_plan(suites::all(), request, {cx.device});
   if (plan.size() != 1) {
-    r.reason = fmt::format("the dataload suite has no such pipeline case on {} ({} planned)", cx.device.id(), plan.size());
-    return r;
+    reason = fmt::format("the dataload suite has no such case on {} ({} planned)", cx.device.id(), plan.size());
+    return nullptr;
   }
   HarnessOptions h = cx.harness;
   h.measure = m;
@@ -230,25 +230,36 @@ Run run_case(Context& cx, const Config& settings, int workers, const std::string
   (void)run_plan(plan, h, scratch);
   const Json& list = scratch.document()["benchmarks"];
   if (list.empty()) {
-    r.reason = "the case produced no result";
-    return r;
+    reason = "the case produced no result";
+    return nullptr;
   }
-  r.entry = list.back();
-  r.entry["gpubench"]["tune"] = {{"stage", stage}};
-  if (!role.empty()) r.entry["gpubench"]["tune"]["role"] = role;
-  const std::string name = r.entry.value("name", plan.front().name());
+  Json entry = list.back();
+  entry["gpubench"]["tune"] = {{"stage", stage}};
+  if (!role.empty()) entry["gpubench"]["tune"]["role"] = role;
+  const std::string name = entry.value("name", plan.front().name());
   if (!cx.entries.count(name)) cx.names.push_back(name);
-  cx.entries[name] = r.entry;
+  cx.entries[name] = entry;
   write_results(cx);  // after every case: an interrupted tune keeps what it measured
+  return entry;
+}
+
+// Why a recorded entry gives no figure: not ok, or its verification failed; empty when it does.
+std::string failure_of(const Json& entry) {
+  const Json& g = entry["gpubench"];
+  if (g.value("status", "") != "ok") return g.value("status", std::string("failed")) + ": " + g.value("reason", entry.value("error_message", ""));
+  if (g.contains("verification") && !g["verification"].value("passed", false)) return "verification failed";
+  return "";
+}
+
+// One pipeline case (the configuration's axes) through measure_case, its figures read back.
+Run run_case(Context& cx, const Config& settings, int workers, const std::string& io, const MeasureOptions& m,
+             const std::string& stage, const std::string& role = "") {
+  Run r;
+  r.entry = measure_case(cx, axis_overrides(cx, settings, workers, io), m, stage, role, r.reason);
+  if (r.entry.is_null()) return r;
   const Json& g = r.entry["gpubench"];
-  if (g.value("status", "") != "ok") {
-    r.reason = g.value("status", std::string("failed")) + ": " + g.value("reason", r.entry.value("error_message", ""));
-    return r;
-  }
-  if (g.contains("verification") && !g["verification"].value("passed", false)) {
-    r.reason = "verification failed";
-    return r;
-  }
+  r.reason = failure_of(r.entry);
+  if (!r.reason.empty()) return r;
   const Json d = g.value("details", Json::object());
   if (!d.contains("data_stall_share")) {
     r.reason = "the case reported no data stall";
@@ -330,6 +341,70 @@ Json final_measurement(Context& cx, const Config& settings, int workers, const s
                              workers, std::max(1, (k.prefetch + workers - 1) / workers), k.pinned ? "True" : "False");
   j["case"] = head.entry.value("name", "");
   j["command"] = run_command(cx, settings, workers);
+  return j;
+}
+
+// decode=gpu, considered beside the CPU loader (issue 44): the pipeline's workers decode with
+// libjpeg-turbo, so GPU decode is not a setting of the searched loader; on a CUDA device the tune
+// measures nvJPEG's batched decode alone (stage=decode, decode=gpu, the batch the loader feeds)
+// at hw_load 0 (the CUDA decoder) and 65 (DALI's default split; skipped with nvJPEG's reason on a
+// GPU without a hardware decoder) and sets its best images/s and the host cores it still keeps
+// busy beside the recommended loader's: whether it alone keeps up with the consumer, and the
+// loader workers it could free (an estimate: reading, augmenting and collating stay on the CPU).
+Json consider_gpu_decode(Context& cx, const Json& recommended, double min_s, double consumer_rate) {
+  Json j = Json::object();
+  if (!cx.device.is_cuda()) {
+    j["considered"] = false;
+    j["reason"] = "decode=gpu needs a CUDA device (nvJPEG decodes on the GPU); the cpu device's loader decodes with libjpeg-turbo";
+    return j;
+  }
+  j["considered"] = true;
+  j["measurements"] = Json::array();
+  MeasureOptions m;
+  m.warmup_s = 0.05;
+  m.min_time_s = min_s;
+  m.min_samples = 16;
+  Json best;
+  for (int hw_load : {0, 65}) {
+    const std::vector<std::string> axes = {"stage=decode", "decode=gpu", fmt::format("hw_load={}", hw_load), "workers=1",
+                                           "scale=1", "order=random", "io=memory", "format=files",
+                                           fmt::format("batch={}", cx.o->batch)};
+    std::string reason;
+    const Json entry = measure_case(cx, axes, m, "decode_gpu", "", reason);
+    if (reason.empty()) reason = failure_of(entry);
+    Json row{{"hw_load", hw_load}};
+    if (entry.contains("name")) row["case"] = entry["name"];
+    if (!reason.empty()) {
+      row["reason"] = reason;
+    } else {
+      const Json& metrics = entry["gpubench"]["metrics"];
+      row["images_per_s"] = metrics.value("items_per_s", 0.0);
+      row["host_cores"] = metrics.value("cpu_cores", 0.0);
+      row["batch_latency_ms_p99"] = metrics.value("batch_latency_ms_p99", 0.0);
+      if (best.is_null() || row["images_per_s"].get<double>() > best["images_per_s"].get<double>()) best = row;
+    }
+    if (!cx.o->quiet) {
+      fmt::print(stderr, "decode=gpu hw_load={}: {}\n", hw_load,
+                 reason.empty() ? fmt::format("{:.0f} images/s, {:.2f} host cores", row["images_per_s"].get<double>(),
+                                              row["host_cores"].get<double>())
+                                : reason);
+    }
+    j["measurements"].push_back(row);
+  }
+  if (best.is_null()) {
+    j["reason"] = "no GPU decode was measured (see measurements)";
+    return j;
+  }
+  j["best"] = best;
+  const double rate = best["images_per_s"].get<double>();
+  j["consumer_samples_per_s"] = consumer_rate;
+  j["keeps_up"] = consumer_rate > 0 && rate >= consumer_rate;
+  if (!recommended.is_null() && recommended.contains("workers")) {
+    const double workers = recommended["workers"].get<double>();
+    j["cpu_loader_workers"] = workers;
+    if (j["keeps_up"].get<bool>()) j["workers_freed_estimate"] = std::max(0.0, workers - best["host_cores"].get<double>());
+  }
+  j["note"] = "decode alone, not a loader: reading, augmenting and collating stay on the CPU with decode=gpu";
   return j;
 }
 
@@ -557,6 +632,14 @@ int tune_dataload(const DataloadTuneOptions& o) {
     t.recommended["workers_saved_vs_default"] = same_after_final ? 0 : default_workers - sr.best->workers;
   }
   t.final_s = seconds_since(final_start);
+  // GPU decode, considered beside the loader: the consumer's rate (a spin's, else what the
+  // recommended loader and the real consumer reached together) is what it must keep up with.
+  {
+    const double consumer_rate = spin ? o.batch / (static_cast<double>(cx.step_us) * 1e-6)
+                                 : t.recommended.is_null() ? 0.0
+                                                           : t.recommended.value("samples_per_s", 0.0);
+    t.sections["decode_gpu"] = consider_gpu_decode(cx, t.recommended, final_min_floor_s, consumer_rate);
+  }
   t.wall_s = seconds_since(started);
   t.finished = true;
   write_results(cx);
@@ -590,6 +673,18 @@ int tune_dataload(const DataloadTuneOptions& o) {
                o.max_stall * 100, max_workers);
   }
   if (t.speedup_vs_default) fmt::print("speed-up vs default: {:.2f}x\n", *t.speedup_vs_default);
+  if (const Json& g = t.sections["decode_gpu"]; g.contains("best")) {
+    const Json& b = g["best"];
+    std::string verdict = g["keeps_up"].get<bool>()
+                              ? fmt::format("keeps up with the consumer's {:.0f} samples/s", g["consumer_samples_per_s"].get<double>())
+                              : fmt::format("short of the consumer's {:.0f} samples/s", g["consumer_samples_per_s"].get<double>());
+    if (g.contains("workers_freed_estimate")) {
+      verdict += fmt::format(": could free about {:.1f} of the loader's {} workers (decode only)",
+                             g["workers_freed_estimate"].get<double>(), g["cpu_loader_workers"].get<double>());
+    }
+    fmt::print("decode=gpu   nvJPEG hw_load={}: {:.0f} images/s with {:.2f} host cores; {}\n", b["hw_load"].get<int>(),
+               b["images_per_s"].get<double>(), b["host_cores"].get<double>(), verdict);
+  }
   fmt::print(stderr,
              "gpubench tune dataload: {} measurements of {} settings ({} pruned, {} skipped, {} failed) in {:.1f} s "
              "(budget {:.0f} s); results: {}\n",

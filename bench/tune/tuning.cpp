@@ -53,6 +53,7 @@ nlohmann::ordered_json to_json(const Tuning& t) {
   j["seed"] = t.seed;
   j["configurations"] = t.configurations;
   j["search"] = t.search;
+  for (const auto& [name, value] : t.sections.items()) j[name] = value;
   if (!t.finished) {
     j["interrupted"] = true;
     if (!t.best_so_far.is_null()) j["best_so_far"] = t.best_so_far;

@@ -51,6 +51,9 @@ struct Tuning {
   // log, the best configuration measured so far), marked as such.
   bool finished = false;
   nlohmann::ordered_json best_so_far;  // written while not finished: the best ok measurement yet
+  // A tune's own sections, written as fields of the tuning object after `search` (dataload:
+  // `decode_gpu`, the GPU decode it considered beside the CPU loader).
+  nlohmann::ordered_json sections = nlohmann::ordered_json::object();
 };
 
 // One search[] object: the knob values, stage, round, status, then the figures (ok) or the

@@ -52,6 +52,11 @@ TEST_F(TuneDataload, CpuRunRecommendsMeasuredWorkersWithinTheBudget) {
     if (s["stage"] == "final") final_stage = true;
   }
   EXPECT_TRUE(final_stage);
+  // GPU decode is considered only where it can run: here it says why not, and measures nothing.
+  ASSERT_TRUE(t.contains("decode_gpu")) << t.dump();
+  EXPECT_FALSE(t["decode_gpu"]["considered"].get<bool>());
+  EXPECT_NE(t["decode_gpu"]["reason"].get<std::string>().find("CUDA device"), std::string::npos);
+  EXPECT_EQ(r.out.find("decode=gpu"), std::string::npos) << r.out;
   // Every configuration tried is a case of the results file, verified before it was timed.
   ASSERT_FALSE(j["benchmarks"].empty());
   bool recommended_case = false;
