@@ -406,6 +406,18 @@ def check_tuning(args):
         problems.append("no default measurement")
     if not isinstance(t.get("speedup_vs_default"), (int, float)):
         problems.append(f"speedup_vs_default: {t.get('speedup_vs_default')}")
+    if args.target == "dataload":
+        # On a GPU the tune measures nvJPEG's decode beside the loader (docs/tune.md).
+        g = t.get("decode_gpu") or {}
+        if not g.get("considered"):
+            problems.append(f"decode_gpu not considered: {g.get('reason', 'missing')}")
+        else:
+            for m in g.get("measurements", []):
+                print(f"decode_gpu hw_load={m.get('hw_load')}: " +
+                      (f"{m['images_per_s']:.0f} images/s, {m['host_cores']:.2f} host cores, p99 batch "
+                       f"{m['batch_latency_ms_p99']:.2f} ms" if "images_per_s" in m else m.get("reason", "?")))
+            if "best" not in g:
+                problems.append(f"decode_gpu: {g.get('reason', 'no measurement')}")
     knobs = {k: v for k, v in rec.items() if isinstance(v, (str, int)) and not isinstance(v, bool)}
     print(f"tuning {args.target}: recommended {json.dumps(knobs)}, speed-up {t.get('speedup_vs_default')}, "
           f"{len(t.get('search', []))} tried, {t.get('wall_s')} s (budget {t.get('budget_s')} s)")

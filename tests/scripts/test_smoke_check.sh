@@ -60,6 +60,9 @@ expect 1 'cuda:0: 4 samples with a rate, expected at least 10' soak "$fx/soak_sh
 expect 1 'problem: no gpubench.soak' soak "$fx/results_ok.json"
 expect 0 '^tuning train: recommended .*"micro_batch": 8.*speed-up 2.5' tuning "$fx/tuning_train.json" --target train
 expect 1 'problem: recommended: \{"workers": 0\}' tuning "$fx/tuning_dataload_bad.json" --target dataload
+expect 0 '^decode_gpu hw_load=0: 2510 images/s, 0.31 host cores, p99 batch 14.20 ms' tuning "$fx/tuning_dataload_gpu.json" --target dataload
+expect 0 '^decode_gpu hw_load=65: skipped: NVJPEG_STATUS_ARCH_MISMATCH' tuning "$fx/tuning_dataload_gpu.json" --target dataload
+expect 1 'problem: decode_gpu not considered: decode=gpu needs a CUDA device' tuning "$fx/tuning_dataload_no_decode.json" --target dataload
 expect 2 'invalid choice' tuning "$fx/tuning_train.json" --target gemm
 # The MAMF search: a TFLOP/s and shape, the SM clock of the best measurement, the budget kept.
 expect 0 '^mamf bf16 on cuda:0: 742.3 TFLOP/s at 4096x8192x8192, clock 1980.0 MHz, 40 of 512 shapes measured \(301 pruned\)' mamf "$fx/mamf_ok.json"
