@@ -36,6 +36,13 @@ def stages_after_pipes(text):
             out.append((pending[0], "".join(pending[1]).strip()))
             pending = None
 
+    def end_stage_here():
+        # A `)`, `||`, `|`, `;` or `&` at the pending stage's depth ends it; the character
+        # already appended to it is not part of it.
+        if pending is not None and len(stack) == depth_of_pending:
+            pending[1].pop()
+            close_pending()
+
     while i < n:
         c = text[i]
         top = stack[-1]
@@ -106,9 +113,7 @@ def stages_after_pipes(text):
             i += 2
             continue
         elif c == ")" and len(stack) > 1:
-            if pending is not None and len(stack) == depth_of_pending:
-                pending[1].pop()
-                close_pending()
+            end_stage_here()
             stack.pop()
         elif text.startswith("<<", i) and not text.startswith("<<<", i):
             m = re.match(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1", text[i:])
@@ -119,19 +124,14 @@ def stages_after_pipes(text):
                 i += len(m.group(0))
                 continue
         elif text.startswith("||", i):
-            if pending is not None and len(stack) == depth_of_pending:
-                pending[1].pop()
-                close_pending()
+            end_stage_here()
             i += 2
             continue
         elif c == "|":
-            if pending is not None and len(stack) == depth_of_pending:
-                pending[1].pop()
-                close_pending()
+            end_stage_here()
             pending, depth_of_pending = [line, []], len(stack)
-        elif c in ";&" and pending is not None and len(stack) == depth_of_pending:
-            pending[1].pop()
-            close_pending()
+        elif c in ";&":
+            end_stage_here()
         i += 1
     close_pending()
     return out

@@ -12,7 +12,12 @@
 namespace gpubench::e2e {
 namespace {
 
-struct TuneStorage : CliTest {};
+struct TuneStorage : CliTest {
+  // `tune storage --workload custom ARGS -q --out OUT` with ENV set.
+  Output tune_custom(const std::string& args, const fs::path& out, const std::string& env) {
+    return gpubench(fmt::format("tune storage --workload custom {} -q --out {}", args, out.string()), env);
+  }
+};
 
 nlohmann::json read_json(const fs::path& p) {
   std::ifstream s(p);
@@ -22,10 +27,9 @@ nlohmann::json read_json(const fs::path& p) {
 TEST_F(TuneStorage, PrintsTheLargestNAtTheThresholdAndRecordsEveryRun) {
   const fs::path out = dir / "AU.json";
   // 16 x 64 KiB per 10 ms: 0.1 GB/s per accelerator; short runs keep the test within seconds.
-  const Output o = gpubench(fmt::format("tune storage --workload custom --sample-bytes 65536 --batch 16 --step-time 0.01 "
-                                        "--size 33554432 --run-time 0.2 --max-accelerators 4 --budget 30 -q --out {}",
-                                        out.string()),
-                            fmt::format("TMPDIR={}", dir.string()));
+  const Output o = tune_custom("--sample-bytes 65536 --batch 16 --step-time 0.01 --size 33554432 --run-time 0.2 "
+                               "--max-accelerators 4 --budget 30",
+                               out, "TMPDIR=" + dir.string());
   ASSERT_EQ(o.code, 0) << o.err;
   std::smatch m;
   const std::regex verdict(R"(verdict: this storage feeds (at least )?([0-9]+) GPUs at AU >= 90% \(a custom workload: 16 x 65536 B)");
@@ -72,10 +76,9 @@ TEST_F(TuneStorage, AStorageThatCannotFeedOneAcceleratorFeedsZero) {
   const fs::path out = dir / "Z.json";
   // 4 x 16 MiB per 1 ms step: 67 GB/s for one accelerator, beyond this machine's storage and its
   // page cache alike (--direct 0: any filesystem; the pages are dropped before the run).
-  const Output o = gpubench(fmt::format("tune storage --workload custom --sample-bytes 16777216 --batch 4 --step-time 0.001 "
-                                        "--size 134217728 --direct 0 --run-time 0.05 --budget 30 -q --out {}",
-                                        out.string()),
-                            fmt::format("TMPDIR={}", dir.string()));
+  const Output o = tune_custom("--sample-bytes 16777216 --batch 4 --step-time 0.001 --size 134217728 --direct 0 "
+                               "--run-time 0.05 --budget 30",
+                               out, "TMPDIR=" + dir.string());
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find("verdict: this storage feeds 0 GPUs at AU >= 90%"), std::string::npos) << o.out;
   const nlohmann::json doc = read_json(out);
@@ -93,10 +96,9 @@ TEST_F(TuneStorage, AGivenFileIsReadWholeAndNeverWritten) {
   }
   const fs::path out = dir / "G.json";
   // A 4 MiB file, smaller than the 1 GiB a generated one would be: two batches of 16 x 64 KiB fit.
-  const Output o = gpubench(fmt::format("tune storage --workload custom --sample-bytes 65536 --batch 16 --step-time 0.01 "
-                                        "--direct 0 --run-time 0.1 --max-accelerators 2 --budget 20 -q --out {}",
-                                        out.string()),
-                            fmt::format("GPUBENCH_STORAGE_FILE={}", f.string()));
+  const Output o = tune_custom("--sample-bytes 65536 --batch 16 --step-time 0.01 --direct 0 --run-time 0.1 "
+                               "--max-accelerators 2 --budget 20",
+                               out, "GPUBENCH_STORAGE_FILE=" + f.string());
   ASSERT_EQ(o.code, 0) << o.err;
   const nlohmann::json doc = read_json(out);
   EXPECT_EQ(doc["gpubench"]["storage_au"]["file"]["path"], f.string());

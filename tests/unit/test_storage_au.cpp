@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <tuple>
 
 #include "bench/core/errors.hpp"
 #include "bench/suites/storage/au.hpp"
@@ -166,48 +168,32 @@ StorageTuneOptions custom() {
 }
 
 TEST(StorageAuOptions, BadValuesNameTheOption) {
-  auto refuses = [](StorageTuneOptions o, const std::string& names) {
+  EXPECT_NO_THROW(check_storage_option_values(StorageTuneOptions{}));  // unet3d on h100
+  EXPECT_NO_THROW(check_storage_option_values(custom()));
+  // Each: a change to the defaults (or to custom()) and what its refusal must name.
+  using Change = std::function<void(StorageTuneOptions&)>;
+  const std::vector<std::tuple<bool, Change, std::string>> bad = {
+      {false, [](StorageTuneOptions& o) { o.workload = "bert"; }, "--workload 'bert'"},
+      {false, [](StorageTuneOptions& o) { o.workload = "retinanet"; o.accelerator = "a100"; }, "--accelerator 'a100'"},
+      {true, [](StorageTuneOptions& o) { o.batch.reset(); }, "--workload custom"},
+      {true, [](StorageTuneOptions& o) { o.consumer_from = "T.json"; }, "--step-time and --consumer-from"},
+      {true, [](StorageTuneOptions& o) { o.au_pct = 100; }, "--au"},
+      {true, [](StorageTuneOptions& o) { o.max_accelerators = 0; }, "--max-accelerators"},
+      {true, [](StorageTuneOptions& o) { o.read_threads = 64; o.max_accelerators = 256; }, "loader threads"},
+      {true, [](StorageTuneOptions& o) { o.direct = 2; }, "--direct"},
+      {true, [](StorageTuneOptions& o) { o.budget_s = 0; }, "--budget"},
+      {true, [](StorageTuneOptions& o) { o.sample_bytes = 100; }, "--sample-bytes"},
+  };
+  for (const auto& [from_custom, change, names] : bad) {
+    StorageTuneOptions o = from_custom ? custom() : StorageTuneOptions{};
+    change(o);
     try {
       check_storage_option_values(o);
       ADD_FAILURE() << "accepted; expected a refusal naming " << names;
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find(names), std::string::npos) << e.what();
     }
-  };
-  EXPECT_NO_THROW(check_storage_option_values(StorageTuneOptions{}));  // unet3d on h100
-  EXPECT_NO_THROW(check_storage_option_values(custom()));
-  StorageTuneOptions o;
-  o.workload = "bert";
-  refuses(o, "--workload 'bert'");
-  o = StorageTuneOptions{};
-  o.workload = "retinanet";
-  o.accelerator = "a100";
-  refuses(o, "--accelerator 'a100'");
-  o = custom();
-  o.batch.reset();
-  refuses(o, "--workload custom");
-  o = custom();
-  o.consumer_from = "T.json";
-  refuses(o, "--step-time and --consumer-from");
-  o = custom();
-  o.au_pct = 100;
-  refuses(o, "--au");
-  o = custom();
-  o.max_accelerators = 0;
-  refuses(o, "--max-accelerators");
-  o = custom();
-  o.read_threads = 64;
-  o.max_accelerators = 256;
-  refuses(o, "loader threads");
-  o = custom();
-  o.direct = 2;
-  refuses(o, "--direct");
-  o = custom();
-  o.budget_s = 0;
-  refuses(o, "--budget");
-  o = custom();
-  o.sample_bytes = 100;
-  refuses(o, "--sample-bytes");
+  }
 }
 
 }  // namespace
