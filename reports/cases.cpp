@@ -70,7 +70,9 @@ constexpr KnownMetric kMetrics[] = {{"tokens_per_s", "tokens/s"}, {"samples_per_
                                     {"gbps", "GB/s"},
                                     // The infer suite's serve case: output tokens per second over the trace as
                                     // vLLM defines it (the row data/reference.json holds serving figures against).
-                                    {"output_tokens_per_s", "tokens/s"}, {"items_per_s", "items/s"}};
+                                    {"output_tokens_per_s", "tokens/s"},
+                                    // The video suite's frames per second (data/reference.json: the SDK's NVENC and NVDEC tables).
+                                    {"fps", "frames/s"}, {"items_per_s", "items/s"}};
 
 std::string unit_of(const std::string& metric, const std::string& peak_key) {
   if (metric == "tflops" && peak_key.starts_with("int")) return "TOP/s";

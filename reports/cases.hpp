@@ -23,7 +23,7 @@ struct Perf {
 
 // metrics.primary when it names a numeric metric; else the first of tokens_per_s,
 // samples_per_s, busbw_gbps, tflops (gbps first when peak_key is memory_bandwidth), gbps,
-// items_per_s; else runs per second from the time per run. nullopt for entries without a time.
+// output_tokens_per_s, fps, items_per_s; else runs per second from the time per run. nullopt for entries without a time.
 std::optional<Perf> entry_perf(const ResultEntry& e);
 
 // suite + every axis except `device` (compact JSON, keys sorted): the same case on two

@@ -49,6 +49,16 @@ std::optional<double> optional_positive(const json& gpu, const char* field,
   return it->get<double>();
 }
 
+// A count of engines: a whole number from 0 (none) to 64.
+std::optional<int> optional_count(const json& gpu, const char* field, std::string_view origin, std::string_view where) {
+  auto it = gpu.find(field);
+  if (it == gpu.end()) return std::nullopt;
+  if (!it->is_number_integer() || it->get<std::int64_t>() < 0 || it->get<std::int64_t>() > 64) {
+    fail(origin, fmt::format("{}: \"{}\" must be a whole number from 0 to 64", where, field));
+  }
+  return static_cast<int>(it->get<std::int64_t>());
+}
+
 // Peak keys are lower-case identifiers (bf16_tensor, memory_bandwidth); the set is open so a
 // new data path needs no code change, but the form catches a pasted label ("BF16 Tensor").
 bool is_peak_key(const std::string& key) {
@@ -127,6 +137,9 @@ std::set<std::string> figures_of(const GpuSpec& spec) {
   if (spec.memory_gb) out.insert("memory_gb");
   if (spec.sm_count) out.insert("sm_count");
   if (spec.boost_clock_mhz) out.insert("boost_clock_mhz");
+  if (spec.nvenc) out.insert("nvenc");
+  if (spec.nvdec) out.insert("nvdec");
+  if (spec.nvjpg) out.insert("nvjpg");
   return out;
 }
 
@@ -199,6 +212,7 @@ void parse_peak_clocks(const json& gpu, GpuSpec& spec, std::string_view origin, 
 void check_known_fields(const json& gpu, std::string_view origin, std::string_view where) {
   static const std::set<std::string> kKnown = {"key",      "name",     "match",           "peaks",
                                                "tdp_w",    "memory_gb", "sm_count",        "boost_clock_mhz",
+                                               "nvenc",    "nvdec",     "nvjpg",
                                                "peak_clock_mhz", "peak_clock_derivation",
                                                "source",   "sources",  "absent",          "notes"};
   for (const auto& [field, value] : gpu.items()) {
@@ -224,6 +238,9 @@ GpuSpec parse_gpu(const json& gpu, std::size_t index, const std::map<std::string
   spec.memory_gb = optional_positive(gpu, "memory_gb", origin, where);
   spec.sm_count = optional_positive(gpu, "sm_count", origin, where);
   spec.boost_clock_mhz = optional_positive(gpu, "boost_clock_mhz", origin, where);
+  spec.nvenc = optional_count(gpu, "nvenc", origin, where);
+  spec.nvdec = optional_count(gpu, "nvdec", origin, where);
+  spec.nvjpg = optional_count(gpu, "nvjpg", origin, where);
   parse_peak_clocks(gpu, spec, origin, where);
   spec.source = required_string(gpu, "source", origin, where);
   spec.sources = string_map(gpu, "sources", origin, where);

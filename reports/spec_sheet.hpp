@@ -20,13 +20,15 @@ struct GpuSpec {
   std::optional<double> memory_gb;
   std::optional<double> sm_count;
   std::optional<double> boost_clock_mhz;
+  // Video engines (`nvenc`, `nvdec`, `nvjpg`: counts, 0 for none), where the entry states them.
+  std::optional<int> nvenc, nvdec, nvjpg;
   // Peak key -> the SM clock (MHz) that datasheet figure assumes, where the entry states it
   // (`peak_clock_mhz`, derived in `peak_clock_derivation`). A GPU may boost above it (H100 SXM:
   // tensor figures at 1830 MHz, maximum clock 1980), and then measures above the figure.
   std::map<std::string, double> peak_clock_mhz;
   std::string peak_clock_derivation;
   std::string source;                // document(s) the figures come from, and derivations
-  // Figure (a peak key, tdp_w, memory_gb, sm_count, boost_clock_mhz) -> id of the document in
+  // Figure (a peak key, tdp_w, memory_gb, sm_count, boost_clock_mhz, nvenc, nvdec, nvjpg) -> id of the document in
   // SpecSheet::documents() it comes from. When present, every figure of the entry has one.
   std::map<std::string, std::string> sources;
   // Figure -> why the entry has no such figure (no such data path, not published, conflicting).

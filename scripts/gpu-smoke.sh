@@ -100,6 +100,12 @@ peer     peer-chase       chase_gpu memory-overheads --min-time 0.3 --rounds 1
 # nvJPEG's batched decode (issue 44): the CUDA decoder alone, DALI's 65% split and the hardware
 # decoder alone (skipped, saying so, on a GPU without one), each image checked against libjpeg-turbo.
 run      dataload-nvjpeg  --suite dataload --axis stage=decode --axis decode=gpu --axis hw_load=0,65,100 --axis workers=1 --axis batch=32
+# Video (issue 48): NVDEC decodes of x264 and x265 streams, every frame equal to libavcodec's CPU
+# decode; NVENC encodes, each decoded back and held to its PSNR floor, where the GPU has NVENC (on
+# A100, H100, H200 and B200 planned as skipped: "no NVENC on ..."). The host needs Debian 12's
+# libavcodec59 and libavformat59 (loaded at run time): without them the suite says so.
+run      video-nvdec      --suite video --axis op=decode --axis codec=h264,hevc --axis res=1080p --axis frames=60
+run      video-nvenc      --suite video --axis op=encode --axis codec=h264,hevc --axis res=1080p --axis preset=p1,p3 --axis frames=60
 # The achievable-matmul search (issue 27): shapes pruned by wave quantisation from the SM count, the
 # finalists measured longer, the SM clock of the best measurement from NVML.
 mamf     mamf-bf16        --axis dtype=bf16 --budget 10

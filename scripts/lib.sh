@@ -5,7 +5,8 @@ GPUBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # Debian/Ubuntu packages the build needs (the CUDA Toolkit itself comes from NVIDIA).
 GPUBENCH_BUILD_PACKAGES=(cmake ninja-build g++ pkg-config ccache libbenchmark-dev libfmt-dev
-  libboost-program-options-dev nlohmann-json3-dev libopenblas-dev libturbojpeg0-dev liburing-dev libopenmpi-dev openmpi-bin)
+  libboost-program-options-dev nlohmann-json3-dev libopenblas-dev libturbojpeg0-dev liburing-dev libopenmpi-dev openmpi-bin
+  libavcodec-dev libavformat-dev)
 # Extra packages for the tests: GoogleTest, Google Benchmark's compare.py with scipy, ...;
 # debootstrap: the bundle's test in a minimal Debian root (tests: bundle_debian_root);
 # python3-prometheus-client: the real parser that checks `report --format openmetrics`;

@@ -284,7 +284,7 @@ int cmd_run(const std::vector<std::string>& all_args) {
 
   if (o.dry_run) return dry_run(o, specs);
 
-  const DeviceInventory inventory = discover_devices();
+  const DeviceInventory inventory = inventory_for(sel, specs);  // with the spec sheet's video engines
   DeviceSelection selection = select_devices(sel.device, inventory);
   if (team != nullptr) narrow_to_local_gpu(selection, *team);
   // The gemm suite's options; a malformed tuning cache is a usage error naming the file.

@@ -84,6 +84,8 @@ DeviceInfo assumed_device(std::string_view model, const reports::SpecSheet& spec
   d.cc_minor = arch->minor;
   d.sm_count = found->sm_count ? static_cast<int>(*found->sm_count) : 0;
   d.memory_bytes = found->memory_gb ? static_cast<std::int64_t>(*found->memory_gb * 1e9) : 0;
+  d.nvenc_engines = found->nvenc;
+  d.nvdec_engines = found->nvdec;
   return d;
 }
 

@@ -188,7 +188,17 @@ PlanRequest to_plan_request(const SelectionOptions& o, const std::string& filter
 }
 
 DeviceInventory inventory_for(const SelectionOptions& o, const reports::SpecSheet& specs) {
-  if (o.assume.empty()) return discover_devices();
+  if (o.assume.empty()) {
+    DeviceInventory inv = discover_devices();
+    // The runtime does not say how many video engines a GPU has: the spec sheet does.
+    for (DeviceInfo& d : inv.cuda) {
+      if (const reports::GpuSpec* spec = specs.find(d.name)) {
+        d.nvenc_engines = spec->nvenc;
+        d.nvdec_engines = spec->nvdec;
+      }
+    }
+    return inv;
+  }
   AssumedNode node = assumed_inventory(o.assume, specs);
   // Suites that ask the runtime how many GPUs there are (peer copies, collectives) see the node.
   if (node.gpus > 0) assume_cuda_devices(node.gpus);

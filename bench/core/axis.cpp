@@ -122,14 +122,15 @@ void parse_range(const AxisSpec& spec, std::string_view item, std::vector<AxisVa
   }
 }
 
-// A Text word: the characters allowed in case names (not '/', '=', ',', spaces), then the
-// suite's own check.
+// A Text word: the characters allowed in case names (not '/', '=', ',', spaces; '/' in a path
+// axis), then the suite's own check.
 void check_text(const AxisSpec& spec, std::string_view item) {
   for (char c : item) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == ':' || c == '+' || c == '-';
+                    c == '_' || c == ':' || c == '+' || c == '-' || (spec.path && c == '/');
     if (!ok) {
-      throw UsageError(fmt::format("axis {}: '{}' may hold only letters, digits and . _ : + -", spec.name, item));
+      throw UsageError(fmt::format("axis {}: '{}' may hold only letters, digits and . _ : + -{}", spec.name, item,
+                                   spec.path ? " /" : ""));
     }
   }
   if (spec.check) {

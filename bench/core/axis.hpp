@@ -36,6 +36,9 @@ struct AxisSpec {
   std::function<std::optional<std::string>(std::string_view)> check = {};
   // Largest accepted value, for Int axes (a usage error above it, naming the axis and limit).
   std::int64_t max_value = std::numeric_limits<std::int64_t>::max();
+  // For Text axes: the word may be a file path, so '/' is accepted too (the case name then holds
+  // the path: `video/.../input=/data/clip.mp4/cpu`, the device still last).
+  bool path = false;
 };
 
 using AxisValue = std::variant<std::int64_t, std::string>;

@@ -35,6 +35,9 @@ struct DeviceInfo {
   std::string uuid;          // "GPU-8-4-4-4-12 hex", as nvidia-smi -L prints it
   // CUDA (from NVML, when the library and the driver are there)
   std::optional<int> current_sm_clock_mhz, current_memory_clock_mhz, max_sm_clock_mhz_nvml;
+  // CUDA: the video engines of this GPU model, from the spec sheet (data/gpus.json) where it
+  // states them; empty when unknown.
+  std::optional<int> nvenc_engines, nvdec_engines;
 
   std::string id() const;  // "cpu" or "cuda:N"
   bool is_cuda() const { return kind == DeviceKind::Cuda; }

@@ -12,6 +12,7 @@
 #include "bench/suites/selftest/selftest.hpp"
 #include "bench/suites/storage/storage.hpp"
 #include "bench/suites/train/train.hpp"
+#include "bench/suites/video/video.hpp"
 
 namespace gpubench::suites {
 
@@ -26,6 +27,7 @@ const std::vector<const Suite*>& all() {
     v.push_back(attention::make_suite());
     v.push_back(infer::make_suite());
     v.push_back(collectives::make_suite());
+    v.push_back(video::make_suite());
     const char* selftest_env = std::getenv("GPUBENCH_ENABLE_SELFTEST");
     if (selftest_env && std::strcmp(selftest_env, "1") == 0) v.push_back(selftest::make_suite());
     return v;

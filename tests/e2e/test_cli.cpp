@@ -90,13 +90,14 @@ TEST_F(Cli, NoGpuLineAndCpuCasesByDefault) {
   // pipeline cases, at 1 worker and at every usable CPU (once on a 1-CPU machine); train: 2;
   // attention: flash and naive, prefill fwd/bwd causal or not (8) and one decode each (2);
   // infer: 12 prefill, 8 decode and 6 serve cases of llama-small; storage: fio's four reference
-  // points with io_uring and the two at depth 1 with psync (6);
+  // points with io_uring and the two at depth 1 with psync (6); video: x264 veryfast and medium
+  // encodes and the H.264 decode (3);
   // collectives: not run on the CPU outside mpirun/srun, said in one line instead of 48 cases
   cpu_set_t set;
   CPU_ZERO(&set);
   ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
   const int dataload = CPU_COUNT(&set) > 1 ? 14 : 7;
-  EXPECT_EQ(count_lines(list.out), 4 + 11 + dataload + 2 + 10 + 26 + 6);
+  EXPECT_EQ(count_lines(list.out), 4 + 11 + dataload + 2 + 10 + 26 + 6 + 3);
   EXPECT_NE(list.err.find("collectives on cpu: not run here: the MPI CPU backend"), std::string::npos) << list.err;
   // Asking for a GPU explicitly on a machine without one fails, with the same line.
   Output run = gpubench("run --device cuda -q -o " + (dir / "x.json").string());
@@ -237,7 +238,7 @@ TEST_F(Cli, BadInputIsOneLineAndExitTwo) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"frobnicate", "unknown command 'frobnicate'"},
       {"run --bogus", "unrecognised option '--bogus'"},
-      {"run --suite nope", "--suite 'nope': unknown suite (available: gemm, memory, dataload, storage, train, attention, infer, collectives)"},
+      {"run --suite nope", "--suite 'nope': unknown suite (available: gemm, memory, dataload, storage, train, attention, infer, collectives, video)"},
       {"run --axis q=1", "unknown axis 'q'"},
       {"run --axis m=abc", "'abc' is not an integer"},
       {"run --axis m=", "empty value list"},

@@ -24,7 +24,7 @@ TEST(Reference, EveryRowIsCompleteAndNamesAKnownGpu) {
     gpus.insert(r.gpu);
     EXPECT_GT(r.value, 0) << r.id;
     EXPECT_TRUE(r.suite == "gemm" || r.suite == "memory" || r.suite == "collectives" || r.suite == "attention" ||
-                r.suite == "infer")
+                r.suite == "infer" || r.suite == "video")
         << r.id;
     EXPECT_FALSE(r.axes.empty()) << r.id;
     EXPECT_EQ(r.source_url.rfind("https://", 0), 0u) << r.id;
@@ -118,7 +118,7 @@ TEST(Reference, EveryRowIsReachedByAnEntryOfItsSelectorOnItsGpu) {
     }
     gpus.insert(r.gpu);
   }
-  EXPECT_EQ(gpus, (std::set<std::string>{"a100-sxm-80gb", "b200", "h100-sxm", "h200-sxm"}));
+  EXPECT_EQ(gpus, (std::set<std::string>{"a100-sxm-80gb", "b200", "h100-sxm", "h200-sxm", "l40s"}));
 }
 
 // Serving throughput (TensorRT-LLM's maximum-throughput table): an infer serve entry's headline is
