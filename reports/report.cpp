@@ -28,6 +28,7 @@
 #include "reports/infer_section.hpp"
 #include "reports/collectives_section.hpp"
 #include "reports/gpu_decode_section.hpp"
+#include "reports/video_section.hpp"
 #include "reports/storage_section.hpp"
 #include "reports/low_precision_section.hpp"
 #include "reports/node_card.hpp"
@@ -1421,6 +1422,7 @@ Report build_report(const std::vector<ResultsFile>& files, const SpecSheet& spec
   collectives_latency_section(body, files);
   storage_section(body, files);
   gpu_decode_section(body, files);
+  video_section(body, files);
   low_precision_section(body, files);
   train_section(body, m);
   scaling_section(body, files);

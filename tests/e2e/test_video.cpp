@@ -44,6 +44,13 @@ TEST_F(Video, QuickPresetOnTheCpuEncodesAndDecodesH264Verified) {
   }
   EXPECT_EQ(encodes, 2);
   EXPECT_EQ(decodes, 1);
+  // The report's video section: the table of the codec, fps per CPU core for the CPU cases.
+  const Output r = gpubench("report " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::size_t at = r.out.find("## Video encode and decode");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("### h264", at), std::string::npos);
+  EXPECT_NE(r.out.find("fps per CPU core", at), std::string::npos);
 }
 
 TEST_F(Video, TheWorstQualityX264AllowsRunsAgainstItsStatedFloor) {
