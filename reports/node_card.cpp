@@ -826,7 +826,9 @@ void side_by_side(Document& doc, const std::vector<NodeCard>& cards) {
   add_row("budget", [](const NodeCard& c) { return seconds_text(c.budget_s); });
   add_row("planned", [](const NodeCard& c) { return seconds_text(c.planned_s); });
   add_row("measured", [](const NodeCard& c) { return seconds_text(c.measured_s); });
-  for (const char* part : {"check", "screen", "depth", "node", "input"}) {
+  // The parts bench/evaluate/plan.hpp names (kParts), in run order; a file of an older evaluation
+  // lacks the later ones, and their rows say so.
+  for (const char* part : {"check", "screen", "depth", "node", "input", "media"}) {
     add_row(std::string(part) + " planned / measured", [&](const NodeCard& c) {
       for (const CardPart& p : c.parts) {
         if (p.name == part) return fmt::format("{} / {}{}", seconds_text(p.planned_s), seconds_text(p.measured_s),

@@ -139,7 +139,7 @@ void print_plan_table(const EvaluationPlan& plan, const std::string& label) {
     fmt::print("{:<7} {:<20} {:<13} {:>5} {:>7.1f} s  {}\n", i.part, i.name, where_text(i.where),
                i.kind == Item::Kind::Doctor ? std::string("-") : std::to_string(i.cases), i.planned_s, i.status);
   }
-  for (const char* part : {"check", "screen", "depth", "node", "input"}) {
+  for (const char* part : evaluate::kParts) {
     double s = 0;
     std::size_t kept = 0, all = 0;
     for (const Item& i : plan.items) {

@@ -95,7 +95,7 @@ json EvaluationDocument::to_json() const {
   if (!depth_device_.empty()) ev["depth_device"] = depth_device_;
   json parts = json::array();
   json dropped = json::array();
-  for (const char* part : {"check", "screen", "depth", "node", "input"}) {
+  for (const char* part : evaluate::kParts) {
     json p{{"name", part}, {"planned_s", 0.0}};
     json items = json::array();
     double planned = 0, measured = 0;

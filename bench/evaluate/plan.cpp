@@ -192,6 +192,27 @@ Item storage_feeds_item(const std::vector<DeviceInfo>& devices, double tune_s) {
   return timed("input", "storage-feeds", 23, K::TuneStorage, Where::HostCpu, tune_s, std::move(options));
 }
 
+// The media part (priorities 24-26, docs/suite-video.md): one GPU's NVDEC and NVENC at 1080p
+// (H.264 and HEVC; NVENC at p1 and p3, the SDK's published rows), and x264 veryfast and medium on
+// the host at the same size and QP for the cores one GPU stands in for. A GPU without NVENC
+// (A100, H100, H200, B200) has its encode cases planned as skipped by the suite, saying so. A CPU
+// node: its own H.264 encode and decode at 720p.
+std::vector<Item> media_items(bool gpu) {
+  const std::string res = gpu ? "res=1080p" : "res=720p";
+  const std::vector<std::string> common{res, "qp=23", "sessions=1", "threads=0", "input=synthetic"};
+  std::vector<Item> v;
+  v.push_back(run("media", "video-decode", 24, Where::OneGpu, {"video"},
+                  with(common, {"op=decode", gpu ? "codec=h264,hevc" : "codec=h264", gpu ? "frames=60" : "frames=30"})));
+  v.push_back(run("media", "video-encode", 25, Where::OneGpu, {"video"},
+                  with(common, {"op=encode", gpu ? "codec=h264,hevc" : "codec=h264", gpu ? "preset=p1,p3" : "preset=veryfast,medium",
+                                gpu ? "frames=60" : "frames=30"})));
+  if (gpu) {
+    v.push_back(run("media", "video-cpu", 26, Where::HostCpu, {"video"},
+                    with(common, {"op=encode", "codec=h264", "preset=veryfast,medium", "frames=30"})));
+  }
+  return v;
+}
+
 std::string seconds_text(double s) { return fmt::format("{:.0f} s", s); }
 
 }  // namespace
@@ -250,6 +271,7 @@ std::vector<Item> evaluation_items(const std::vector<DeviceInfo>& devices, doubl
   items.push_back(loader_cores_item(std::clamp(std::floor(budget_s / 20), 10.0, 60.0), gpu ? 32 : 8));
   items.push_back(storage_item());
   items.push_back(storage_feeds_item(devices, std::clamp(std::floor(budget_s / 20), 10.0, 60.0)));
+  for (Item& i : media_items(gpu)) items.push_back(std::move(i));
   return items;
 }
 
@@ -334,8 +356,7 @@ EvaluationPlan plan_evaluation(const std::vector<const Suite*>& suites, const st
   plan.planned_s = total;
   // Run order: part by part (the check, then the screen that picks the depth's GPU), by priority within.
   auto part_index = [](const std::string& p) {
-    const std::vector<std::string> order{"check", "screen", "depth", "node", "input"};
-    return std::find(order.begin(), order.end(), p) - order.begin();
+    return std::find_if(kParts.begin(), kParts.end(), [&](const char* k) { return p == k; }) - kParts.begin();
   };
   std::stable_sort(plan.items.begin(), plan.items.end(), [&](const Item& a, const Item& b) {
     return part_index(a.part) != part_index(b.part) ? part_index(a.part) < part_index(b.part) : a.priority < b.priority;

@@ -13,11 +13,15 @@
 //           512 GPUs with `scaling`'s model); on the CPU, under mpirun, the all-reduce and the
 //           data-parallel step over the ranks
 //   input   the data-loading pipeline on every GPU at once; `tune dataload`'s fewest loader
-//           cores per GPU under the stall target, each GPU taking its share of the node's CPUs
+//           cores per GPU under the stall target, each GPU taking its share of the node's CPUs;
+//           the node's storage and how many GPUs it feeds
+//   media   one GPU's NVDEC and NVENC (skipped, saying so, where it has none) and the host's
+//           x264 at the same size, for the cores one GPU stands in for
 //
 // Each part is a list of items; an item is one `gpubench run` (suites and axes) or one soak.
 // The budget keeps items in priority order (kPriority in plan.cpp, docs/evaluate.md): an item
 // that does not fit in what is left is dropped, named with its planned seconds and why.
+#include <array>
 #include <string>
 #include <vector>
 
@@ -36,8 +40,12 @@ enum class Where {
   HostCpu,   // the host's cpu device, whatever is selected (the storage suite: the node's disks)
 };
 
+// The parts of an evaluation in run order: the check, the screen that picks the depth's GPU,
+// then depth, node, input and media (what each holds: docs/evaluate.md).
+inline constexpr std::array<const char*, 6> kParts = {"check", "screen", "depth", "node", "input", "media"};
+
 struct Item {
-  std::string part;  // check, screen, depth, node, input
+  std::string part;  // one of kParts
   std::string name;  // gemm-bf16, hbm-triad, ... (stable: the node card reads them)
   int priority = 0;  // lower is kept first
   enum class Kind { Doctor, Run, Soak, TuneDataload, TuneStorage } kind = Kind::Run;

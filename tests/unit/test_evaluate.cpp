@@ -125,7 +125,7 @@ TEST(Evaluate, ASmallBudgetDropsByPriorityAndSaysWhy) {
 TEST(Evaluate, RunOrderIsPartByPart) {
   const reports::SpecSheet& specs = reports::SpecSheet::builtin();
   const EvaluationPlan p = plan_evaluation(suites::all(), node(specs.gpus().front(), 2), 1800, settings(specs));
-  const std::vector<std::string> order{"check", "screen", "depth", "node", "input"};
+  const std::vector<std::string> order{"check", "screen", "depth", "node", "input", "media"};
   std::size_t last = 0;
   for (const Item& i : p.items) {
     const std::size_t at = static_cast<std::size_t>(std::find(order.begin(), order.end(), i.part) - order.begin());
