@@ -193,14 +193,8 @@ Config small(Op op, Codec codec, const std::string& preset, int qp) {
 }
 
 Psnr encode_and_decode(const Config& c, const std::vector<Frame>& src, Stream& s) {
-  Encoder enc(c);
-  enc.upload(src);
-  enc.encode(&s);
-  enc.finish(&s);
-  Decoder dec(c, s);
-  std::vector<Frame> out;
-  dec.decode(&out);
-  dec.finish(&out);
+  s = encode_whole(c, src);
+  const std::vector<Frame> out = decode_whole(c, s);
   EXPECT_EQ(out.size(), src.size());
   PlaneErrors e;
   for (std::size_t i = 0; i < out.size() && i < src.size(); ++i) e.add(src[i], out[i]);
@@ -233,10 +227,7 @@ TEST(VideoCodec, EveryCpuCodecMeetsItsFloorAndAWrongClipDoesNot) {
   const std::vector<Frame> src = synthetic_frames(160, 96, 8);
   Stream s;
   (void)encode_and_decode(c, src, s);
-  Decoder dec(c, s);
-  std::vector<Frame> out;
-  dec.decode(&out);
-  dec.finish(&out);
+  const std::vector<Frame> out = decode_whole(c, s);
   const std::vector<Frame> other = synthetic_frames(160, 96, 16);
   PlaneErrors e;
   for (std::size_t i = 0; i < out.size(); ++i) e.add(other[i + 8], out[i]);

@@ -51,6 +51,23 @@ std::string decoder_name(const Config& c) {
 }
 
 
+Stream encode_whole(const Config& c, const std::vector<Frame>& frames) {
+  Encoder enc(c);
+  enc.upload(frames);
+  Stream s;
+  enc.encode(&s);
+  enc.finish(&s);
+  return s;
+}
+
+std::vector<Frame> decode_whole(const Config& c, const Stream& s) {
+  Decoder dec(c, s);
+  std::vector<Frame> frames;
+  dec.decode(&frames);
+  dec.finish(&frames);
+  return frames;
+}
+
 #if GPUBENCH_HAVE_LIBAV
 namespace {
 

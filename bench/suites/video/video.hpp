@@ -136,6 +136,10 @@ class Decoder {
   std::unique_ptr<Impl> impl_;
 };
 
+// A whole clip through a fresh encoder, drained; a whole stream through a fresh decoder, drained.
+Stream encode_whole(const Config& c, const std::vector<Frame>& frames);
+std::vector<Frame> decode_whole(const Config& c, const Stream& s);
+
 // Up to `max_frames` frames of a file's first video stream, decoded on the CPU (8-bit 4:2:0
 // only, even sizes). Throws UsageError naming the path when it is not a file libavformat can
 // read or holds no such video.

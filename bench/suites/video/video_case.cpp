@@ -83,10 +83,7 @@ Quality check_stream(const Config& c, const Stream& s, const std::vector<Frame>&
   Config d = c;
   d.gpu = false;
   d.threads = 0;
-  Decoder dec(d, s);
-  std::vector<Frame> frames;
-  dec.decode(&frames);
-  dec.finish(&frames);
+  std::vector<Frame> frames = decode_whole(d, s);
   Quality q;
   q.frames = static_cast<std::int64_t>(frames.size());
   q.floor_db = psnr_floor_db(c.codec, c.qp, calibrated_source(c));
@@ -185,16 +182,8 @@ class EncodeCase final : public VideoCase {
     // sessions are closed meanwhile, so the check never needs a session more than the case
     // (GeForce cards allow 8 at once).
     if (c_.gpu) encoders_.clear();
-    Verification v;
-    {
-      Encoder enc(c_);
-      enc.upload(src_);
-      Stream s;
-      enc.encode(&s);
-      enc.finish(&s);
-      quality_ = check_stream(c_, s, src_, nullptr);
-      v = judge(quality_, src_.size(), fmt::format("the {} encode", encoder_name(c_)));
-    }
+    quality_ = check_stream(c_, encode_whole(c_, src_), src_, nullptr);
+    const Verification v = judge(quality_, src_.size(), fmt::format("the {} encode", encoder_name(c_)));
     if (c_.gpu) open_sessions();
     return v;
   }
@@ -227,10 +216,7 @@ class DecodeCase final : public VideoCase {
 
   void setup() override {
     load_source();
-    Encoder enc(stream_config(c_));
-    enc.upload(src_);
-    enc.encode(&stream_);
-    enc.finish(&stream_);
+    stream_ = encode_whole(stream_config(c_), src_);
     for (int s = 0; s < c_.sessions; ++s) decoders_.push_back(std::make_unique<Decoder>(c_, stream_));
   }
 
@@ -241,10 +227,7 @@ class DecodeCase final : public VideoCase {
       return judge(quality_, src_.size(), fmt::format("a {} {} stream", encoder_name(stream_config(c_)), stream_config(c_).preset));
     }
     // NVDEC against libavcodec's decoder of the same stream: these decoders are bit-exact.
-    Decoder gpu(c_, stream_);
-    std::vector<Frame> frames;
-    gpu.decode(&frames);
-    gpu.finish(&frames);
+    const std::vector<Frame> frames = decode_whole(c_, stream_);
     Verification v;
     v.checked = static_cast<std::int64_t>(frames.size());
     v.method = fmt::format("{} frames of {} compared with libavcodec's {} decode of the same stream, sample for sample", frames.size(),
